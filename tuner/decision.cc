@@ -1,0 +1,209 @@
+#include "tuner/decision.h"
+
+#include <algorithm>
+#include <cmath>
+#include <optional>
+
+#include "tuner/figures.h"
+
+namespace graintune {
+namespace {
+
+int CeilInt(double x) { return static_cast<int>(std::ceil(x - 1e-9)); }
+
+double Safety(const Policy& policy) {
+  return policy.objective == Objective::kFewestWorkers ? 1.05 : policy.safety_factor;
+}
+
+double UsableMemory(const TuningInputs& in) {
+  const double reserved = in.policy.reserved_memory_bytes.value_or(
+      DefaultReservedMemory(in.host.memory_bytes));
+  return std::max(0.0, in.host.memory_bytes - reserved) * (1.0 - in.policy.memory_headroom);
+}
+
+// Clamps `want` into [policy min, ceiling], the ceiling winning over the minimum (memory
+// safety before preference). Appends what bound it to `reason`.
+int Bound(int want, int ceiling, const TuningInputs& in, std::string& reason) {
+  int workers = std::max(want, in.policy.min_workers);
+  if (workers != want) reason += ", policy min " + std::to_string(in.policy.min_workers);
+  if (workers > ceiling) workers = ceiling;
+  return std::max(1, workers);
+}
+
+std::string BudgetText(const Budgets& b, const TuningInputs& in) {
+  std::string text = "cpu budget " + std::to_string(b.cpu) + ", memory budget " +
+                     std::to_string(b.memory) + " (" + Bytes(b.per_worker_memory_bytes) +
+                     "/worker)";
+  if (in.policy.max_workers < std::min(b.cpu, b.memory))
+    text += ", policy max " + std::to_string(in.policy.max_workers);
+  return text;
+}
+
+void FillBuffer(const TuningInputs& in, Decision& d) {
+  const double with_two = in.profile.worker_memory_bytes + 2 * in.demand.element_bytes;
+  d.per_worker_buffer = d.workers * with_two <= UsableMemory(in) ? 2 : 1;
+}
+
+Decision FirstPick(const TuningInputs& in, const Budgets& budgets) {
+  Decision d;
+  d.budgets = budgets;
+  d.per_worker_tokens_per_second = in.profile.tokens_per_second_per_worker;
+  d.needed_workers = in.demand.tokens_per_second_per_host / d.per_worker_tokens_per_second;
+  const double safety = Safety(in.policy);
+  const int want = CeilInt(d.needed_workers * safety);
+  d.reason = "demand " + Compact(in.demand.tokens_per_second_per_host) + " tok/s/host (" +
+             in.demand.basis + "), " + Compact(d.per_worker_tokens_per_second) +
+             " tok/s per worker (" + in.profile.source + "), x" + Fixed(safety, 2) +
+             " safety -> " + std::to_string(want) + "; " + BudgetText(budgets, in);
+  d.workers = Bound(want, budgets.ceiling, in, d.reason);
+  d.reason += " -> " + std::to_string(d.workers);
+  return d;
+}
+
+}  // namespace
+
+std::string ToString(Phase phase) {
+  return phase == Phase::kConverged ? "Converged" : "Exploring";
+}
+
+Budgets ComputeBudgets(const TuningInputs& in) {
+  Budgets b;
+  const double reserved_cpu =
+      in.policy.reserved_cpu_cores.value_or(DefaultReservedCpu(in.host.cpu_cores));
+  b.cpu = static_cast<int>(std::floor(std::max(0.0, in.host.cpu_cores - reserved_cpu)));
+  b.per_worker_memory_bytes = in.profile.worker_memory_bytes + in.demand.element_bytes;
+  b.memory = b.per_worker_memory_bytes > 0
+                 ? static_cast<int>(std::floor(UsableMemory(in) / b.per_worker_memory_bytes))
+                 : b.cpu;
+  b.ceiling = std::max(1, std::min({b.cpu, b.memory, in.policy.max_workers}));
+  return b;
+}
+
+Decision Decide(const TuningInputs& in, const std::vector<Trial>& trials) {
+  Budgets budgets = ComputeBudgets(in);
+
+  // An OOMKilled attempt caps the count clearly below it (15%, at least one worker).
+  std::string oom_note;
+  for (const Trial& t : trials) {
+    if (!t.oom_killed) continue;
+    const int cap = std::max(1, t.workers - std::max(1, CeilInt(0.15 * t.workers)));
+    if (cap < budgets.ceiling) {
+      budgets.ceiling = cap;
+      oom_note = "OOMKilled with " + std::to_string(t.workers) + " workers caps at " +
+                 std::to_string(cap);
+    }
+  }
+
+  std::vector<Trial> usable;
+  for (const Trial& t : trials) {
+    if (!t.oom_killed && t.samples >= kMinSteadySamples && t.workers > 0 &&
+        t.tokens_per_second_per_host > 0)
+      usable.push_back(t);
+  }
+
+  if (usable.empty()) {
+    Decision d = FirstPick(in, budgets);
+    if (!oom_note.empty()) d.reason = oom_note + "; " + d.reason;
+    FillBuffer(in, d);
+    return d;
+  }
+
+  Decision d;
+  d.budgets = budgets;
+  const double noise = in.policy.noise_tolerance;
+  const double safety = Safety(in.policy);
+
+  // Per-worker throughput: a data-bound trial measures it; a fed one only bounds it below.
+  double rate = 0;
+  bool rate_measured = false;
+  for (const Trial& t : usable) {
+    const double r = t.tokens_per_second_per_host / t.workers;
+    if (IsDataBound(t) && (!rate_measured || r > rate)) {
+      rate = r;
+      rate_measured = true;
+    }
+  }
+  if (!rate_measured) {
+    for (const Trial& t : usable) rate = std::max(rate, t.tokens_per_second_per_host / t.workers);
+  }
+  d.per_worker_tokens_per_second = rate;
+
+  // The best measured throughput and the fewest workers that reached it within noise.
+  double best = 0;
+  for (const Trial& t : usable) best = std::max(best, t.tokens_per_second_per_host);
+  const Trial* fewest_at_best = nullptr;
+  const Trial* largest_data_bound = nullptr;
+  bool fed_seen = false;
+  for (const Trial& t : usable) {
+    if (t.tokens_per_second_per_host >= best * (1 - noise) &&
+        (!fewest_at_best || t.workers < fewest_at_best->workers))
+      fewest_at_best = &t;
+    if (!IsDataBound(t)) fed_seen = true;
+    if (IsDataBound(t) && (!largest_data_bound || t.workers > largest_data_bound->workers))
+      largest_data_bound = &t;
+  }
+  const std::string rate_text =
+      Compact(rate) + " tok/s per worker " + (rate_measured ? "measured" : "(lower bound)");
+
+  if (fed_seen) {
+    // The chips were fed at `best`: that is the demand. Keep the fewest workers that reached
+    // it unless the objective asks for fewer and a measured rate says fewer suffice.
+    d.needed_workers = best / rate;
+    d.workers = fewest_at_best->workers;
+    d.phase = Phase::kConverged;
+    d.reason = "attempt " + std::to_string(fewest_at_best->attempt) + " kept the chips fed at " +
+               Compact(best) + " tok/s/host with " + std::to_string(d.workers) + " workers; " +
+               rate_text;
+    if (in.policy.objective == Objective::kFewestWorkers && rate_measured) {
+      const int fewer = std::max(CeilInt(d.needed_workers * safety),
+                                 largest_data_bound ? largest_data_bound->workers + 1 : 1);
+      if (fewer < d.workers) {
+        d.workers = fewer;
+        d.phase = Phase::kExploring;
+        d.reason += "; fewest-workers objective tries " + std::to_string(fewer);
+      }
+    }
+    if (d.workers > budgets.ceiling) {
+      d.workers = budgets.ceiling;
+      d.phase = Phase::kExploring;
+      d.reason += "; " + oom_note;
+    }
+    d.reason += " -> " + std::to_string(d.workers);
+    FillBuffer(in, d);
+    return d;
+  }
+
+  // Every trial was data-bound: jump to what the measured rate and the demand imply.
+  const Trial& top = *largest_data_bound;
+  double demand = in.demand.tokens_per_second_per_host;
+  std::string demand_text = "demand " + Compact(demand) + " tok/s/host (" + in.demand.basis + ")";
+  if (demand <= best * (1 + noise)) {
+    // Still data-bound although the estimate is reached: the chips are faster than estimated.
+    demand = 2 * best;
+    demand_text = "still data-bound at " + Compact(best) +
+                  " tok/s/host, above the estimated demand: assume twice that";
+  }
+  d.needed_workers = demand / rate;
+  int want = CeilInt(d.needed_workers * safety);
+  want = std::max(want, top.workers + std::max(1, top.workers / 4));  // a real jump, never +1
+  d.reason = "attempt " + std::to_string(top.attempt) + " with " + std::to_string(top.workers) +
+             " workers was data-bound (" + Compact(top.tokens_per_second_per_host) +
+             " tok/s/host, spread " + Fixed(top.step_spread, 2) + (top.draining ? ", draining" : "") +
+             "): " + rate_text + "; " + demand_text + ", x" + Fixed(safety, 2) + " -> " +
+             std::to_string(want) + "; " + BudgetText(budgets, in);
+  if (!oom_note.empty()) d.reason += "; " + oom_note;
+  d.workers = Bound(want, budgets.ceiling, in, d.reason);
+  bool tried = false;
+  for (const Trial& t : usable) tried = tried || t.workers == d.workers;
+  if (d.workers <= top.workers || tried) {
+    d.workers = std::max(d.workers, fewest_at_best->workers);
+    d.phase = Phase::kConverged;
+    d.reason += " -> " + std::to_string(d.workers) + " (budget reached: cannot gain)";
+  } else {
+    d.reason += " -> " + std::to_string(d.workers);
+  }
+  FillBuffer(in, d);
+  return d;
+}
+
+}  // namespace graintune

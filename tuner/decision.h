@@ -1,0 +1,64 @@
+// Decide(): the one entry point of graintune's decision logic.
+//
+// Inputs are plain values: the host, the workload's demand, the dataset profile, the policy
+// and the trials of earlier attempts (any order). The output is a Decision whose `reason`
+// names every figure that shaped it. No clock, randomness, I/O or logging inside: the same
+// inputs always give the same Decision, so it can run in the webhook's hot path, the
+// operator's reconcile, the CLI and the benchmark alike.
+//
+// First pick (no usable trial): need = demand / per-worker throughput, times the policy's
+// safety factor, bounded by the cpu budget (host cpu less the trainer's reserve), the memory
+// budget (host memory less the trainer's reserve and headroom, over per-worker memory) and the
+// policy's min/max.
+//
+// Across restarts: an OOMKilled attempt caps the count below it. Data-bound trials give a
+// per-worker throughput; the next value jumps straight to what that throughput and the demand
+// imply. A trial that kept the chips fed bounds the demand from above; once one exists, the
+// fewest workers that reached the best throughput (within the noise tolerance) is kept and the
+// phase is Converged. Gains below the noise tolerance are never chased.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "tuner/dataset_profile.h"
+#include "tuner/demand.h"
+#include "tuner/host_shape.h"
+#include "tuner/policy.h"
+#include "tuner/trial.h"
+
+namespace graintune {
+
+enum class Phase { kExploring, kConverged };
+std::string ToString(Phase phase);
+
+struct TuningInputs {
+  HostShape host;
+  Demand demand;
+  DatasetProfile profile;
+  Policy policy;
+};
+
+// The limits a host and policy put on the worker count.
+struct Budgets {
+  int cpu = 0;       // workers the cpu left to them can run at full speed
+  int memory = 0;    // workers that fit in the memory left to them
+  int ceiling = 0;   // min(cpu, memory, policy max), at least 1
+  double per_worker_memory_bytes = 0;
+};
+
+struct Decision {
+  int workers = 1;
+  int per_worker_buffer = 1;     // Grain per_worker_buffer_size that fits the memory budget
+  Phase phase = Phase::kExploring;
+  double needed_workers = 0;     // the unrounded need the decision was built on
+  double per_worker_tokens_per_second = 0;  // the figure used (default, annotated or measured)
+  Budgets budgets;
+  std::string reason;
+};
+
+Budgets ComputeBudgets(const TuningInputs& inputs);
+
+Decision Decide(const TuningInputs& inputs, const std::vector<Trial>& trials);
+
+}  // namespace graintune

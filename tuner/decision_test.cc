@@ -1,0 +1,159 @@
+#include "tuner/decision.h"
+
+#include <gtest/gtest.h>
+
+#include "tuner/machine_types.h"
+
+namespace graintune {
+namespace {
+
+constexpr double kGiB = 1024.0 * 1024 * 1024;
+
+// The seed's setup: Llama3-8B on ct6e-standard-4t, batch 2 x 8192, raw text, 4.3 s steps.
+TuningInputs SeedInputs() {
+  TuningInputs in;
+  in.host = HostShapeOf(*FindMachineType("ct6e-standard-4t"));
+  WorkloadShape w;
+  w.model_name = "llama3-8b";
+  w.per_device_batch_size = 2;
+  w.max_target_length = 8192;
+  w.step_seconds = 4.3;
+  in.demand = *EstimateDemand(w, in.host);
+  in.profile = ProfileWithOverrides(DatasetKind::kRawText, 2100, 2 * kGiB);
+  return in;
+}
+
+Trial MakeTrial(int attempt, int workers, double tokens_per_second, bool data_bound) {
+  Trial t;
+  t.attempt = attempt;
+  t.workers = workers;
+  t.tokens_per_second_per_host = tokens_per_second;
+  t.step_seconds_mean = 65536 / tokens_per_second;
+  t.step_spread = data_bound ? 0.8 : 0.01;
+  t.samples = 50;
+  return t;
+}
+
+TEST(DecisionTest, FirstPickFeedsTheChipsWithTheReasonSpelledOut) {
+  Decision d = Decide(SeedInputs(), {});
+  // 15.2k / 2.1k = 7.26, x1.25 = 9.07 -> 10.
+  EXPECT_EQ(d.workers, 10);
+  EXPECT_EQ(d.phase, Phase::kExploring);
+  EXPECT_NE(d.reason.find("demand 15.2k tok/s/host"), std::string::npos) << d.reason;
+  EXPECT_NE(d.reason.find("2.1k tok/s per worker (annotated)"), std::string::npos) << d.reason;
+  EXPECT_NE(d.reason.find("cpu budget 170"), std::string::npos) << d.reason;
+  EXPECT_NE(d.reason.find("-> 10"), std::string::npos) << d.reason;
+}
+
+TEST(DecisionTest, UnknownEverythingIsStillSoundNeverOne) {
+  TuningInputs in;
+  in.host = HostShapeOf(*FindMachineType("ct5lp-hightpu-4t"));
+  in.demand = *EstimateDemand(WorkloadShape{}, in.host);
+  in.profile = DefaultProfile(DatasetKind::kRawText);
+  Decision d = Decide(in, {});
+  EXPECT_GT(d.workers, 1);
+  EXPECT_LE(d.workers, d.budgets.ceiling);
+}
+
+TEST(DecisionTest, BoundedByCpuMemoryAndPolicy) {
+  TuningInputs in = SeedInputs();
+  in.profile.tokens_per_second_per_worker = 100;  // would need ~190 workers
+  Decision d = Decide(in, {});
+  EXPECT_EQ(d.workers, d.budgets.cpu);
+  in.profile.worker_memory_bytes = 40 * kGiB;  // memory binds first
+  d = Decide(in, {});
+  EXPECT_EQ(d.workers, d.budgets.memory);
+  EXPECT_LT(d.budgets.memory, d.budgets.cpu);
+  in.policy.max_workers = 6;
+  d = Decide(in, {});
+  EXPECT_EQ(d.workers, 6);
+  EXPECT_NE(d.reason.find("policy max 6"), std::string::npos) << d.reason;
+}
+
+TEST(DecisionTest, DataBoundTrialJumpsToWhatTheMeasurementImplies) {
+  TuningInputs in = SeedInputs();
+  // Attempt 0 ran 2 workers (a policy max too low), data-bound at 4.3k tok/s: 2.15k/worker.
+  Decision d = Decide(in, {MakeTrial(0, 2, 4300, true)});
+  // 15.24k / 2.15k = 7.09, x1.25 -> 9: one jump, not +1.
+  EXPECT_EQ(d.workers, 9);
+  EXPECT_EQ(d.phase, Phase::kExploring);
+  EXPECT_NE(d.reason.find("was data-bound"), std::string::npos) << d.reason;
+}
+
+TEST(DecisionTest, FedTrialConverges) {
+  TuningInputs in = SeedInputs();
+  std::vector<Trial> trials = {MakeTrial(0, 2, 4300, true), MakeTrial(1, 9, 15240, false)};
+  Decision d = Decide(in, trials);
+  EXPECT_EQ(d.workers, 9);
+  EXPECT_EQ(d.phase, Phase::kConverged);
+}
+
+TEST(DecisionTest, DifferencesWithinNoiseAreNotChased) {
+  TuningInputs in = SeedInputs();
+  // 16 workers reached 15.0k; 24 reached 15.2k (1.3% more): keep 16.
+  std::vector<Trial> trials = {MakeTrial(0, 16, 15000, false), MakeTrial(1, 24, 15200, false)};
+  Decision d = Decide(in, trials);
+  EXPECT_EQ(d.workers, 16);
+  EXPECT_EQ(d.phase, Phase::kConverged);
+}
+
+TEST(DecisionTest, OomCapsBelowTheKilledCount) {
+  TuningInputs in = SeedInputs();
+  Trial oom;
+  oom.attempt = 0;
+  oom.workers = 10;
+  oom.oom_killed = true;
+  Decision d = Decide(in, {oom});
+  EXPECT_LT(d.workers, 10);
+  EXPECT_NE(d.reason.find("OOMKilled with 10 workers"), std::string::npos) << d.reason;
+  // Even when a later data-bound trial asks for more, the cap holds.
+  d = Decide(in, {oom, MakeTrial(1, 4, 8600, true)});
+  EXPECT_LT(d.workers, 10);
+}
+
+TEST(DecisionTest, DataBoundAtTheCeilingConverges) {
+  TuningInputs in = SeedInputs();
+  in.policy.max_workers = 4;
+  Decision d = Decide(in, {MakeTrial(0, 4, 8600, true)});
+  EXPECT_EQ(d.workers, 4);
+  EXPECT_EQ(d.phase, Phase::kConverged);
+  EXPECT_NE(d.reason.find("cannot gain"), std::string::npos) << d.reason;
+}
+
+TEST(DecisionTest, StillDataBoundAboveEstimateKeepsClimbing) {
+  TuningInputs in = SeedInputs();
+  // Data-bound at 16k tok/s although the estimate says 15.2k: the chips are faster.
+  Decision d = Decide(in, {MakeTrial(0, 8, 16000, true)});
+  EXPECT_GE(d.workers, 16);
+  EXPECT_EQ(d.phase, Phase::kExploring);
+}
+
+TEST(DecisionTest, FewestWorkersObjectiveTrimsOnMeasuredRate) {
+  TuningInputs in = SeedInputs();
+  in.policy.objective = Objective::kFewestWorkers;
+  std::vector<Trial> trials = {MakeTrial(0, 4, 8600, true), MakeTrial(1, 16, 15240, false)};
+  Decision d = Decide(in, trials);
+  EXPECT_LT(d.workers, 16);
+  EXPECT_GT(d.workers, 4);
+}
+
+TEST(DecisionTest, InconclusiveTrialsAreIgnored) {
+  TuningInputs in = SeedInputs();
+  Trial short_run = MakeTrial(0, 2, 4300, true);
+  short_run.samples = 2;
+  EXPECT_EQ(Decide(in, {short_run}).workers, Decide(in, {}).workers);
+}
+
+TEST(DecisionTest, PolicyValidation) {
+  Policy p;
+  EXPECT_TRUE(Validate(p).ok());
+  p.min_workers = 10;
+  p.max_workers = 5;
+  EXPECT_NE(Validate(p).message().find("above maxWorkers"), std::string::npos);
+  p = Policy{};
+  p.safety_factor = 0.5;
+  EXPECT_FALSE(Validate(p).ok());
+}
+
+}  // namespace
+}  // namespace graintune

@@ -1,0 +1,31 @@
+#include "tuner/figures.h"
+
+#include <cmath>
+#include <cstdio>
+
+namespace graintune {
+
+std::string Fixed(double value, int digits) {
+  char buf[64];
+  std::snprintf(buf, sizeof(buf), "%.*f", digits, value);
+  return buf;
+}
+
+std::string Compact(double value) {
+  const double magnitude = std::fabs(value);
+  if (magnitude >= 1e9) return Fixed(value / 1e9, 1) + "G";
+  if (magnitude >= 1e6) return Fixed(value / 1e6, 1) + "M";
+  if (magnitude >= 1e3) return Fixed(value / 1e3, 1) + "k";
+  if (magnitude >= 10 || magnitude == std::floor(magnitude)) return Fixed(value, 0);
+  return Fixed(value, 2);
+}
+
+std::string Bytes(double bytes) {
+  constexpr double kKiB = 1024.0;
+  if (bytes >= kKiB * kKiB * kKiB) return Fixed(bytes / (kKiB * kKiB * kKiB), 1) + " GiB";
+  if (bytes >= kKiB * kKiB) return Fixed(bytes / (kKiB * kKiB), 0) + " MiB";
+  if (bytes >= kKiB) return Fixed(bytes / kKiB, 0) + " KiB";
+  return Fixed(bytes, 0) + " B";
+}
+
+}  // namespace graintune

@@ -1,0 +1,46 @@
+#include "tuner/policy.h"
+
+#include <algorithm>
+
+#include "tuner/figures.h"
+
+namespace graintune {
+
+std::string ToString(Objective objective) {
+  return objective == Objective::kFewestWorkers ? "FewestWorkers" : "Throughput";
+}
+
+Result<Objective> ParseObjective(const std::string& text) {
+  if (text == "Throughput" || text == "throughput") return Objective::kThroughput;
+  if (text == "FewestWorkers" || text == "fewest-workers") return Objective::kFewestWorkers;
+  return Status::Error("unknown objective '" + text + "' (want Throughput or FewestWorkers)");
+}
+
+double DefaultReservedCpu(double host_cpu_cores) { return std::max(4.0, 0.05 * host_cpu_cores); }
+
+double DefaultReservedMemory(double host_memory_bytes) {
+  return std::max(16.0 * 1024 * 1024 * 1024, 0.25 * host_memory_bytes);
+}
+
+Status Validate(const Policy& policy) {
+  if (policy.min_workers < 0) return Status::Error("minWorkers must be >= 0");
+  if (policy.max_workers < 1 || policy.max_workers > 4096)
+    return Status::Error("maxWorkers must be in [1, 4096]");
+  if (policy.min_workers > policy.max_workers)
+    return Status::Error("minWorkers " + std::to_string(policy.min_workers) +
+                         " is above maxWorkers " + std::to_string(policy.max_workers));
+  if (policy.reserved_cpu_cores && *policy.reserved_cpu_cores < 0)
+    return Status::Error("reservedCpu must be >= 0");
+  if (policy.reserved_memory_bytes && *policy.reserved_memory_bytes < 0)
+    return Status::Error("reservedMemory must be >= 0");
+  if (!(policy.memory_headroom >= 0 && policy.memory_headroom < 0.9))
+    return Status::Error("memoryHeadroom must be in [0, 0.9), got " +
+                         Fixed(policy.memory_headroom, 2));
+  if (!(policy.safety_factor >= 1.0 && policy.safety_factor <= 4.0))
+    return Status::Error("safetyFactor must be in [1, 4], got " + Fixed(policy.safety_factor, 2));
+  if (!(policy.noise_tolerance >= 0 && policy.noise_tolerance <= 0.5))
+    return Status::Error("noiseTolerance must be in [0, 0.5]");
+  return Status::Ok();
+}
+
+}  // namespace graintune

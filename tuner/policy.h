@@ -1,0 +1,40 @@
+// Policy: the platform team's bounds and preferences for one workload (a GrainTunePolicy, or
+// the built-in defaults below). Plain value type.
+#pragma once
+
+#include <optional>
+#include <string>
+
+#include "tuner/status.h"
+
+namespace graintune {
+
+enum class Objective {
+  kThroughput,     // maximise throughput; extra idle workers are acceptable
+  kFewestWorkers,  // the fewest workers that keep the chips fed
+};
+
+std::string ToString(Objective objective);
+Result<Objective> ParseObjective(const std::string& text);  // "Throughput" | "FewestWorkers"
+
+struct Policy {
+  int min_workers = 1;
+  int max_workers = 256;
+  // Left to the trainer process (JAX host threads, Python, checkpointing). Unset: the default
+  // of DefaultReservedCpu / DefaultReservedMemory for the host.
+  std::optional<double> reserved_cpu_cores;
+  std::optional<double> reserved_memory_bytes;
+  double memory_headroom = 0.10;   // fraction of the workers' memory budget kept free
+  double safety_factor = 1.25;     // over-provisioning of the computed need
+  double noise_tolerance = 0.03;   // throughput differences below this are not chased
+  Objective objective = Objective::kThroughput;
+  std::string name = "built-in defaults";
+};
+
+double DefaultReservedCpu(double host_cpu_cores);       // max(4, 5% of the host)
+double DefaultReservedMemory(double host_memory_bytes);  // max(16 GiB, 25% of the host)
+
+// Checks ranges (min <= max, factors in range); the message names the bad field.
+Status Validate(const Policy& policy);
+
+}  // namespace graintune

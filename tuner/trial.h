@@ -1,0 +1,49 @@
+// Trial: what one attempt of a workload measured, and how it is summarised from step times.
+//
+// MaxText's step times are not i.i.d.: the first steps include compilation, asynchronous
+// dispatch makes a slow step followed by a near-zero one when two batches arrive together,
+// and a prefetch buffer filled during compilation hides a data-bound pipeline for several
+// steps before it drains. SummarizeSteps therefore drops the warm-up, judges the later half of
+// the run (steady state), uses the mean step time for throughput (a slow/near-zero pair
+// averages out right) and flags data-bound behaviour from the spread and from a slowdown
+// between the two halves. Pure functions.
+#pragma once
+
+#include <vector>
+
+#include "tuner/status.h"
+
+namespace graintune {
+
+struct Trial {
+  int attempt = 0;
+  int workers = 0;
+  double step_seconds_mean = 0;  // steady state
+  double step_seconds_p50 = 0;
+  double step_seconds_p90 = 0;
+  double tokens_per_second_per_host = 0;
+  double tflops_per_device = 0;  // 0 when not reported
+  double step_spread = 0;        // (p90 - p10) / p50 of the steady window
+  double stall_fraction = 0;     // estimated share of wall time waiting for data, 0..1
+  bool draining = false;         // the second half ran clearly slower than the first
+  bool oom_killed = false;
+  int samples = 0;               // steady-state steps behind the figures
+};
+
+// Steps with a spread above this are data-bound: fed TPU steps repeat to within a percent.
+inline constexpr double kDataBoundSpread = 0.10;
+// A later half slower than the earlier by this factor shows a prefetch buffer draining.
+inline constexpr double kDrainSlowdown = 1.25;
+// Fewer steady steps than this make a trial inconclusive.
+inline constexpr int kMinSteadySamples = 4;
+
+// True when the trial shows the chips waiting for data.
+bool IsDataBound(const Trial& trial);
+
+// Summarises per-step seconds (step 1 first). `warmup_steps` are dropped first (compilation
+// and the asynchronous-dispatch artefact after it). Errors: fewer than 2*kMinSteadySamples
+// steps after warm-up, or a negative / non-finite step time.
+Result<Trial> SummarizeSteps(const std::vector<double>& step_seconds,
+                             double tokens_per_step_per_host, int warmup_steps = 2);
+
+}  // namespace graintune
