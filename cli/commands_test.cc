@@ -1,0 +1,117 @@
+#include "cli/commands.h"
+
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+namespace graintune::cli {
+namespace {
+
+struct Outcome {
+  int code;
+  std::string out, err;
+};
+
+Outcome Call(int (*command)(const Args&, std::ostream&, std::ostream&), const Args& args) {
+  std::ostringstream out, err;
+  const int code = command(args, out, err);
+  return {code, out.str(), err.str()};
+}
+
+const Args kSeed = {"--machine-type", "ct6e-standard-4t", "--tpu-chips", "4",
+                    "--per-device-batch-size", "2", "--max-target-length", "8192",
+                    "--dataset-kind", "raw-text"};
+
+Args With(Args base, const Args& more) {
+  base.insert(base.end(), more.begin(), more.end());
+  return base;
+}
+
+TEST(RecommendCommandTest, JsonContract) {
+  Outcome r = Call(RunRecommend, With(kSeed, {"--model-name", "llama3-8b", "--output", "json"}));
+  ASSERT_EQ(r.code, 0) << r.err;
+  nlohmann::json j = nlohmann::json::parse(r.out);
+  EXPECT_GT(j["workers"].get<int>(), 4);  // the seed: 4 starve the chips
+  EXPECT_LE(j["workers"].get<int>(), j["budgets"]["ceiling"].get<int>());
+  EXPECT_FALSE(j["reason"].get<std::string>().empty());
+  EXPECT_EQ(j["baselines"]["maxtext_default"], 1);
+}
+
+TEST(RecommendCommandTest, AnnotatedProfileChangesThePick) {
+  Outcome slow = Call(RunRecommend, With(kSeed, {"--tokens-per-second-per-worker", "1000",
+                                             "--step-seconds", "4.3", "--output", "json"}));
+  Outcome fast = Call(RunRecommend, With(kSeed, {"--tokens-per-second-per-worker", "4000",
+                                             "--step-seconds", "4.3", "--output", "json"}));
+  ASSERT_EQ(slow.code, 0);
+  ASSERT_EQ(fast.code, 0);
+  // 15.24k tok/s: 1k/worker x1.25 -> 20; 4k/worker -> 5.
+  EXPECT_EQ(nlohmann::json::parse(slow.out)["workers"], 20);
+  EXPECT_EQ(nlohmann::json::parse(fast.out)["workers"], 5);
+}
+
+TEST(RecommendCommandTest, BadInputsAreClearErrors) {
+  struct Case {
+    Args args;
+    std::string message;
+  } cases[] = {
+      {{"--machine-type", "n2-standard-8"}, "unknown machine type 'n2-standard-8'"},
+      {{}, "--machine-type is required"},
+      {With(kSeed, {"--per-device-batch-size", "-2"}), "per_device_batch_size must be > 0"},
+      {With(kSeed, {"--worker-memory", "2Gx"}), "--worker-memory"},
+      {With(kSeed, {"--worker-memory", "-1Gi"}), "must not be negative"},
+      {With(kSeed, {"--tpu-chips", "1000"}), "--tpu-chips must be in"},
+      {With(kSeed, {"--dataset-kind", "videos"}), "unknown dataset kind"},
+      {With(kSeed, {"--tokens-per-second-per-worker", "1e300"}), "must be in (0, 1e9)"},
+      {With(kSeed, {"--max-target-length", "lots"}), "is not a number"},
+      {With(kSeed, {"--min-workers", "9", "--max-workers", "3"}), "above maxWorkers"},
+      {With(kSeed, {"--bogus", "1"}), "unknown flag --bogus"},
+  };
+  for (const Case& c : cases) {
+    Outcome r = Call(RunRecommend, c.args);
+    EXPECT_EQ(r.code, 2) << c.message;
+    EXPECT_NE(r.err.find(c.message), std::string::npos) << r.err;
+  }
+}
+
+TEST(SimulateCommandTest, JsonContract) {
+  Outcome r = Call(RunSimulate, With(kSeed, {"--workers", "8", "--steps", "12", "--output", "json"}));
+  ASSERT_EQ(r.code, 0) << r.err;
+  nlohmann::json j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["step_seconds"].size(), 12u);
+  EXPECT_FALSE(j["oom"].get<bool>());
+}
+
+TEST(SimulateCommandTest, SeedShapeThroughTheCli) {
+  // 1 worker at the seed's calibrated rate crawls; 8 keep the 4.3 s step.
+  Args base = With(kSeed, {"--step-seconds", "4.3", "--tokens-per-second-per-worker", "2184",
+                           "--steps", "40", "--output", "json"});
+  auto steady = [&](const std::string& workers) {
+    Outcome r = Call(RunSimulate, With(base, {"--workers", workers}));
+    EXPECT_EQ(r.code, 0) << r.err;
+    return nlohmann::json::parse(r.out)["steady_state"]["step_seconds_mean"].get<double>();
+  };
+  EXPECT_NEAR(steady("1"), 30.0, 2.0);
+  EXPECT_NEAR(steady("8"), 4.3, 0.1);
+}
+
+TEST(SimulateCommandTest, OomAndBadInputs) {
+  Outcome oom = Call(RunSimulate, With(kSeed, {"--workers", "170", "--worker-memory", "8Gi",
+                                           "--output", "json"}));
+  ASSERT_EQ(oom.code, 0) << oom.err;
+  EXPECT_TRUE(nlohmann::json::parse(oom.out)["oom"].get<bool>());
+  EXPECT_EQ(Call(RunSimulate, kSeed).code, 2);  // no --workers
+  EXPECT_EQ(Call(RunSimulate, With(kSeed, {"--workers", "-3"})).code, 2);
+  EXPECT_EQ(Call(RunSimulate, With(kSeed, {"--workers", "4", "--steps", "0"})).code, 2);
+}
+
+TEST(CalibrateCommandTest, FitsTheSeedCsv) {
+  Outcome r = Call(RunCalibrate, {"--csv", GRAINTUNE_SEED_CSV, "--output", "json"});
+  ASSERT_EQ(r.code, 0) << r.err;
+  nlohmann::json j = nlohmann::json::parse(r.out);
+  EXPECT_NEAR(j["batch_seconds_per_worker"].get<double>(), 30.0, 1.0);
+  EXPECT_EQ(Call(RunCalibrate, {"--csv", "/nonexistent.csv"}).code, 2);
+}
+
+}  // namespace
+}  // namespace graintune::cli

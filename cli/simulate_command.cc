@@ -1,0 +1,87 @@
+// graintune simulate: step times of one simulated attempt with a given worker count.
+//
+// The simulated truth is the dataset profile (default or the given figures), the estimated or
+// given compute step, and the seed calibration's jitter, compile time and start-up.
+#include <nlohmann/json.hpp>
+
+#include "cli/commands.h"
+#include "cli/tuning_flags.h"
+#include "tuner/figures.h"
+#include "tuner/pipeline_simulator.h"
+#include "tuner/trial.h"
+
+namespace graintune::cli {
+
+int RunSimulate(const Args& args, std::ostream& out, std::ostream& err) {
+  std::set<std::string> names = TuningFlagNames();
+  names.insert({"workers", "steps", "seed", "per-worker-buffer"});
+  Result<Flags> flags = Flags::Parse(args, names);
+  Result<TuningSetup> setup = flags.ok() ? TuningFromFlags(*flags) : Result<TuningSetup>(flags.status());
+  if (!setup.ok()) {
+    err << "graintune simulate: " << setup.error() << "\n";
+    return 2;
+  }
+  Result<std::optional<int>> workers = flags->Integer("workers");
+  Result<std::optional<int>> steps = flags->Integer("steps");
+  Result<std::optional<int>> seed = flags->Integer("seed");
+  Result<std::optional<int>> buffer = flags->Integer("per-worker-buffer");
+  for (const Status& s : {workers.status(), steps.status(), seed.status(), buffer.status()}) {
+    if (!s.ok()) {
+      err << "graintune simulate: " << s.message() << "\n";
+      return 2;
+    }
+  }
+  if (!*workers || **workers < 1 || **workers > 4096) {
+    err << "graintune simulate: --workers must be in [1, 4096]\n";
+    return 2;
+  }
+  const int step_count = steps->value_or(20);
+  if (step_count < 1 || step_count > 100000) {
+    err << "graintune simulate: --steps must be in [1, 100000]\n";
+    return 2;
+  }
+
+  const TuningInputs& in = setup->inputs;
+  PipelineParams p = SeedCalibratedParams();
+  p.workers = **workers;
+  p.per_worker_buffer = buffer->value_or(1);
+  p.tokens_per_step = in.demand.tokens_per_step_per_host;
+  p.tokens_per_second_per_worker = in.profile.tokens_per_second_per_worker;
+  p.worker_memory_bytes = in.profile.worker_memory_bytes;
+  p.element_bytes = in.demand.element_bytes;
+  p.compute_step_seconds = in.demand.compute_step_seconds;
+  p.host_cpu_cores = in.host.cpu_cores;
+  p.host_memory_bytes = in.host.memory_bytes;
+  p.trainer_memory_bytes = DefaultReservedMemory(in.host.memory_bytes) * 0.5;
+  const SimulationResult r = Simulate(p, step_count, static_cast<uint64_t>(seed->value_or(1)));
+
+  Result<Trial> trial = SummarizeSteps(r.step_seconds, p.tokens_per_step);
+  if (flags->Get("output").value_or("text") == "json") {
+    nlohmann::json j = {{"workers", p.workers},
+                        {"oom", r.oom},
+                        {"step_seconds", r.step_seconds},
+                        {"data_wait_fraction", r.data_wait_fraction}};
+    if (trial.ok()) {
+      j["steady_state"] = {{"step_seconds_mean", trial->step_seconds_mean},
+                           {"tokens_per_second_per_host", trial->tokens_per_second_per_host},
+                           {"data_bound", IsDataBound(*trial)}};
+    }
+    out << j.dump() << "\n";
+    return 0;
+  }
+  if (r.oom) {
+    out << p.workers << " workers: OOM-killed (trainer + workers exceed " << Bytes(p.host_memory_bytes)
+        << ")\n";
+    return 0;
+  }
+  for (size_t i = 0; i < r.step_seconds.size(); ++i)
+    out << "step " << (i + 1) << "\t" << Fixed(r.step_seconds[i], 3) << " s\n";
+  if (trial.ok()) {
+    out << "steady state: " << Fixed(trial->step_seconds_mean, 2) << " s/step, "
+        << Compact(trial->tokens_per_second_per_host) << " tok/s/host, "
+        << (IsDataBound(*trial) ? "data-bound" : "chips fed") << "\n";
+  }
+  return 0;
+}
+
+}  // namespace graintune::cli

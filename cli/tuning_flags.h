@@ -1,0 +1,26 @@
+// The flags `graintune recommend` and `graintune simulate` share, turned into tuner values.
+//
+// --machine-type T (required), --tpu-chips N, --per-device-batch-size B, --max-target-length L,
+// --model-name M, --step-seconds S, --dataset-kind K, --tokens-per-second-per-worker X,
+// --worker-memory Q, and policy bounds --min-workers, --max-workers, --reserved-cpu,
+// --reserved-memory, --safety-factor, --objective. Every bad value is an error naming its flag.
+#pragma once
+
+#include <set>
+#include <string>
+
+#include "cli/flags.h"
+#include "tuner/decision.h"
+
+namespace graintune::cli {
+
+const std::set<std::string>& TuningFlagNames();
+
+struct TuningSetup {
+  TuningInputs inputs;
+  WorkloadShape workload;
+};
+
+Result<TuningSetup> TuningFromFlags(const Flags& flags);
+
+}  // namespace graintune::cli
