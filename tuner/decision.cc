@@ -60,6 +60,44 @@ Decision FirstPick(const TuningInputs& in, const Budgets& budgets) {
   return d;
 }
 
+// Replaces the default-based budgets with what the exporter measured on the latest trial that
+// has the figures: the trainer's real cpu and memory, and the workers' real memory (each with
+// 10% margin). Explicit policy reservations are kept. Returns a note for the reason, or "".
+std::string ApplyMeasurements(const TuningInputs& in, const std::vector<Trial>& trials,
+                              Budgets& b) {
+  std::string note;
+  for (auto it = trials.rbegin(); it != trials.rend(); ++it) {
+    if (it->oom_killed || it->worker_memory_bytes <= 0 || it->trainer_memory_bytes <= 0) continue;
+    const double trainer = in.policy.reserved_memory_bytes.value_or(1.1 * it->trainer_memory_bytes);
+    const double per_worker = 1.1 * it->worker_memory_bytes;
+    const double usable = in.host.memory_bytes * (1.0 - in.policy.memory_headroom) - trainer;
+    b.memory = static_cast<int>(std::floor(std::max(0.0, usable) / per_worker));
+    b.per_worker_memory_bytes = per_worker;
+    note = "measured " + Bytes(it->worker_memory_bytes) + "/worker, trainer " +
+           Bytes(it->trainer_memory_bytes);
+    break;
+  }
+  if (!in.policy.reserved_cpu_cores) {
+    for (auto it = trials.rbegin(); it != trials.rend(); ++it) {
+      if (it->oom_killed || it->trainer_cpu_cores < 0) continue;
+      const double reserved = 1.1 * it->trainer_cpu_cores + 0.5;
+      b.cpu = static_cast<int>(std::floor(std::max(0.0, in.host.cpu_cores - reserved)));
+      note += std::string(note.empty() ? "" : ", ") + "trainer uses " +
+              Fixed(it->trainer_cpu_cores, 1) + " cores";
+      break;
+    }
+  }
+  b.ceiling = std::max(1, std::min({b.cpu, b.memory, in.policy.max_workers}));
+  return note;
+}
+
+// Per-worker throughput from a trial: exact when the workers' busy share was measured
+// (throughput / busy workers), else throughput per worker (exact only when data-bound).
+double RateOf(const Trial& t) {
+  const double busy = t.worker_busy_fraction > 0.05 ? t.worker_busy_fraction : 1.0;
+  return t.tokens_per_second_per_host / (t.workers * busy);
+}
+
 }  // namespace
 
 std::string ToString(Phase phase) {
@@ -81,6 +119,7 @@ Budgets ComputeBudgets(const TuningInputs& in) {
 
 Decision Decide(const TuningInputs& in, const std::vector<Trial>& trials) {
   Budgets budgets = ComputeBudgets(in);
+  const std::string measured_note = ApplyMeasurements(in, trials, budgets);
 
   // An OOMKilled attempt caps the count clearly below it (15%, at least one worker).
   std::string oom_note;
@@ -112,51 +151,70 @@ Decision Decide(const TuningInputs& in, const std::vector<Trial>& trials) {
   d.budgets = budgets;
   const double noise = in.policy.noise_tolerance;
   const double safety = Safety(in.policy);
+  const double estimate = in.demand.tokens_per_second_per_host;
 
-  // Per-worker throughput: a data-bound trial measures it; a fed one only bounds it below.
+  // Per-worker throughput: a saturated trial (data-bound, or workers busy most of the time)
+  // measures it; otherwise the trials only bound it from below.
   double rate = 0;
   bool rate_measured = false;
   for (const Trial& t : usable) {
-    const double r = t.tokens_per_second_per_host / t.workers;
-    if (IsDataBound(t) && (!rate_measured || r > rate)) {
-      rate = r;
+    const bool saturated = IsDataBound(t) || t.worker_busy_fraction >= kSpareBusyFraction;
+    if (saturated && (!rate_measured || RateOf(t) > rate)) {
+      rate = RateOf(t);
       rate_measured = true;
     }
   }
   if (!rate_measured) {
-    for (const Trial& t : usable) rate = std::max(rate, t.tokens_per_second_per_host / t.workers);
+    for (const Trial& t : usable) rate = std::max(rate, RateOf(t));
   }
   d.per_worker_tokens_per_second = rate;
 
-  // The best measured throughput and the fewest workers that reached it within noise.
   double best = 0;
   for (const Trial& t : usable) best = std::max(best, t.tokens_per_second_per_host);
+  auto saturated = [](const Trial& t) {
+    return IsDataBound(t) || t.worker_busy_fraction >= kSpareBusyFraction;
+  };
+  bool any_fed = false;
+  for (const Trial& t : usable) any_fed = any_fed || !saturated(t);
+  // The value to keep: the fewest workers within noise of the best, among the trials that
+  // showed spare capacity when there are any (a saturated trial's throughput can look close
+  // to the best only by measurement noise).
   const Trial* fewest_at_best = nullptr;
-  const Trial* largest_data_bound = nullptr;
-  bool fed_seen = false;
+  const Trial* top = nullptr;  // most workers tried
+  bool fed_at_estimate = false, spare_seen = false, plateau = false;
   for (const Trial& t : usable) {
-    if (t.tokens_per_second_per_host >= best * (1 - noise) &&
+    if (t.tokens_per_second_per_host >= best * (1 - noise) && (!any_fed || !saturated(t)) &&
         (!fewest_at_best || t.workers < fewest_at_best->workers))
       fewest_at_best = &t;
-    if (!IsDataBound(t)) fed_seen = true;
-    if (IsDataBound(t) && (!largest_data_bound || t.workers > largest_data_bound->workers))
-      largest_data_bound = &t;
+    if (!top || t.workers > top->workers) top = &t;
+    // Not saturated and at the estimated demand: nothing suggests more workers would help.
+    fed_at_estimate = fed_at_estimate || (!saturated(t) && t.tokens_per_second_per_host >=
+                                                               estimate * (1 - noise));
+    // Workers idle a good share of the time: the pipeline had capacity to spare.
+    spare_seen = spare_seen || (!IsDataBound(t) && t.worker_busy_fraction >= 0 &&
+                                t.worker_busy_fraction < kSpareBusyFraction);
+    for (const Trial& u : usable) {
+      plateau = plateau || (t.workers < u.workers &&
+                            u.tokens_per_second_per_host <= t.tokens_per_second_per_host * (1 + noise));
+    }
   }
+  const bool estimate_reached = best >= estimate * (1 - noise);
   const std::string rate_text =
       Compact(rate) + " tok/s per worker " + (rate_measured ? "measured" : "(lower bound)");
 
-  if (fed_seen) {
-    // The chips were fed at `best`: that is the demand. Keep the fewest workers that reached
-    // it unless the objective asks for fewer and a measured rate says fewer suffice.
+  if (plateau || spare_seen || fed_at_estimate) {
+    // The chips were fed at `best`. Keep the fewest workers that reached it, unless the
+    // objective asks for fewer and a measured rate says fewer suffice.
     d.needed_workers = best / rate;
     d.workers = fewest_at_best->workers;
     d.phase = Phase::kConverged;
     d.reason = "attempt " + std::to_string(fewest_at_best->attempt) + " kept the chips fed at " +
-               Compact(best) + " tok/s/host with " + std::to_string(d.workers) + " workers; " +
-               rate_text;
+               Compact(best) + " tok/s/host with " + std::to_string(d.workers) + " workers (" +
+               (plateau ? "more workers gained nothing" : spare_seen ? "workers had time to spare"
+                                                                  : "estimated demand reached") +
+               "); " + rate_text;
     if (in.policy.objective == Objective::kFewestWorkers && rate_measured) {
-      const int fewer = std::max(CeilInt(d.needed_workers * safety),
-                                 largest_data_bound ? largest_data_bound->workers + 1 : 1);
+      const int fewer = CeilInt(d.needed_workers * safety);
       if (fewer < d.workers) {
         d.workers = fewer;
         d.phase = Phase::kExploring;
@@ -166,37 +224,37 @@ Decision Decide(const TuningInputs& in, const std::vector<Trial>& trials) {
     if (d.workers > budgets.ceiling) {
       d.workers = budgets.ceiling;
       d.phase = Phase::kExploring;
-      d.reason += "; " + oom_note;
+      d.reason += "; " + (oom_note.empty() ? "budget " + std::to_string(budgets.ceiling) : oom_note);
     }
     d.reason += " -> " + std::to_string(d.workers);
     FillBuffer(in, d);
     return d;
   }
 
-  // Every trial was data-bound: jump to what the measured rate and the demand imply.
-  const Trial& top = *largest_data_bound;
-  double demand = in.demand.tokens_per_second_per_host;
+  // Not shown fed: jump to what the measured rate and the demand imply. When the estimate is
+  // already reached yet the workers stay saturated, the chips are faster than estimated.
+  double demand = estimate;
   std::string demand_text = "demand " + Compact(demand) + " tok/s/host (" + in.demand.basis + ")";
-  if (demand <= best * (1 + noise)) {
-    // Still data-bound although the estimate is reached: the chips are faster than estimated.
+  if (estimate_reached) {
     demand = 2 * best;
-    demand_text = "still data-bound at " + Compact(best) +
+    demand_text = "still saturated at " + Compact(best) +
                   " tok/s/host, above the estimated demand: assume twice that";
   }
   d.needed_workers = demand / rate;
   int want = CeilInt(d.needed_workers * safety);
-  want = std::max(want, top.workers + std::max(1, top.workers / 4));  // a real jump, never +1
-  d.reason = "attempt " + std::to_string(top.attempt) + " with " + std::to_string(top.workers) +
-             " workers was data-bound (" + Compact(top.tokens_per_second_per_host) +
-             " tok/s/host, spread " + Fixed(top.step_spread, 2) + (top.draining ? ", draining" : "") +
-             "): " + rate_text + "; " + demand_text + ", x" + Fixed(safety, 2) + " -> " +
+  want = std::max(want, top->workers + std::max(1, top->workers / 4));  // a real jump, never +1
+  d.reason = "attempt " + std::to_string(top->attempt) + " with " + std::to_string(top->workers) +
+             " workers reached " + Compact(top->tokens_per_second_per_host) + " tok/s/host (" +
+             (IsDataBound(*top) ? "data-bound" : "workers busy, not shown fed") + "): " +
+             rate_text + "; " + demand_text + ", x" + Fixed(safety, 2) + " -> " +
              std::to_string(want) + "; " + BudgetText(budgets, in);
+  if (!measured_note.empty()) d.reason += " (" + measured_note + ")";
   if (!oom_note.empty()) d.reason += "; " + oom_note;
   d.workers = Bound(want, budgets.ceiling, in, d.reason);
   bool tried = false;
   for (const Trial& t : usable) tried = tried || t.workers == d.workers;
-  if (d.workers <= top.workers || tried) {
-    d.workers = std::max(d.workers, fewest_at_best->workers);
+  if (d.workers <= top->workers || tried) {
+    d.workers = std::min(std::max(d.workers, fewest_at_best->workers), budgets.ceiling);
     d.phase = Phase::kConverged;
     d.reason += " -> " + std::to_string(d.workers) + " (budget reached: cannot gain)";
   } else {

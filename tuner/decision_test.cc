@@ -77,7 +77,7 @@ TEST(DecisionTest, DataBoundTrialJumpsToWhatTheMeasurementImplies) {
   // 15.24k / 2.15k = 7.09, x1.25 -> 9: one jump, not +1.
   EXPECT_EQ(d.workers, 9);
   EXPECT_EQ(d.phase, Phase::kExploring);
-  EXPECT_NE(d.reason.find("was data-bound"), std::string::npos) << d.reason;
+  EXPECT_NE(d.reason.find("(data-bound)"), std::string::npos) << d.reason;
 }
 
 TEST(DecisionTest, FedTrialConverges) {

@@ -31,7 +31,7 @@ SimulationResult Simulate(const PipelineParams& p, int steps, uint64_t seed) {
 
   SeededRandom random(seed);
   const size_t count = static_cast<size_t>(steps);
-  std::vector<double> ready(count), taken(count), device_end(count);
+  std::vector<double> ready(count), taken(count), device_end(count), started(count);
   std::vector<double> worker_free(static_cast<size_t>(n), p.worker_startup_seconds);
 
   double now = 0;      // the trainer loop's clock: end of the previous iteration
@@ -42,6 +42,7 @@ SimulationResult Simulate(const PipelineParams& p, int steps, uint64_t seed) {
     const size_t w = k % static_cast<size_t>(n);
     double start = worker_free[w];
     if (k >= static_cast<size_t>(hold * n)) start = std::max(start, taken[k - hold * n]);
+    started[k] = start;
     ready[k] = start + batch_seconds * random.Jitter(p.worker_jitter_cv);
     worker_free[w] = ready[k];
 
@@ -61,6 +62,20 @@ SimulationResult Simulate(const PipelineParams& p, int steps, uint64_t seed) {
     now = end;
   }
   result.data_wait_fraction = now > 0 ? waited / now : 0;
+
+  // Worker busy time inside the second half of the run.
+  const double window_start = now - std::accumulate(result.step_seconds.begin() +
+                                                        static_cast<long>(count / 2),
+                                                    result.step_seconds.end(), 0.0);
+  double busy = 0;
+  for (size_t k = 0; k < count; ++k) {
+    busy += std::max(0.0, std::min(ready[k], now) - std::max(started[k], window_start));
+  }
+  const double window = now - window_start;
+  result.worker_busy_fraction = window > 0 ? std::min(1.0, busy / (n * window)) : 0;
+  result.worker_memory_bytes = p.worker_memory_bytes + hold * p.element_bytes;
+  result.trainer_memory_bytes = p.trainer_memory_bytes;
+  result.trainer_cpu_cores = p.trainer_cpu_cores;
   return result;
 }
 

@@ -46,6 +46,13 @@ struct SimulationResult {
   std::vector<double> step_seconds;  // as MaxText would report them, step 1 first
   bool oom = false;
   double data_wait_fraction = 0;     // share of wall time the trainer waited for batches
+  // What graintune's exporter reads from /proc in the pod (shared PID namespace), over the
+  // second half of the run: the share of time worker processes were runnable rather than
+  // blocked on a full buffer, their peak resident memory, and the trainer's.
+  double worker_busy_fraction = 0;
+  double worker_memory_bytes = 0;
+  double trainer_memory_bytes = 0;
+  double trainer_cpu_cores = 0;
 };
 
 // The calibration found on ../shared/data/v6e-32-llama3-8b-steps.csv (see calibration.h).

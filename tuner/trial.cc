@@ -24,6 +24,8 @@ double Mean(const std::vector<double>& values) {
 }  // namespace
 
 bool IsDataBound(const Trial& trial) {
+  if (trial.worker_busy_fraction >= 0 && trial.worker_busy_fraction >= kSaturatedBusyFraction)
+    return true;
   return trial.draining || trial.step_spread > kDataBoundSpread;
 }
 

@@ -28,7 +28,19 @@ struct Trial {
   bool draining = false;         // the second half ran clearly slower than the first
   bool oom_killed = false;
   int samples = 0;               // steady-state steps behind the figures
+  // Process figures from graintune's exporter (shared PID namespace, /proc); < 0 or 0 when
+  // not measured. A busy fraction near 1 means workers never waited on a full buffer.
+  double worker_busy_fraction = -1;
+  double worker_memory_bytes = 0;   // peak resident memory of one Grain worker
+  double trainer_memory_bytes = 0;  // peak resident memory of the trainer process
+  double trainer_cpu_cores = -1;    // cores the trainer process used
 };
+
+// Workers busier than this were the bottleneck.
+inline constexpr double kSaturatedBusyFraction = 0.90;
+// Workers less busy than this had capacity to spare (strict round-robin reading keeps even a
+// starved pipeline's workers from being busy all the time, so "saturated" starts well below 1).
+inline constexpr double kSpareBusyFraction = 0.75;
 
 // Steps with a spread above this are data-bound: fed TPU steps repeat to within a percent.
 inline constexpr double kDataBoundSpread = 0.10;

@@ -1,0 +1,117 @@
+#include "bench/benchmark_summary.h"
+
+#include <algorithm>
+#include <nlohmann/json.hpp>
+
+namespace graintune::bench {
+namespace {
+
+const char* kGraintune[] = {"first_pick", "after_one_restart", "after_two_restarts"};
+const char* kBaselines[] = {"maxtext_default", "maxtext_auto", "all_cores"};
+
+double Median(std::vector<double> v) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  const size_t n = v.size();
+  return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+double Min(const std::vector<double>& v) {
+  return v.empty() ? 0 : *std::min_element(v.begin(), v.end());
+}
+
+std::vector<double> Ratios(const std::vector<ScenarioResult>& results, const std::string& method,
+                           int annotated /* -1 any, 0 no, 1 yes */) {
+  std::vector<double> out;
+  for (const ScenarioResult& r : results) {
+    if (annotated >= 0 && r.scenario->annotated != (annotated == 1)) continue;
+    out.push_back(r.methods.at(method).ratio);
+  }
+  return out;
+}
+
+}  // namespace
+
+Summary Summarize(const std::vector<ScenarioResult>& results) {
+  Summary s;
+  s.scenarios = static_cast<int>(results.size());
+  s.first_pick_median_ratio_annotated = Median(Ratios(results, "first_pick", 1));
+  s.first_pick_median_ratio_unannotated = Median(Ratios(results, "first_pick", 0));
+  s.first_pick_min_ratio = Min(Ratios(results, "first_pick", -1));
+  s.after_one_restart_median_ratio = Median(Ratios(results, "after_one_restart", -1));
+  s.after_two_restarts_median_ratio = Median(Ratios(results, "after_two_restarts", -1));
+  s.after_two_restarts_min_ratio = Min(Ratios(results, "after_two_restarts", -1));
+  const std::vector<double> after_two = Ratios(results, "after_two_restarts", -1);
+  s.after_two_restarts_share_at_0_99 =
+      after_two.empty() ? 0
+                        : static_cast<double>(std::count_if(after_two.begin(), after_two.end(),
+                                                            [](double r) { return r >= 0.99; })) /
+                              static_cast<double>(after_two.size());
+  for (const ScenarioResult& r : results) {
+    for (const char* m : kGraintune) s.graintune_oom_count += r.methods.at(m).oom;
+    for (const char* b : kBaselines) s.baseline_oom_count[b] += r.methods.at(b).oom;
+  }
+  for (const char* b : kBaselines) s.baseline_median_ratio[b] = Median(Ratios(results, b, -1));
+  return s;
+}
+
+void PrintTable(const std::vector<ScenarioResult>& results, std::FILE* out) {
+  std::fprintf(out, "%-17s %-12s %-12s %-4s %6s | %-10s %-10s %-10s | %-10s %-10s %-10s\n",
+               "host", "model", "dataset", "ann", "oracle", "first", "restart1", "restart2",
+               "default", "maxtext-1", "all-cores");
+  for (const ScenarioResult& r : results) {
+    const Scenario& s = *r.scenario;
+    std::fprintf(out, "%-17s %-12s %-12s %-4s %6d |", s.host_type.c_str(), s.model.c_str(),
+                 s.kind.c_str(), s.annotated ? "yes" : "no", r.oracle_workers);
+    auto cell = [&](const char* m) {
+      const MethodResult& x = r.methods.at(m);
+      if (x.oom) {
+        std::fprintf(out, " %4d  OOM ", x.workers);
+      } else {
+        std::fprintf(out, " %4d %5.3f", x.workers, x.ratio);
+      }
+    };
+    for (const char* m : kGraintune) cell(m);
+    std::fprintf(out, " |");
+    for (const char* b : kBaselines) cell(b);
+    std::fprintf(out, "\n");
+  }
+  std::fprintf(out, "(each cell: workers and steady throughput / oracle's)\n\n");
+}
+
+void PrintSummary(const Summary& s, std::FILE* out) {
+  std::fprintf(out, "scenarios                          %d\n", s.scenarios);
+  std::fprintf(out, "first pick, median, annotated      %.3f   (target >= 0.97)\n",
+               s.first_pick_median_ratio_annotated);
+  std::fprintf(out, "first pick, median, unannotated    %.3f   (target >= 0.90)\n",
+               s.first_pick_median_ratio_unannotated);
+  std::fprintf(out, "after one restart, median          %.3f\n", s.after_one_restart_median_ratio);
+  std::fprintf(out, "after two restarts, minimum        %.3f   (target >= 0.99)\n",
+               s.after_two_restarts_min_ratio);
+  std::fprintf(out, "after two restarts, share >= 0.99  %.3f\n", s.after_two_restarts_share_at_0_99);
+  std::fprintf(out, "graintune OOM kills                %d       (target 0)\n",
+               s.graintune_oom_count);
+  for (const auto& [name, ratio] : s.baseline_median_ratio) {
+    std::fprintf(out, "baseline %-16s median %.3f, OOM kills %d\n", name.c_str(), ratio,
+                 s.baseline_oom_count.at(name));
+  }
+}
+
+std::string SummaryJson(const Summary& s) {
+  nlohmann::json j = {
+      {"scenarios", s.scenarios},
+      {"first_pick_median_ratio_annotated", s.first_pick_median_ratio_annotated},
+      {"first_pick_median_ratio_unannotated", s.first_pick_median_ratio_unannotated},
+      {"first_pick_min_ratio", s.first_pick_min_ratio},
+      {"after_one_restart_median_ratio", s.after_one_restart_median_ratio},
+      {"after_two_restarts_median_ratio", s.after_two_restarts_median_ratio},
+      {"after_two_restarts_min_ratio", s.after_two_restarts_min_ratio},
+      {"after_two_restarts_share_at_0_99", s.after_two_restarts_share_at_0_99},
+      {"graintune_oom_count", s.graintune_oom_count},
+      {"baseline_median_ratio", s.baseline_median_ratio},
+      {"baseline_oom_count", s.baseline_oom_count},
+  };
+  return j.dump();
+}
+
+}  // namespace graintune::bench

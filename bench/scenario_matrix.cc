@@ -1,0 +1,169 @@
+#include "bench/scenario_matrix.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "tuner/grain_baseline.h"
+#include "tuner/machine_types.h"
+#include "tuner/model_catalog.h"
+#include "tuner/seeded_random.h"
+
+namespace graintune::bench {
+namespace {
+
+constexpr double kGiB = 1024.0 * 1024 * 1024;
+
+double LogUniform(SeededRandom& random, double lo, double hi) {
+  return lo * std::pow(hi / lo, random.Uniform());
+}
+
+// Steps long enough for every worker to cycle several times, so buffers do not flatter.
+int StepsFor(int workers) { return std::max(300, 20 * workers); }
+
+}  // namespace
+
+std::vector<Scenario> BuildScenarios(uint64_t seed) {
+  const char* kHosts[] = {"ct4p-hightpu-4t", "ct5lp-hightpu-4t", "ct5p-hightpu-4t",
+                          "ct6e-standard-4t"};
+  const char* kModels[] = {"llama3.2-1b", "gemma2-2b", "llama3-8b",
+                           "gemma2-9b",   "gemma2-27b", "llama3-70b"};
+  const double kBatches[] = {1, 2, 4};
+  const double kSequences[] = {2048, 4096, 8192};
+  const DatasetKind kKinds[] = {DatasetKind::kArrayRecord, DatasetKind::kRawText,
+                                DatasetKind::kHeavyDecode};
+  std::vector<Scenario> scenarios;
+  SeededRandom random(seed);
+  for (const char* host_type : kHosts) {
+    for (const char* model : kModels) {
+      for (DatasetKind kind : kKinds) {
+        // One hidden truth shared by the annotated and unannotated twin.
+        const double rate_factor = LogUniform(random, 0.3, 3.6);   // 12x spread
+        const double memory_factor = LogUniform(random, 0.1, 1.0);  // 10x spread
+        const double true_mfu = 0.20 + 0.35 * random.Uniform();     // 20%..55%
+        const double batch = kBatches[random.Next() % 3];
+        const double sequence = kSequences[random.Next() % 3];
+        const double trainer_cpu = 1.5 + 2.5 * random.Uniform();  // 1.5..4 cores
+        const double trainer_memory_share = 0.10 + 0.12 * random.Uniform();
+        const double jitter = 0.03 + 0.12 * random.Uniform();
+        const double rate_error = 0.9 + 0.2 * random.Uniform();
+        const double memory_error = 1.0 + 0.15 * random.Uniform();
+
+        for (bool annotated : {true, false}) {
+          Scenario s;
+          s.host_type = host_type;
+          s.model = model;
+          s.kind = ToString(kind);
+          s.annotated = annotated;
+
+          const MachineType type = *FindMachineType(host_type);
+          s.seen.host = HostShapeOf(type);
+          WorkloadShape w;
+          w.model_name = model;
+          w.per_device_batch_size = batch;
+          w.max_target_length = sequence;
+          s.seen.demand = *EstimateDemand(w, s.seen.host);
+
+          const DatasetProfile defaults = DefaultProfile(kind);
+          const double true_rate = defaults.tokens_per_second_per_worker * rate_factor;
+          const double true_memory = defaults.worker_memory_bytes * memory_factor;
+          s.seen.profile = annotated ? ProfileWithOverrides(kind, true_rate * rate_error,
+                                                            true_memory * memory_error)
+                                     : defaults;
+
+          PipelineParams& t = s.truth;
+          t = SeedCalibratedParams();
+          t.tokens_per_step = s.seen.demand.tokens_per_step_per_host;
+          t.tokens_per_second_per_worker = true_rate;
+          t.worker_memory_bytes = true_memory;
+          t.worker_jitter_cv = jitter;
+          t.element_bytes = s.seen.demand.element_bytes;
+          const ModelFigures figures = *FindModel(model);
+          t.compute_step_seconds = TrainingFlopsPerToken(figures, sequence) * batch * sequence /
+                                   (*PeakTflopsPerChip(type.generation) * 1e12 * true_mfu);
+          t.host_cpu_cores = s.seen.host.cpu_cores;
+          t.host_memory_bytes = s.seen.host.memory_bytes;
+          t.trainer_cpu_cores = trainer_cpu;
+          t.trainer_memory_bytes = s.seen.host.memory_bytes * trainer_memory_share;
+          scenarios.push_back(std::move(s));
+        }
+      }
+    }
+  }
+  return scenarios;
+}
+
+ScenarioResult Evaluate(const Scenario& scenario, uint64_t seed) {
+  ScenarioResult result;
+  result.scenario = &scenario;
+  const int max_workers = std::min(256, static_cast<int>(scenario.truth.host_cpu_cores));
+
+  // Steady throughput per worker count (0 = OOM), from one seed for all methods alike.
+  std::map<int, double> throughput;
+  auto measure = [&](int workers) {
+    workers = std::max(1, workers);
+    auto it = throughput.find(workers);
+    if (it != throughput.end()) return it->second;
+    PipelineParams p = scenario.truth;
+    p.workers = workers;
+    return throughput[workers] = SteadyTokensPerSecond(p, StepsFor(workers), seed);
+  };
+  double best = 0;
+  for (int n = 1; n <= max_workers; ++n) best = std::max(best, measure(n));
+  for (int n = 1; n <= max_workers; ++n) {
+    if (measure(n) >= 0.99 * best) {
+      result.oracle_workers = n;
+      result.oracle_tokens_per_second = measure(n);
+      break;
+    }
+  }
+  auto score = [&](int workers) {
+    MethodResult m;
+    m.workers = std::max(1, workers);
+    const double t = measure(m.workers);
+    m.oom = t == 0;
+    m.ratio = t / result.oracle_tokens_per_second;
+    return m;
+  };
+
+  // graintune: first pick, then trials simulated from the hidden truth fed back.
+  std::vector<Trial> trials;
+  Decision decision = Decide(scenario.seen, trials);
+  result.methods["first_pick"] = score(decision.workers);
+  result.trace.push_back(decision.reason);
+  const char* kAfter[] = {"after_one_restart", "after_two_restarts"};
+  for (int attempt = 0; attempt < 2; ++attempt) {
+    PipelineParams p = scenario.truth;
+    p.workers = decision.workers;
+    const SimulationResult run =
+        Simulate(p, StepsFor(decision.workers), seed + 100 + attempt);
+    Trial trial;
+    if (run.oom) {
+      trial.oom_killed = true;
+    } else {
+      Result<Trial> summary = SummarizeSteps(run.step_seconds, p.tokens_per_step);
+      if (summary.ok()) trial = *summary;
+      trial.worker_busy_fraction = run.worker_busy_fraction;
+      trial.worker_memory_bytes = run.worker_memory_bytes;
+      trial.trainer_memory_bytes = run.trainer_memory_bytes;
+      trial.trainer_cpu_cores = run.trainer_cpu_cores;
+    }
+    trial.attempt = attempt;
+    trial.workers = decision.workers;
+    trials.push_back(trial);
+    result.trace.push_back("trial: " + std::to_string(trial.workers) + " workers, " +
+                           std::to_string(trial.tokens_per_second_per_host) + " tok/s, busy " +
+                           std::to_string(trial.worker_busy_fraction) + ", spread " +
+                           std::to_string(trial.step_spread) + (trial.oom_killed ? ", OOM" : ""));
+    decision = Decide(scenario.seen, trials);
+    result.trace.push_back(decision.reason);
+    result.methods[kAfter[attempt]] = score(decision.workers);
+  }
+
+  result.methods["maxtext_default"] = score(kMaxTextDefaultWorkers);
+  result.methods["maxtext_auto"] = score(
+      GrainPickPerformanceWorkers(scenario.truth.element_bytes, scenario.truth.host_cpu_cores));
+  result.methods["all_cores"] = score(static_cast<int>(scenario.truth.host_cpu_cores));
+  return result;
+}
+
+}  // namespace graintune::bench

@@ -1,0 +1,50 @@
+// The tuner benchmark's scenarios and how each method is scored on them.
+//
+// A scenario is a TPU host type, a MaxText model and batch, a dataset kind, and a hidden
+// truth the tuner never reads directly: the real per-worker throughput and memory (spread
+// over more than 10x around the tuner's defaults, as real datasets are), the real compute step
+// (a utilisation unknown to the tuner), the trainer's real cpu and memory, and the jitter.
+// The tuner sees that truth only through annotations (annotated scenarios, with a user's
+// +-10% estimation error) or through trials simulated from it.
+//
+// Every method's worker count is scored by the simulated steady-state throughput at that count
+// over the oracle's: the fewest workers reaching 99% of the best throughput without OOM.
+// Deterministic given the matrix seed.
+#pragma once
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "tuner/decision.h"
+#include "tuner/pipeline_simulator.h"
+
+namespace graintune::bench {
+
+struct Scenario {
+  std::string host_type, model, kind;
+  bool annotated = false;
+  TuningInputs seen;       // what the tuner is given (defaults or annotations)
+  PipelineParams truth;    // what the simulator runs (workers set per evaluation)
+};
+
+struct MethodResult {
+  int workers = 0;
+  double ratio = 0;  // steady throughput / oracle's; 0 when OOM-killed
+  bool oom = false;
+};
+
+struct ScenarioResult {
+  const Scenario* scenario = nullptr;
+  int oracle_workers = 0;
+  double oracle_tokens_per_second = 0;
+  // "first_pick", "after_one_restart", "after_two_restarts", "maxtext_default",
+  // "maxtext_auto", "all_cores".
+  std::map<std::string, MethodResult> methods;
+  std::vector<std::string> trace;  // each graintune decision's reason and the trial behind it
+};
+
+std::vector<Scenario> BuildScenarios(uint64_t seed);
+ScenarioResult Evaluate(const Scenario& scenario, uint64_t seed);
+
+}  // namespace graintune::bench
