@@ -16,6 +16,22 @@ Result<Objective> ParseObjective(const std::string& text) {
   return Status::Error("unknown objective '" + text + "' (want Throughput or FewestWorkers)");
 }
 
+std::string ToString(Mode mode) {
+  switch (mode) {
+    case Mode::kInitial: return "Initial";
+    case Mode::kOff: return "Off";
+    case Mode::kAuto: break;
+  }
+  return "Auto";
+}
+
+Result<Mode> ParseMode(const std::string& text) {
+  if (text == "Auto") return Mode::kAuto;
+  if (text == "Initial") return Mode::kInitial;
+  if (text == "Off") return Mode::kOff;
+  return Status::Error("unknown mode '" + text + "' (want Auto, Initial or Off)");
+}
+
 double DefaultReservedCpu(double host_cpu_cores) { return std::max(4.0, 0.05 * host_cpu_cores); }
 
 double DefaultReservedMemory(double host_memory_bytes) {

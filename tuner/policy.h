@@ -17,7 +17,19 @@ enum class Objective {
 std::string ToString(Objective objective);
 Result<Objective> ParseObjective(const std::string& text);  // "Throughput" | "FewestWorkers"
 
+// How far graintune may act on the workloads a policy covers.
+enum class Mode {
+  kAuto,     // re-pick at every new attempt
+  kInitial,  // set once at first admission, then keep
+  kOff,      // recommend only (status, warnings), never mutate
+};
+std::string ToString(Mode mode);
+Result<Mode> ParseMode(const std::string& text);
+
 struct Policy {
+  Mode mode = Mode::kAuto;
+  // Treat a MaxText job that sets no grain_worker_count at all as if it said -1.
+  bool tune_unset = false;
   int min_workers = 1;
   int max_workers = 256;
   // Left to the trainer process (JAX host threads, Python, checkpointing). Unset: the default

@@ -1,0 +1,65 @@
+#include "webhook/shell_words.h"
+
+#include <gtest/gtest.h>
+
+namespace graintune::webhook {
+namespace {
+
+std::vector<std::string> Texts(const std::string& script) {
+  std::vector<std::string> out;
+  for (const ShellWord& w : SplitShellWords(script)) out.push_back(w.text);
+  return out;
+}
+
+TEST(ShellWordsTest, SplitsLikeAShell) {
+  EXPECT_EQ(Texts("echo a && python3 -m MaxText.train cfg.yml x=1;y=2\nz='a b'"),
+            (std::vector<std::string>{"echo", "a", "python3", "-m", "MaxText.train", "cfg.yml",
+                                      "x=1", "y=2", "z=a b"}));
+  EXPECT_EQ(Texts("a \"b c\" d\\ e # comment\nf"),
+            (std::vector<std::string>{"a", "b c", "d e", "f"}));
+  EXPECT_EQ(Texts("x=$(date +%s) y=${HOME}/a"),
+            (std::vector<std::string>{"x=$(date +%s)", "y=${HOME}/a"}));
+  EXPECT_EQ(Texts("a \\\n b"), (std::vector<std::string>{"a", "b"}));
+}
+
+TEST(ShellWordsTest, AssignmentOffsetsPointIntoTheRawScript) {
+  const std::string script = "run 'grain_worker_count=-1' grain_worker_count_eval=\"-1\" k=v";
+  std::vector<ShellWord> words = SplitShellWords(script);
+  Assignment a;
+  ASSERT_TRUE(ParseAssignment(words[1], a));
+  EXPECT_EQ(a.key, "grain_worker_count");
+  EXPECT_EQ(script.substr(a.value_begin, a.value_end - a.value_begin), "-1");
+  ASSERT_TRUE(ParseAssignment(words[2], a));
+  EXPECT_EQ(a.key, "grain_worker_count_eval");
+  EXPECT_EQ(script.substr(a.value_begin, a.value_end - a.value_begin), "-1");
+  EXPECT_TRUE(a.contiguous);
+}
+
+TEST(ShellWordsTest, QuotesSplittingAValueAreNotContiguous) {
+  const std::string script = "grain_worker_count=-'1'";
+  Assignment a;
+  ASSERT_TRUE(ParseAssignment(SplitShellWords(script)[0], a));
+  EXPECT_EQ(a.value, "-1");
+  EXPECT_FALSE(a.contiguous);
+}
+
+TEST(ShellWordsTest, NotAssignments) {
+  Assignment a;
+  EXPECT_FALSE(ParseArgAssignment("python3", a));
+  EXPECT_FALSE(ParseArgAssignment("=1", a));
+  EXPECT_FALSE(ParseArgAssignment("1x=2", a));
+  EXPECT_TRUE(ParseArgAssignment("--steps=10", a));
+  EXPECT_EQ(a.key, "steps");
+  EXPECT_TRUE(ParseArgAssignment("run_name=", a));
+  EXPECT_EQ(a.value, "");
+}
+
+TEST(ShellWordsTest, UnterminatedQuotesDoNotCrash) {
+  EXPECT_EQ(Texts("a 'b c").size(), 2u);
+  EXPECT_EQ(Texts("a \"b c").size(), 2u);
+  EXPECT_EQ(Texts("x=$(echo").size(), 1u);
+  EXPECT_TRUE(SplitShellWords("").empty());
+}
+
+}  // namespace
+}  // namespace graintune::webhook

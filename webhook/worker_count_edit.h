@@ -1,0 +1,33 @@
+// Edit: one change graintune makes to a container so MaxText sees the chosen worker count.
+//
+// Site finders (site_finders.h) produce edits before the value is known; the planner fills in
+// the value and applies them. Each edit touches only what it names: a byte range inside one
+// string, a text inserted at one offset, one argv element inserted, or one env var appended.
+#pragma once
+
+#include <string>
+
+#include "webhook/container_overrides.h"
+
+namespace graintune::webhook {
+
+struct Edit {
+  enum class Op {
+    kReplaceRange,  // replace bytes [begin, end) of the string at `pointer` with the value
+    kInsertText,    // insert " key=value" at byte `begin` of the string at `pointer`
+    kInsertArg,     // insert "key=value" as a new argv element after the one at `pointer`
+    kAppendEnv,     // append env {name: M_KEY, value}
+  };
+  Op op = Op::kReplaceRange;
+  SiteKind kind = SiteKind::kArg;    // where the -1 (or the marker) was found
+  std::string key;                   // grain_worker_count or grain_worker_count_eval
+  std::string container_pointer;     // absolute JSON pointer of the container
+  std::string container_name;
+  std::string pointer;               // relative to the container
+  size_t begin = 0, end = 0;
+  std::string before;                // the text replaced ("-1"), for explain
+};
+
+inline bool IsEvalKey(const std::string& key) { return key == "grain_worker_count_eval"; }
+
+}  // namespace graintune::webhook

@@ -1,0 +1,275 @@
+#include "webhook/worker_count_planner.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "webhook/mounted_config.h"
+#include "webhook/site_finders.h"
+#include "webhook/tuning_inputs_builder.h"
+#include "webhook/workload_annotations.h"
+
+namespace graintune::webhook {
+namespace {
+
+using json = nlohmann::json;
+constexpr size_t kMaxReasonBytes = 1024;
+
+std::string MetaString(const json& object, const std::string& field) {
+  const json::json_pointer p("/metadata/" + field);
+  return object.contains(p) && object.at(p).is_string() ? object.at(p).get<std::string>() : "";
+}
+
+std::string ObjectName(const json& object, WorkloadKind kind) {
+  std::string name = MetaString(object, "name");
+  if (name.empty()) name = MetaString(object, "generateName") + "*";
+  return ToString(kind) + " " + name;
+}
+
+// Applies one edit to `object`; returns the absolute pointer it changed.
+std::string Apply(json& object, const Edit& e, int value) {
+  const std::string text = std::to_string(value);
+  const json::json_pointer container(e.container_pointer);
+  switch (e.op) {
+    case Edit::Op::kReplaceRange: {
+      json& s = object[json::json_pointer(e.container_pointer + e.pointer)];
+      std::string str = s.get<std::string>();
+      str.replace(e.begin, e.end - e.begin, text);
+      s = str;
+      return e.container_pointer + e.pointer;
+    }
+    case Edit::Op::kInsertText: {
+      json& s = object[json::json_pointer(e.container_pointer + e.pointer)];
+      std::string str = s.get<std::string>();
+      str.insert(e.begin, " " + e.key + "=" + text);
+      s = str;
+      return e.container_pointer + e.pointer;
+    }
+    case Edit::Op::kInsertArg: {
+      // pointer is /args/N or /command/N: insert after N.
+      const size_t slash = e.pointer.rfind('/');
+      const std::string array = e.pointer.substr(0, slash);
+      const long index = std::stol(e.pointer.substr(slash + 1));
+      json& arr = object[json::json_pointer(e.container_pointer + array)];
+      arr.insert(arr.begin() + index + 1, e.key + "=" + text);
+      return e.container_pointer + array + "/" + std::to_string(index + 1);
+    }
+    case Edit::Op::kAppendEnv: {
+      json& env = object[json::json_pointer(e.container_pointer + "/env")];
+      if (!env.is_array()) env = json::array();
+      env.push_back({{"name", EnvNameForKey(e.key)}, {"value", text}});
+      return e.container_pointer + "/env/" + std::to_string(env.size() - 1);
+    }
+  }
+  return e.container_pointer;
+}
+
+void Annotate(json& object, const std::string& metadata_pointer,
+              const std::map<std::string, std::string>& annotations,
+              const std::map<std::string, std::string>& labels) {
+  json& meta = object[json::json_pointer(metadata_pointer)];
+  if (!meta.is_object()) meta = json::object();
+  for (const auto& [k, v] : annotations) meta["annotations"][k] = v;
+  for (const auto& [k, v] : labels) meta["labels"][k] = v;
+}
+
+}  // namespace
+
+std::string TuningKeyOf(const json& object, WorkloadKind kind) {
+  std::map<std::string, std::string> annotations =
+      StringMap(object.value("metadata", json::object()), "annotations");
+  if (auto it = annotations.find(kTuningKeyAnnotation); it != annotations.end()) return it->second;
+  std::map<std::string, std::string> labels =
+      StringMap(object.value("metadata", json::object()), "labels");
+  for (const char* owner : {"jobset.sigs.k8s.io/jobset-name", "batch.kubernetes.io/job-name",
+                            "job-name"}) {
+    if (auto it = labels.find(owner); it != labels.end() && kind != WorkloadKind::kJobSet &&
+                                      (kind == WorkloadKind::kPod ||
+                                       std::string(owner) == "jobset.sigs.k8s.io/jobset-name"))
+      return it->second;
+  }
+  std::string name = MetaString(object, "name");
+  if (name.empty()) name = MetaString(object, "generateName");
+  return name;
+}
+
+Plan PlanWorkerCount(const json& object, WorkloadKind kind, const std::string& ns,
+                     PlannerSources sources) {
+  Plan plan;
+  plan.mutated = object;
+  if (!object.is_object()) return plan;
+  const json empty = json::object();
+  const json& object_meta = object.contains("metadata") ? object["metadata"] : empty;
+  const std::map<std::string, std::string> object_labels = StringMap(object_meta, "labels");
+  const Policy policy = sources.policies.PolicyFor(ns, object_labels);
+
+  struct Found {
+    PodTemplateRef ref;
+    std::vector<Edit> edits;
+    ContainerOverrides overrides;  // of the first container with an edit
+    std::optional<ConfigValues> config;
+    json container;
+  };
+  std::vector<Found> found;
+  WorkloadAnnotations workload_annotations;
+  for (const PodTemplateRef& ref : LocatePodTemplates(object, kind)) {
+    const json& spec = object.at(json::json_pointer(ref.spec_pointer));
+    const json::json_pointer meta_pointer(ref.metadata_pointer);
+    const json& template_meta = object.contains(meta_pointer) ? object.at(meta_pointer) : empty;
+    std::map<std::string, std::string> annotations = StringMap(template_meta, "annotations");
+    for (const auto& [k, v] : StringMap(object_meta, "annotations")) annotations[k] = v;
+    std::vector<std::string> annotation_warnings;
+    const WorkloadAnnotations wa = ParseWorkloadAnnotations(annotations, annotation_warnings);
+    for (const std::string& w : annotation_warnings) {
+      if (std::find(plan.warnings.begin(), plan.warnings.end(), w) == plan.warnings.end())
+        plan.warnings.push_back(w);
+    }
+    const std::map<std::string, std::string> labels = StringMap(template_meta, "labels");
+    const bool managed = labels.count(kManagedLabel) && labels.at(kManagedLabel) == "true";
+
+    Found f;
+    f.ref = ref;
+    for (const char* list : {"initContainers", "containers"}) {
+      if (!spec.contains(list) || !spec[list].is_array()) continue;
+      for (size_t i = 0; i < spec[list].size(); ++i) {
+        const json& c = spec[list][i];
+        if (!c.is_object()) continue;
+        ContainerOverrides overrides = ScanContainer(c);
+        std::optional<ConfigValues> config;
+        if (overrides.config) {
+          Result<std::optional<ConfigValues>> loaded = LoadMountedConfig(
+              spec, c, overrides.config->path, ns, sources.configmaps);
+          if (!loaded.ok()) plan.warnings.push_back("graintune: " + loaded.error());
+          else config = *loaded;
+        }
+        const std::string pointer = ref.spec_pointer + "/" + list + "/" + std::to_string(i);
+        const ContainerContext ctx{c,      pointer, c.value("name", ""), overrides,
+                                   config ? &*config : nullptr, wa, managed, policy};
+        const size_t before = f.edits.size();
+        for (const auto& finder : DefaultSiteFinders()) finder->Find(ctx, f.edits, plan.warnings);
+        if (f.edits.size() > before && f.container.is_null()) {
+          f.overrides = overrides;
+          f.config = config;
+          f.container = c;
+        }
+      }
+    }
+    if (!f.edits.empty()) {
+      workload_annotations = wa;
+      found.push_back(std::move(f));
+    }
+  }
+  if (found.empty()) return plan;
+
+  // One value for the whole workload, decided from its first MaxText container.
+  const Found& primary = found.front();
+  const json& primary_spec = object.at(json::json_pointer(primary.ref.spec_pointer));
+  std::vector<std::string> input_warnings;
+  Result<TuningInputs> inputs = BuildTuningInputs(
+      primary_spec, primary.container, primary.overrides, primary.config ? &*primary.config : nullptr,
+      workload_annotations, policy, InputSources{sources.shapes, sources.history}, input_warnings);
+  plan.warnings.insert(plan.warnings.end(), input_warnings.begin(), input_warnings.end());
+  if (!inputs.ok()) {
+    plan.warnings.push_back("graintune: " + inputs.error() +
+                            "; grain_worker_count left as written (MaxText picks for -1)");
+    return plan;
+  }
+  plan.host = inputs->host;
+  plan.tuning_key = TuningKeyOf(object, kind);
+
+  std::optional<TuningHistory> history;
+  if (Result<std::optional<TuningHistory>> h = sources.history.Lookup(ns, plan.tuning_key); h.ok()) {
+    history = *h;
+  } else {
+    plan.warnings.push_back("graintune: history unavailable (" + h.error() +
+                            "); deciding without earlier trials");
+  }
+  const bool managed_only = std::all_of(found.begin(), found.end(), [](const Found& f) {
+    return std::all_of(f.edits.begin(), f.edits.end(), [](const Edit& e) { return e.before != "-1" && e.before != "(unset)"; });
+  });
+  if (history && history->recommended_workers && (policy.mode != Mode::kInitial ||
+                                                  history->recommendation_attempt == 0)) {
+    plan.workers = *history->recommended_workers;
+    plan.reason = "attempt " + std::to_string(history->recommendation_attempt) + ": " +
+                  history->recommendation_reason;
+  } else if (managed_only) {
+    return plan;  // a pod of an attempt graintune already set, nothing newer known: keep it
+  } else {
+    const Decision d = Decide(*inputs, history ? history->trials : std::vector<Trial>{});
+    plan.decision = d;
+    plan.workers = d.workers;
+    plan.reason = d.reason;
+  }
+  if (plan.reason.size() > kMaxReasonBytes) plan.reason = plan.reason.substr(0, kMaxReasonBytes);
+
+  // The eval pipeline's workers live beside the training workers: a quarter of the value,
+  // and the two together stay within the budget.
+  bool has_eval = false;
+  for (const Found& f : found)
+    for (const Edit& e : f.edits) has_eval = has_eval || IsEvalKey(e.key);
+  if (has_eval) {
+    plan.eval_workers = std::max(1, static_cast<int>(std::ceil(plan.workers / 4.0)));
+    const int ceiling = ComputeBudgets(*inputs).ceiling;
+    if (plan.workers + plan.eval_workers > ceiling)
+      plan.workers = std::max(1, ceiling - plan.eval_workers);
+  }
+
+  if (policy.mode == Mode::kOff) {
+    plan.warnings.push_back("graintune: policy mode Off: would set grain_worker_count=" +
+                            std::to_string(plan.workers) + " (" + plan.reason + ")");
+    return plan;
+  }
+
+  const std::string object_name = ObjectName(object, kind);
+  std::map<std::string, std::string> applied = {
+      {kWorkerCountAnnotation, std::to_string(plan.workers)}, {kReasonAnnotation, plan.reason}};
+  if (has_eval) applied[kEvalWorkerCountAnnotation] = std::to_string(plan.eval_workers);
+
+  if (kind == WorkloadKind::kJobSet) {
+    // Keep -1 in the spec; child Jobs are tuned at their creation. Carry an annotation-only
+    // request down to the pod templates so child Jobs see it.
+    for (const Found& f : found) {
+      for (const Edit& e : f.edits) {
+        plan.findings.push_back({object_name + ", replicatedJob " + f.ref.name, e.container_name,
+                                 e.kind, e.key, e.container_pointer + e.pointer, e.before,
+                                 IsEvalKey(e.key) ? plan.eval_workers : plan.workers});
+      }
+      const bool annotation_only = std::all_of(f.edits.begin(), f.edits.end(), [](const Edit& e) {
+        return e.kind == SiteKind::kAnnotation;
+      });
+      if (annotation_only && workload_annotations.requests_tuning)
+        Annotate(plan.mutated, f.ref.metadata_pointer, {{kWorkerCountAnnotation, "-1"}}, {});
+    }
+    Annotate(plan.mutated, "/metadata",
+             {{kFirstAttemptAnnotation, std::to_string(plan.workers)}, {kReasonAnnotation, plan.reason}},
+             {});
+    plan.warnings.push_back("graintune: grain_worker_count=-1 will be " +
+                            std::to_string(plan.workers) + " for the first attempt (" +
+                            plan.reason + "); each restart is re-picked");
+  } else {
+    for (const Found& f : found) {
+      // In-place edits first, later offsets of a string before earlier ones so offsets stay
+      // valid; then argv insertions (they shift later indices); then env appends.
+      std::vector<Edit> edits = f.edits;
+      auto rank = [](const Edit& e) {
+        return e.op == Edit::Op::kInsertArg ? 1 : e.op == Edit::Op::kAppendEnv ? 2 : 0;
+      };
+      std::stable_sort(edits.begin(), edits.end(), [&](const Edit& a, const Edit& b) {
+        if (rank(a) != rank(b)) return rank(a) < rank(b);
+        const std::string pa = a.container_pointer + a.pointer, pb = b.container_pointer + b.pointer;
+        if (pa != pb) return pa < pb;
+        return a.begin > b.begin;
+      });
+      for (const Edit& e : edits) {
+        const int value = IsEvalKey(e.key) ? plan.eval_workers : plan.workers;
+        const std::string pointer = Apply(plan.mutated, e, value);
+        plan.findings.push_back({object_name, e.container_name, e.kind, e.key, pointer, e.before, value});
+      }
+      Annotate(plan.mutated, f.ref.metadata_pointer, applied, {{kManagedLabel, "true"}});
+    }
+    if (kind == WorkloadKind::kJob) Annotate(plan.mutated, "/metadata", applied, {});
+  }
+  plan.changed = plan.mutated != object;
+  return plan;
+}
+
+}  // namespace graintune::webhook

@@ -1,0 +1,67 @@
+// PlanWorkerCount: what graintune does to one object (Pod, Job or JobSet) under admission.
+//
+// Finds every place grain_worker_count(-_eval) asks for -1 (site_finders.h), decides one value
+// for the workload (history's current recommendation for the attempt, else tuner::Decide),
+// and returns the object as it should be stored plus what was found, for the JSONPatch and for
+// `graintune explain`. What each kind gets (DESIGN.md, "Runtime behaviour"):
+//   Job:    the pod template's -1s become the value; the Job and its template carry
+//           graintune.dev/worker-count and graintune.dev/reason; the template is labelled
+//           graintune.dev/managed=true so pod retries can be re-picked.
+//   Pod:    a -1, or the value graintune applied earlier (managed pods), becomes the value
+//           current for its attempt.
+//   JobSet: the spec keeps -1 so every restart re-picks; the JobSet is annotated with the value
+//           its first attempt will get, and a warning says so.
+// Everything else in the object stays byte-for-byte as written. Never throws; a failure to
+// decide (no host shape, a source down) leaves the object unchanged with a warning.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "tuner/decision.h"
+#include "webhook/pod_templates.h"
+#include "webhook/sources.h"
+#include "webhook/worker_count_edit.h"
+
+namespace graintune::webhook {
+
+struct PlannerSources {
+  NodeShapeSource& shapes;
+  HistorySource& history;
+  ConfigMapSource& configmaps;
+  PolicySource& policies;
+};
+
+struct Finding {
+  std::string object;     // "Job default/llama" or "JobSet default/x, replicatedJob slice"
+  std::string container;
+  SiteKind kind;
+  std::string key;
+  std::string pointer;    // absolute JSON pointer of what changed
+  std::string before;     // "-1"
+  int value = 0;          // what it became (for JobSets: what the first attempt will get)
+};
+
+struct Plan {
+  nlohmann::json mutated;                  // the object to store (== input when unchanged)
+  bool changed = false;
+  std::vector<Finding> findings;
+  std::vector<std::string> warnings;
+  std::optional<Decision> decision;        // set when a value was decided
+  int workers = 0;
+  int eval_workers = 0;
+  std::string reason;
+  std::string tuning_key;
+  HostShape host;
+};
+
+Plan PlanWorkerCount(const nlohmann::json& object, WorkloadKind kind, const std::string& ns,
+                     PlannerSources sources);
+
+// The tuning key: graintune.dev/tuning-key, else the owning JobSet, else the Job, else the pod.
+std::string TuningKeyOf(const nlohmann::json& object, WorkloadKind kind);
+
+}  // namespace graintune::webhook

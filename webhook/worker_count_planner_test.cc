@@ -1,0 +1,122 @@
+#include "webhook/worker_count_planner.h"
+
+#include <gtest/gtest.h>
+
+#include "webhook/fake_sources.h"
+#include "webhook/workload_annotations.h"
+
+namespace graintune::webhook {
+namespace {
+
+using json = nlohmann::json;
+
+class PlannerTest : public ::testing::Test {
+ protected:
+  Plan Run(const json& object, WorkloadKind kind) {
+    return PlanWorkerCount(object, kind, "team-a",
+                           PlannerSources{shapes_, history_, configmaps_, policies_});
+  }
+  MachineTypeTableShapes shapes_;
+  InMemoryHistory history_;
+  InMemoryConfigMaps configmaps_;
+  FixedPolicy policies_;
+};
+
+json SeedJob() {
+  return json::parse(R"({
+    "apiVersion": "batch/v1", "kind": "Job",
+    "metadata": {"name": "llama", "namespace": "team-a"},
+    "spec": {"template": {"spec": {
+      "nodeSelector": {"cloud.google.com/gke-tpu-accelerator": "tpu-v6e-slice",
+                       "cloud.google.com/gke-tpu-topology": "4x8"},
+      "containers": [{"name": "jax-tpu",
+        "command": ["bash", "-c", "python3 -m MaxText.train MaxText/configs/base.yml model_name=llama3-8b per_device_batch_size=2 max_target_length=8192 grain_worker_count=-1"],
+        "resources": {"limits": {"google.com/tpu": 4}}}]}}}
+  })");
+}
+
+TEST_F(PlannerTest, JobScriptMinusOneBecomesTheDecision) {
+  const json job = SeedJob();
+  Plan plan = Run(job, WorkloadKind::kJob);
+  ASSERT_TRUE(plan.changed) << (plan.warnings.empty() ? "" : plan.warnings[0]);
+  ASSERT_TRUE(plan.decision);
+  const std::string script =
+      plan.mutated["spec"]["template"]["spec"]["containers"][0]["command"][2];
+  std::string expected = job["spec"]["template"]["spec"]["containers"][0]["command"][2];
+  expected.replace(expected.find("=-1"), 3, "=" + std::to_string(plan.workers));
+  EXPECT_EQ(script, expected);  // only the -1 changed
+  EXPECT_EQ(plan.mutated["metadata"]["annotations"][kWorkerCountAnnotation],
+            std::to_string(plan.workers));
+  EXPECT_EQ(plan.mutated["spec"]["template"]["metadata"]["labels"][kManagedLabel], "true");
+  EXPECT_EQ(plan.host.machine_type, "ct6e-standard-4t");
+  EXPECT_GT(plan.workers, 4);
+}
+
+TEST_F(PlannerTest, ReinvocationIsANoOp) {
+  Plan first = Run(SeedJob(), WorkloadKind::kJob);
+  Plan second = Run(first.mutated, WorkloadKind::kJob);
+  EXPECT_FALSE(second.changed);
+  EXPECT_EQ(second.mutated, first.mutated);
+}
+
+TEST_F(PlannerTest, NoMinusOneNoChange) {
+  json job = SeedJob();
+  std::string& script = job["spec"]["template"]["spec"]["containers"][0]["command"][2].get_ref<std::string&>();
+  script.replace(script.find("=-1"), 3, "=8");
+  Plan plan = Run(job, WorkloadKind::kJob);
+  EXPECT_FALSE(plan.changed);
+  EXPECT_TRUE(plan.findings.empty());
+}
+
+TEST_F(PlannerTest, JobSetKeepsMinusOneAndAnnotates) {
+  json jobset = json::parse(R"({"apiVersion": "jobset.x-k8s.io/v1alpha2", "kind": "JobSet",
+    "metadata": {"name": "js"}, "spec": {"replicatedJobs": [{"name": "slice", "template": {"spec":
+    {"template": {"spec": {"nodeSelector": {"node.kubernetes.io/instance-type": "ct5p-hightpu-4t"},
+    "containers": [{"name": "t", "args": ["python3", "MaxText/train.py", "grain_worker_count=-1"]}]}}}}}]}})");
+  Plan plan = Run(jobset, WorkloadKind::kJobSet);
+  EXPECT_EQ(plan.mutated["spec"], jobset["spec"]);
+  EXPECT_EQ(plan.mutated["metadata"]["annotations"][kFirstAttemptAnnotation],
+            std::to_string(plan.workers));
+  ASSERT_FALSE(plan.warnings.empty());
+  EXPECT_NE(plan.warnings.back().find("first attempt"), std::string::npos);
+}
+
+TEST_F(PlannerTest, HistoryRecommendationWinsForTheAttempt) {
+  TuningHistory h;
+  h.recommended_workers = 13;
+  h.recommendation_attempt = 1;
+  h.recommendation_reason = "data-bound at 4";
+  history_.Put("team-a", "llama", h);
+  Plan plan = Run(SeedJob(), WorkloadKind::kJob);
+  EXPECT_EQ(plan.workers, 13);
+  EXPECT_NE(plan.reason.find("attempt 1"), std::string::npos);
+}
+
+TEST_F(PlannerTest, ManagedPodGetsTheCurrentValue) {
+  Plan job = Run(SeedJob(), WorkloadKind::kJob);
+  json pod = {{"apiVersion", "v1"}, {"kind", "Pod"},
+              {"metadata", job.mutated["spec"]["template"].value("metadata", json::object())},
+              {"spec", job.mutated["spec"]["template"]["spec"]}};
+  pod["metadata"]["labels"]["batch.kubernetes.io/job-name"] = "llama";
+  // No newer recommendation: the pod keeps what its Job got.
+  EXPECT_FALSE(Run(pod, WorkloadKind::kPod).changed);
+  TuningHistory h;
+  h.recommended_workers = job.workers + 5;
+  history_.Put("team-a", "llama", h);
+  Plan retried = Run(pod, WorkloadKind::kPod);
+  ASSERT_TRUE(retried.changed);
+  const std::string script = retried.mutated["spec"]["containers"][0]["command"][2];
+  EXPECT_NE(script.find("grain_worker_count=" + std::to_string(job.workers + 5)), std::string::npos);
+}
+
+TEST_F(PlannerTest, NoHostShapeFailsOpenWithWarning) {
+  json job = SeedJob();
+  job["spec"]["template"]["spec"].erase("nodeSelector");
+  Plan plan = Run(job, WorkloadKind::kJob);
+  EXPECT_FALSE(plan.changed);
+  ASSERT_FALSE(plan.warnings.empty());
+  EXPECT_NE(plan.warnings.back().find("no TPU host shape"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace graintune::webhook
