@@ -1,0 +1,120 @@
+#include "webhook/admission.h"
+
+#include <openssl/evp.h>
+
+#include <algorithm>
+
+namespace graintune::webhook {
+namespace {
+
+using json = nlohmann::json;
+
+constexpr size_t kMaxWarnings = 12;
+constexpr size_t kMaxWarningBytes = 600;
+
+AdmissionResult BadRequest(std::string message) {
+  AdmissionResult r;
+  r.http_status = 400;
+  r.outcome = "rejected_request";
+  r.body = json{{"error", std::move(message)}}.dump();
+  return r;
+}
+
+json Response(const std::string& uid, const std::vector<std::string>& warnings) {
+  json response = {{"uid", uid}, {"allowed", true}};
+  if (!warnings.empty()) {
+    json list = json::array();
+    for (const std::string& w : warnings) {
+      if (list.size() >= kMaxWarnings) break;
+      list.push_back(w.size() > kMaxWarningBytes ? w.substr(0, kMaxWarningBytes) + "..." : w);
+    }
+    response["warnings"] = list;
+  }
+  return response;
+}
+
+std::string Review(json response) {
+  return json{{"apiVersion", "admission.k8s.io/v1"}, {"kind", "AdmissionReview"},
+              {"response", std::move(response)}}
+      .dump();
+}
+
+// Cheap test before any JSON work: objects with none of graintune's markers cost a scan.
+bool MayConcernGraintune(std::string_view body) {
+  for (std::string_view marker : {"grain_worker_count", "GRAIN_WORKER_COUNT", "graintune.dev"}) {
+    if (body.find(marker) != std::string_view::npos) return true;
+  }
+  return false;
+}
+
+}  // namespace
+
+std::string Base64(std::string_view bytes) {
+  std::string out(4 * ((bytes.size() + 2) / 3), '\0');
+  const int n = EVP_EncodeBlock(reinterpret_cast<unsigned char*>(out.data()),
+                                reinterpret_cast<const unsigned char*>(bytes.data()),
+                                static_cast<int>(bytes.size()));
+  out.resize(static_cast<size_t>(std::max(0, n)));
+  return out;
+}
+
+AdmissionResult Admitter::Admit(std::string_view body) const {
+  if (body.size() > options_.max_body_bytes)
+    return BadRequest("request body too large: " + std::to_string(body.size()) + " bytes, limit " +
+                      std::to_string(options_.max_body_bytes));
+  json review = json::parse(body, nullptr, /*allow_exceptions=*/false);
+  if (review.is_discarded() || !review.is_object())
+    return BadRequest("malformed AdmissionReview: body is not a JSON object");
+  const json* request = review.contains("request") && review["request"].is_object()
+                            ? &review["request"] : nullptr;
+  if (!request || !request->contains("uid") || !(*request)["uid"].is_string() ||
+      (*request)["uid"].get<std::string>().empty())
+    return BadRequest("AdmissionReview has no request.uid");
+  const std::string uid = (*request)["uid"].get<std::string>();
+
+  AdmissionResult result;
+  if (review.value("apiVersion", "") != "admission.k8s.io/v1" ||
+      review.value("kind", "") != "AdmissionReview") {
+    result.outcome = "failed_open";
+    result.body = Review(Response(uid, {"graintune: expected admission.k8s.io/v1 AdmissionReview, got " +
+                                        review.value("apiVersion", "?") + " " +
+                                        review.value("kind", "?") + "; allowed unchanged"}));
+    return result;
+  }
+  const json kind = request->value("kind", json::object());
+  const WorkloadKind workload =
+      kind.is_object() ? KindOf(kind.value("group", ""), kind.value("kind", "")) : WorkloadKind::kOther;
+  result.kind = ToString(workload);
+  const std::string ns = request->value("namespace", "");
+  if (request->value("operation", "") != "CREATE" || workload == WorkloadKind::kOther ||
+      options_.excluded_namespaces.count(ns) || !MayConcernGraintune(body)) {
+    result.body = Review(Response(uid, {}));
+    return result;
+  }
+  if (!request->contains("object") || !(*request)["object"].is_object()) {
+    result.outcome = "failed_open";
+    result.body = Review(Response(uid, {"graintune: request has no object; allowed unchanged"}));
+    return result;
+  }
+
+  const json& object = (*request)["object"];
+  try {
+    Plan plan = PlanWorkerCount(object, workload, ns, sources_);
+    json response = Response(uid, plan.warnings);
+    if (plan.changed) {
+      const json patch = json::diff(object, plan.mutated);
+      response["patchType"] = "JSONPatch";
+      response["patch"] = Base64(patch.dump());
+      result.outcome = "mutated";
+      result.mutations = static_cast<int>(plan.findings.size());
+    }
+    result.body = Review(std::move(response));
+  } catch (const std::exception& e) {
+    result.outcome = "failed_open";
+    result.body = Review(Response(uid, {std::string("graintune: internal error (") + e.what() +
+                                        "); allowed unchanged"}));
+  }
+  return result;
+}
+
+}  // namespace graintune::webhook

@@ -1,0 +1,55 @@
+// Admitter: AdmissionReview v1 bytes in, AdmissionReview v1 bytes out.
+//
+// The middle layer of the webhook (HTTP server -> Admit -> planner). It never throws and never
+// blocks on I/O: every failure fails open. What each bad input gets:
+//   body over max_body_bytes            400 "request body too large" (no uid can be read)
+//   not JSON / not an object            400 "malformed AdmissionReview: ..."
+//   no request.uid                      400 "AdmissionReview has no request.uid"
+//   wrong apiVersion/kind (uid present) 200 allowed, unchanged, with a warning
+//   operation other than CREATE         200 allowed, unchanged
+//   kube-system / excluded namespace    200 allowed, unchanged
+//   kind other than Pod/Job/JobSet      200 allowed, unchanged
+//   object missing or not an object     200 allowed, unchanged, with a warning
+//   internal error while planning       200 allowed, unchanged, with a warning
+// dryRun requests get the same answer (graintune's admission path has no side effects).
+// Thread-safe if the sources are.
+#pragma once
+
+#include <set>
+#include <string>
+#include <string_view>
+
+#include "webhook/worker_count_planner.h"
+
+namespace graintune::webhook {
+
+struct AdmitterOptions {
+  size_t max_body_bytes = 3 * 1024 * 1024;  // the API server's own request limit
+  std::set<std::string> excluded_namespaces = {"kube-system"};
+};
+
+struct AdmissionResult {
+  int http_status = 200;
+  std::string body;
+  std::string kind = "unknown";  // Pod | Job | JobSet | Other | unknown, for metrics
+  // mutated | unchanged | failed_open | rejected_request
+  std::string outcome = "unchanged";
+  int mutations = 0;
+};
+
+class Admitter {
+ public:
+  Admitter(PlannerSources sources, AdmitterOptions options = {})
+      : sources_(sources), options_(std::move(options)) {}
+
+  AdmissionResult Admit(std::string_view body) const;
+
+ private:
+  PlannerSources sources_;
+  AdmitterOptions options_;
+};
+
+// Standard base64 (for AdmissionResponse.patch).
+std::string Base64(std::string_view bytes);
+
+}  // namespace graintune::webhook

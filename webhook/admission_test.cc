@@ -1,0 +1,134 @@
+#include "webhook/admission.h"
+
+#include <gtest/gtest.h>
+#include <openssl/evp.h>
+
+#include "webhook/fake_sources.h"
+
+namespace graintune::webhook {
+namespace {
+
+using json = nlohmann::json;
+
+std::string Unbase64(const std::string& in) {
+  std::string out(in.size(), '\0');
+  int n = EVP_DecodeBlock(reinterpret_cast<unsigned char*>(out.data()),
+                          reinterpret_cast<const unsigned char*>(in.data()), static_cast<int>(in.size()));
+  out.resize(static_cast<size_t>(n));
+  while (!out.empty() && out.back() == '\0') out.pop_back();  // padding
+  return out;
+}
+
+json JobObject() {
+  return json::parse(R"({"apiVersion": "batch/v1", "kind": "Job", "metadata": {"name": "j"},
+    "spec": {"template": {"spec": {"nodeSelector": {"node.kubernetes.io/instance-type": "ct5lp-hightpu-4t"},
+    "containers": [{"name": "t", "image": "maxtext", "command": ["python3", "-m", "MaxText.train"],
+    "args": ["MaxText/configs/base.yml", "grain_worker_count=-1"],
+    "resources": {"limits": {"google.com/tpu": "4"}}}]}}}})");
+}
+
+json ReviewOf(const json& object, const std::string& ns = "team-a", bool dry_run = false) {
+  return {{"apiVersion", "admission.k8s.io/v1"},
+          {"kind", "AdmissionReview"},
+          {"request",
+           {{"uid", "u-1"},
+            {"kind", {{"group", "batch"}, {"version", "v1"}, {"kind", "Job"}}},
+            {"operation", "CREATE"},
+            {"namespace", ns},
+            {"dryRun", dry_run},
+            {"object", object}}}};
+}
+
+class AdmissionTest : public ::testing::Test {
+ protected:
+  Admitter admitter_{PlannerSources{shapes_, history_, configmaps_, policies_}};
+  MachineTypeTableShapes shapes_;
+  InMemoryHistory history_;
+  InMemoryConfigMaps configmaps_;
+  FixedPolicy policies_;
+};
+
+TEST_F(AdmissionTest, MutatesWithAPatchThatAppliesToTheObject) {
+  AdmissionResult r = admitter_.Admit(ReviewOf(JobObject()).dump());
+  ASSERT_EQ(r.http_status, 200);
+  EXPECT_EQ(r.outcome, "mutated");
+  json out = json::parse(r.body);
+  EXPECT_EQ(out["apiVersion"], "admission.k8s.io/v1");
+  EXPECT_EQ(out["response"]["uid"], "u-1");
+  EXPECT_EQ(out["response"]["allowed"], true);
+  EXPECT_EQ(out["response"]["patchType"], "JSONPatch");
+  json patch = json::parse(Unbase64(out["response"]["patch"].get<std::string>()));
+  json patched = JobObject().patch(patch);
+  const std::string arg = patched["spec"]["template"]["spec"]["containers"][0]["args"][1];
+  EXPECT_EQ(arg, "grain_worker_count=" +
+                     patched["metadata"]["annotations"]["graintune.dev/worker-count"].get<std::string>());
+  EXPECT_NE(arg, "grain_worker_count=-1");
+}
+
+TEST_F(AdmissionTest, DryRunGetsTheSameAnswer) {
+  EXPECT_EQ(json::parse(admitter_.Admit(ReviewOf(JobObject(), "team-a", true).dump()).body)["response"],
+            json::parse(admitter_.Admit(ReviewOf(JobObject()).dump()).body)["response"]);
+}
+
+TEST_F(AdmissionTest, BadInputsGetDefinedAnswers) {
+  struct Case {
+    std::string name, body;
+    int status;
+    std::string outcome, must_contain;
+  };
+  json wrong_version = ReviewOf(JobObject());
+  wrong_version["apiVersion"] = "admission.k8s.io/v1beta1";
+  json no_uid = ReviewOf(JobObject());
+  no_uid["request"].erase("uid");
+  json update = ReviewOf(JobObject());
+  update["request"]["operation"] = "UPDATE";
+  json no_object = ReviewOf(JobObject());
+  no_object["request"]["object"] = "grain_worker_count=-1";
+  json other_kind = ReviewOf(JobObject());
+  other_kind["request"]["kind"] = {{"group", "apps"}, {"version", "v1"}, {"kind", "Deployment"}};
+  json weird_kind = ReviewOf(JobObject());
+  weird_kind["request"]["kind"] = "Job";
+  json broken_object = ReviewOf(json::parse(R"({"metadata": 5, "spec": {"template": []}})"));
+  broken_object["request"]["object"]["x"] = "grain_worker_count=-1";
+  json minus_one_in_odd_place = ReviewOf(JobObject());
+  minus_one_in_odd_place["request"]["object"]["spec"]["template"]["spec"]["containers"][0]["args"][1] =
+      "grain_worker_count=-1x";
+  const Case cases[] = {
+      {"not json", "{not json", 400, "rejected_request", "malformed"},
+      {"json array", "[1,2]", 400, "rejected_request", "malformed"},
+      {"empty", "", 400, "rejected_request", "malformed"},
+      {"no uid", no_uid.dump(), 400, "rejected_request", "no request.uid"},
+      {"oversize", std::string(3 * 1024 * 1024 + 1, ' '), 400, "rejected_request", "too large"},
+      {"wrong version", wrong_version.dump(), 200, "failed_open", "expected admission.k8s.io/v1"},
+      {"update", update.dump(), 200, "unchanged", "\"allowed\":true"},
+      {"kube-system", ReviewOf(JobObject(), "kube-system").dump(), 200, "unchanged", "\"allowed\":true"},
+      {"other kind", other_kind.dump(), 200, "unchanged", "\"allowed\":true"},
+      {"kind not an object", weird_kind.dump(), 200, "unchanged", "\"allowed\":true"},
+      {"object not an object", no_object.dump(), 200, "failed_open", "no object"},
+      {"broken object", broken_object.dump(), 200, "unchanged", "\"allowed\":true"},
+      {"-1x is not -1", minus_one_in_odd_place.dump(), 200, "unchanged", "\"allowed\":true"},
+  };
+  for (const Case& c : cases) {
+    AdmissionResult r = admitter_.Admit(c.body);
+    EXPECT_EQ(r.http_status, c.status) << c.name;
+    EXPECT_EQ(r.outcome, c.outcome) << c.name;
+    EXPECT_NE(r.body.find(c.must_contain), std::string::npos) << c.name << ": " << r.body;
+    EXPECT_EQ(r.body.find("\"patch\""), std::string::npos) << c.name;
+  }
+}
+
+TEST_F(AdmissionTest, HistoryDownFailsOpenToAFreshDecision) {
+  history_.FailWithForTest("GrainTuning cache not synced");
+  AdmissionResult r = admitter_.Admit(ReviewOf(JobObject()).dump());
+  EXPECT_EQ(r.outcome, "mutated");
+  EXPECT_NE(r.body.find("history unavailable"), std::string::npos);
+}
+
+TEST_F(AdmissionTest, Base64) {
+  EXPECT_EQ(Base64(""), "");
+  EXPECT_EQ(Base64("f"), "Zg==");
+  EXPECT_EQ(Base64("foobar"), "Zm9vYmFy");
+}
+
+}  // namespace
+}  // namespace graintune::webhook
