@@ -14,5 +14,6 @@ using Args = std::vector<std::string>;
 int RunRecommend(const Args& args, std::ostream& out, std::ostream& err);
 int RunSimulate(const Args& args, std::ostream& out, std::ostream& err);
 int RunCalibrate(const Args& args, std::ostream& out, std::ostream& err);
+int RunExplain(const Args& args, std::ostream& out, std::ostream& err);
 
 }  // namespace graintune::cli

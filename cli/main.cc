@@ -28,6 +28,7 @@ int main(int argc, char** argv) {
   if (command == "recommend") return RunRecommend(args, std::cout, std::cerr);
   if (command == "simulate") return RunSimulate(args, std::cout, std::cerr);
   if (command == "calibrate") return RunCalibrate(args, std::cout, std::cerr);
+  if (command == "explain") return RunExplain(args, std::cout, std::cerr);
   if (command == "help" || command == "--help" || command == "-h") {
     std::cout << kUsage;
     return 0;
