@@ -56,6 +56,7 @@ int RunSimulate(const Args& args, std::ostream& out, std::ostream& err) {
   const SimulationResult r = Simulate(p, step_count, static_cast<uint64_t>(seed->value_or(1)));
 
   Result<Trial> trial = SummarizeSteps(r.step_seconds, p.tokens_per_step);
+  if (trial.ok()) trial.value().worker_busy_fraction = r.worker_busy_fraction;
   if (flags->Get("output").value_or("text") == "json") {
     nlohmann::json j = {{"workers", p.workers},
                         {"oom", r.oom},
@@ -64,6 +65,7 @@ int RunSimulate(const Args& args, std::ostream& out, std::ostream& err) {
     if (trial.ok()) {
       j["steady_state"] = {{"step_seconds_mean", trial->step_seconds_mean},
                            {"tokens_per_second_per_host", trial->tokens_per_second_per_host},
+                           {"worker_busy_fraction", trial->worker_busy_fraction},
                            {"data_bound", IsDataBound(*trial)}};
     }
     out << j.dump() << "\n";
