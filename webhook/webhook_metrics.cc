@@ -1,0 +1,36 @@
+#include "webhook/webhook_metrics.h"
+
+#include <prometheus/text_serializer.h>
+
+namespace graintune::webhook {
+
+WebhookMetrics::WebhookMetrics() : registry_(std::make_shared<prometheus::Registry>()) {
+  requests_ = &prometheus::BuildCounter()
+                   .Name("graintune_webhook_requests_total")
+                   .Help("Admission requests by object kind and outcome")
+                   .Register(*registry_);
+  latency_ = &prometheus::BuildHistogram()
+                  .Name("graintune_webhook_request_duration_seconds")
+                  .Help("Time to answer one admission request")
+                  .Register(*registry_)
+                  .Add({}, prometheus::Histogram::BucketBoundaries{
+                               0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.05, 0.25, 1});
+  mutations_ = &prometheus::BuildCounter()
+                    .Name("graintune_webhook_mutations_total")
+                    .Help("grain_worker_count values written")
+                    .Register(*registry_)
+                    .Add({});
+}
+
+void WebhookMetrics::Observe(const std::string& kind, const std::string& outcome, double seconds,
+                             int mutations) {
+  requests_->Add({{"kind", kind}, {"outcome", outcome}}).Increment();
+  latency_->Observe(seconds);
+  if (mutations > 0) mutations_->Increment(mutations);
+}
+
+std::string WebhookMetrics::Exposition() const {
+  return prometheus::TextSerializer().Serialize(registry_->Collect());
+}
+
+}  // namespace graintune::webhook

@@ -1,0 +1,26 @@
+// The webhook binary's routes over an Admitter: POST /mutate, GET /healthz, /readyz, /metrics.
+// Content type must be application/json for /mutate (415 otherwise). Thread-safe.
+#pragma once
+
+#include <atomic>
+
+#include "webhook/admission.h"
+#include "webhook/https_server.h"
+#include "webhook/webhook_metrics.h"
+
+namespace graintune::webhook {
+
+class WebhookRoutes {
+ public:
+  WebhookRoutes(const Admitter& admitter, WebhookMetrics& metrics)
+      : admitter_(admitter), metrics_(metrics) {}
+  HttpResponse Handle(const HttpRequest& request);
+  void SetReady(bool ready) { ready_ = ready; }
+
+ private:
+  const Admitter& admitter_;
+  WebhookMetrics& metrics_;
+  std::atomic<bool> ready_{true};
+};
+
+}  // namespace graintune::webhook
