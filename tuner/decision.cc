@@ -158,8 +158,7 @@ Decision Decide(const TuningInputs& in, const std::vector<Trial>& trials) {
   double rate = 0;
   bool rate_measured = false;
   for (const Trial& t : usable) {
-    const bool saturated = IsDataBound(t) || t.worker_busy_fraction >= kSpareBusyFraction;
-    if (saturated && (!rate_measured || RateOf(t) > rate)) {
+    if (IsSaturated(t) && (!rate_measured || RateOf(t) > rate)) {
       rate = RateOf(t);
       rate_measured = true;
     }
@@ -171,11 +170,8 @@ Decision Decide(const TuningInputs& in, const std::vector<Trial>& trials) {
 
   double best = 0;
   for (const Trial& t : usable) best = std::max(best, t.tokens_per_second_per_host);
-  auto saturated = [](const Trial& t) {
-    return IsDataBound(t) || t.worker_busy_fraction >= kSpareBusyFraction;
-  };
   bool any_fed = false;
-  for (const Trial& t : usable) any_fed = any_fed || !saturated(t);
+  for (const Trial& t : usable) any_fed = any_fed || !IsSaturated(t);
   // The value to keep: the fewest workers within noise of the best, among the trials that
   // showed spare capacity when there are any (a saturated trial's throughput can look close
   // to the best only by measurement noise).
@@ -183,16 +179,15 @@ Decision Decide(const TuningInputs& in, const std::vector<Trial>& trials) {
   const Trial* top = nullptr;  // most workers tried
   bool fed_at_estimate = false, spare_seen = false, plateau = false;
   for (const Trial& t : usable) {
-    if (t.tokens_per_second_per_host >= best * (1 - noise) && (!any_fed || !saturated(t)) &&
+    if (t.tokens_per_second_per_host >= best * (1 - noise) && (!any_fed || !IsSaturated(t)) &&
         (!fewest_at_best || t.workers < fewest_at_best->workers))
       fewest_at_best = &t;
     if (!top || t.workers > top->workers) top = &t;
     // Not saturated and at the estimated demand: nothing suggests more workers would help.
-    fed_at_estimate = fed_at_estimate || (!saturated(t) && t.tokens_per_second_per_host >=
-                                                               estimate * (1 - noise));
-    // Workers idle a good share of the time: the pipeline had capacity to spare.
-    spare_seen = spare_seen || (!IsDataBound(t) && t.worker_busy_fraction >= 0 &&
-                                t.worker_busy_fraction < kSpareBusyFraction);
+    fed_at_estimate = fed_at_estimate || (!IsSaturated(t) && t.tokens_per_second_per_host >=
+                                                                 estimate * (1 - noise));
+    // Workers measured idle a good share of the time: the pipeline had capacity to spare.
+    spare_seen = spare_seen || (!IsSaturated(t) && t.worker_busy_fraction >= 0);
     for (const Trial& u : usable) {
       plateau = plateau || (t.workers < u.workers &&
                             u.tokens_per_second_per_host <= t.tokens_per_second_per_host * (1 + noise));

@@ -24,9 +24,12 @@ double Mean(const std::vector<double>& values) {
 }  // namespace
 
 bool IsDataBound(const Trial& trial) {
-  if (trial.worker_busy_fraction >= 0 && trial.worker_busy_fraction >= kSaturatedBusyFraction)
-    return true;
-  return trial.draining || trial.step_spread > kDataBoundSpread;
+  return trial.worker_busy_fraction >= kSaturatedBusyFraction || trial.draining ||
+         trial.step_spread > kDataBoundSpread;
+}
+
+bool IsSaturated(const Trial& trial) {
+  return IsDataBound(trial) || trial.worker_busy_fraction >= kSpareBusyFraction;
 }
 
 Result<Trial> SummarizeSteps(const std::vector<double>& step_seconds,

@@ -51,6 +51,8 @@ inline constexpr int kMinSteadySamples = 4;
 
 // True when the trial shows the chips waiting for data.
 bool IsDataBound(const Trial& trial);
+// Data-bound, or workers busy most of the time: no capacity to spare was shown.
+bool IsSaturated(const Trial& trial);
 
 // Summarises per-step seconds (step 1 first). `warmup_steps` are dropped first (compilation
 // and the asynchronous-dispatch artefact after it). Errors: fewer than 2*kMinSteadySamples
