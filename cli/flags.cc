@@ -1,7 +1,6 @@
 #include "cli/flags.h"
 
 #include <charconv>
-#include <cmath>
 
 #include "tuner/quantity.h"
 
@@ -46,11 +45,9 @@ std::optional<std::string> Flags::Get(const std::string& name) const {
 Result<std::optional<double>> Flags::Number(const std::string& name) const {
   std::optional<std::string> text = Get(name);
   if (!text) return std::optional<double>();
-  double value = 0;
-  auto [ptr, ec] = std::from_chars(text->data(), text->data() + text->size(), value);
-  if (ec != std::errc() || ptr != text->data() + text->size() || !std::isfinite(value))
-    return Status::Error("--" + name + ": '" + *text + "' is not a number");
-  return std::optional<double>(value);
+  std::optional<double> value = ParseFiniteNumber(*text);
+  if (!value) return Status::Error("--" + name + ": '" + *text + "' is not a number");
+  return value;
 }
 
 Result<std::optional<int>> Flags::Integer(const std::string& name) const {

@@ -33,5 +33,13 @@ TEST(QuantityTest, NonNegativeNamesTheField) {
   EXPECT_TRUE(ParseNonNegativeQuantity("0", "x").ok());
 }
 
+TEST(QuantityTest, FiniteNumbers) {
+  EXPECT_EQ(*ParseFiniteNumber("4.3"), 4.3);
+  EXPECT_EQ(*ParseFiniteNumber("1e3"), 1000);
+  EXPECT_EQ(*ParseFiniteNumber("-2"), -2);
+  for (const char* bad : {"", " 4", "4 ", "2Gi", "inf", "nan", "1e999", "four"})
+    EXPECT_FALSE(ParseFiniteNumber(bad)) << bad;
+}
+
 }  // namespace
 }  // namespace graintune

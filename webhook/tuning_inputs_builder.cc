@@ -1,21 +1,10 @@
 #include "webhook/tuning_inputs_builder.h"
 
-#include <charconv>
-#include <cmath>
-
 #include "tuner/quantity.h"
 #include "webhook/pod_templates.h"
 
 namespace graintune::webhook {
 namespace {
-
-std::optional<double> Number(const std::string& text) {
-  double value = 0;
-  auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
-  if (ec != std::errc() || ptr != text.data() + text.size() || !std::isfinite(value))
-    return std::nullopt;
-  return value;
-}
 
 std::optional<double> Limit(const nlohmann::json& container, const std::string& resource,
                             std::vector<std::string>& warnings) {
@@ -52,7 +41,7 @@ Result<TuningInputs> BuildTuningInputs(const nlohmann::json& pod_spec,
   auto number_setting = [&](const std::string& key) -> std::optional<double> {
     std::optional<std::string> text = setting(key);
     if (!text) return std::nullopt;
-    std::optional<double> n = Number(*text);
+    std::optional<double> n = ParseFiniteNumber(*text);
     if (!n) warnings.push_back("graintune: ignoring " + key + "=" + *text + ": not a number");
     return n;
   };

@@ -1,7 +1,6 @@
 #include "webhook/workload_annotations.h"
 
 #include <charconv>
-#include <cmath>
 
 #include "tuner/quantity.h"
 
@@ -9,11 +8,8 @@ namespace graintune::webhook {
 namespace {
 
 std::optional<double> PositiveNumber(const std::string& text) {
-  double value = 0;
-  auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
-  if (ec != std::errc() || ptr != text.data() + text.size() || !std::isfinite(value) ||
-      value <= 0 || value > 1e12)
-    return std::nullopt;
+  std::optional<double> value = ParseFiniteNumber(text);
+  if (!value || *value <= 0 || *value > 1e12) return std::nullopt;
   return value;
 }
 
