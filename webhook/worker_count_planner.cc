@@ -28,7 +28,6 @@ std::string ObjectName(const json& object, WorkloadKind kind) {
 // Applies one edit to `object`; returns the absolute pointer it changed.
 std::string Apply(json& object, const Edit& e, int value) {
   const std::string text = std::to_string(value);
-  const json::json_pointer container(e.container_pointer);
   switch (e.op) {
     case Edit::Op::kReplaceRange: {
       json& s = object[json::json_pointer(e.container_pointer + e.pointer)];
@@ -80,12 +79,13 @@ std::string TuningKeyOf(const json& object, WorkloadKind kind) {
   if (auto it = annotations.find(kTuningKeyAnnotation); it != annotations.end()) return it->second;
   std::map<std::string, std::string> labels =
       StringMap(object.value("metadata", json::object()), "labels");
-  for (const char* owner : {"jobset.sigs.k8s.io/jobset-name", "batch.kubernetes.io/job-name",
-                            "job-name"}) {
-    if (auto it = labels.find(owner); it != labels.end() && kind != WorkloadKind::kJobSet &&
-                                      (kind == WorkloadKind::kPod ||
-                                       std::string(owner) == "jobset.sigs.k8s.io/jobset-name"))
-      return it->second;
+  // A JobSet is its own key; a Job learns under its JobSet; a Pod under its JobSet or Job.
+  std::vector<std::string> owners;
+  if (kind == WorkloadKind::kJob) owners = {"jobset.sigs.k8s.io/jobset-name"};
+  if (kind == WorkloadKind::kPod)
+    owners = {"jobset.sigs.k8s.io/jobset-name", "batch.kubernetes.io/job-name", "job-name"};
+  for (const std::string& owner : owners) {
+    if (auto it = labels.find(owner); it != labels.end()) return it->second;
   }
   std::string name = MetaString(object, "name");
   if (name.empty()) name = MetaString(object, "generateName");
@@ -105,12 +105,12 @@ Plan PlanWorkerCount(const json& object, WorkloadKind kind, const std::string& n
   struct Found {
     PodTemplateRef ref;
     std::vector<Edit> edits;
+    WorkloadAnnotations annotations;  // the object's merged over this template's
     ContainerOverrides overrides;  // of the first container with an edit
     std::optional<ConfigValues> config;
     json container;
   };
   std::vector<Found> found;
-  WorkloadAnnotations workload_annotations;
   for (const PodTemplateRef& ref : LocatePodTemplates(object, kind)) {
     const json& spec = object.at(json::json_pointer(ref.spec_pointer));
     const json::json_pointer meta_pointer(ref.metadata_pointer);
@@ -128,6 +128,7 @@ Plan PlanWorkerCount(const json& object, WorkloadKind kind, const std::string& n
 
     Found f;
     f.ref = ref;
+    f.annotations = wa;
     for (const char* list : {"initContainers", "containers"}) {
       if (!spec.contains(list) || !spec[list].is_array()) continue;
       for (size_t i = 0; i < spec[list].size(); ++i) {
@@ -153,10 +154,7 @@ Plan PlanWorkerCount(const json& object, WorkloadKind kind, const std::string& n
         }
       }
     }
-    if (!f.edits.empty()) {
-      workload_annotations = wa;
-      found.push_back(std::move(f));
-    }
+    if (!f.edits.empty()) found.push_back(std::move(f));
   }
   if (found.empty()) return plan;
 
@@ -166,7 +164,7 @@ Plan PlanWorkerCount(const json& object, WorkloadKind kind, const std::string& n
   std::vector<std::string> input_warnings;
   Result<TuningInputs> inputs = BuildTuningInputs(
       primary_spec, primary.container, primary.overrides, primary.config ? &*primary.config : nullptr,
-      workload_annotations, policy, InputSources{sources.shapes, sources.history}, input_warnings);
+      primary.annotations, policy, InputSources{sources.shapes, sources.history}, input_warnings);
   plan.warnings.insert(plan.warnings.end(), input_warnings.begin(), input_warnings.end());
   if (!inputs.ok()) {
     plan.warnings.push_back("graintune: " + inputs.error() +
@@ -236,7 +234,7 @@ Plan PlanWorkerCount(const json& object, WorkloadKind kind, const std::string& n
       const bool annotation_only = std::all_of(f.edits.begin(), f.edits.end(), [](const Edit& e) {
         return e.kind == SiteKind::kAnnotation;
       });
-      if (annotation_only && workload_annotations.requests_tuning)
+      if (annotation_only && f.annotations.requests_tuning)
         Annotate(plan.mutated, f.ref.metadata_pointer, {{kWorkerCountAnnotation, "-1"}}, {});
     }
     Annotate(plan.mutated, "/metadata",

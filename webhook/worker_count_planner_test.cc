@@ -81,6 +81,23 @@ TEST_F(PlannerTest, JobSetKeepsMinusOneAndAnnotates) {
   EXPECT_NE(plan.warnings.back().find("first attempt"), std::string::npos);
 }
 
+TEST_F(PlannerTest, DecisionUsesThePrimaryTemplatesOwnAnnotations) {
+  json jobset = json::parse(R"({"apiVersion": "jobset.x-k8s.io/v1alpha2", "kind": "JobSet",
+    "metadata": {"name": "two"}, "spec": {"replicatedJobs": [
+    {"name": "a", "template": {"spec": {"template": {
+      "metadata": {"annotations": {"graintune.dev/tokens-per-second-per-worker": "1000"}},
+      "spec": {"nodeSelector": {"node.kubernetes.io/instance-type": "ct5p-hightpu-4t"},
+      "containers": [{"name": "t", "args": ["MaxText/train.py", "grain_worker_count=-1"]}]}}}}},
+    {"name": "b", "template": {"spec": {"template": {
+      "metadata": {"annotations": {"graintune.dev/tokens-per-second-per-worker": "8000"}},
+      "spec": {"nodeSelector": {"node.kubernetes.io/instance-type": "ct5p-hightpu-4t"},
+      "containers": [{"name": "t", "args": ["MaxText/train.py", "grain_worker_count=-1"]}]}}}}}]}})");
+  Plan plan = Run(jobset, WorkloadKind::kJobSet);
+  ASSERT_TRUE(plan.decision);
+  // The value comes from replicatedJob "a": its container and its annotations together.
+  EXPECT_EQ(plan.decision->per_worker_tokens_per_second, 1000);
+}
+
 TEST_F(PlannerTest, HistoryRecommendationWinsForTheAttempt) {
   TuningHistory h;
   h.recommended_workers = 13;
