@@ -4,6 +4,7 @@
 //                     [--policy-file P.yaml] [--exclude-namespace NS]...
 // Without --kubeconfig it runs standalone: host shapes from the machine-type table, the
 // built-in policy (or --policy-file), no history.
+#include <charconv>
 #include <csignal>
 #include <iostream>
 #include <thread>
@@ -16,6 +17,18 @@
 namespace {
 std::atomic<bool> g_stop{false};
 void OnSignal(int) { g_stop = true; }
+
+// An integer flag in [lo, hi]; anything else is a usage error (exit 2), never an exception.
+int IntFlag(const std::string& flag, const std::string& text, int lo, int hi) {
+  int value = 0;
+  auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+  if (ec != std::errc() || ptr != text.data() + text.size() || value < lo || value > hi) {
+    std::cerr << "graintune-webhook: " << flag << " wants an integer in [" << lo << ", " << hi
+              << "], got '" << text << "'\n";
+    std::exit(2);
+  }
+  return value;
+}
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -36,8 +49,8 @@ int main(int argc, char** argv) {
     if (flag == "--tls-cert-file") options.cert_file = value();
     else if (flag == "--tls-key-file") options.key_file = value();
     else if (flag == "--bind-address") options.bind_address = value();
-    else if (flag == "--port") options.port = static_cast<unsigned short>(std::stoi(value()));
-    else if (flag == "--threads") options.threads = std::stoi(value());
+    else if (flag == "--port") options.port = static_cast<unsigned short>(IntFlag(flag, value(), 1, 65535));
+    else if (flag == "--threads") options.threads = IntFlag(flag, value(), 1, 64);
     else if (flag == "--exclude-namespace") admit.excluded_namespaces.insert(value());
     else {
       std::cerr << "graintune-webhook: unknown flag " << flag << "\n";
