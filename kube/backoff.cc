@@ -1,0 +1,48 @@
+#include "kube/backoff.h"
+
+#include <condition_variable>
+#include <mutex>
+
+namespace graintune::kube {
+
+Backoff::Backoff(std::chrono::milliseconds initial, std::chrono::milliseconds max, double factor)
+    : initial_(initial), max_(max), current_(initial), factor_(factor),
+      rng_(std::random_device{}()) {}
+
+std::chrono::milliseconds Backoff::Next() {
+  const auto cur = current_.count();
+  std::uniform_int_distribution<long long> pick(cur / 2, cur);
+  const std::chrono::milliseconds delay(pick(rng_));
+  current_ = std::min(max_, std::chrono::milliseconds(static_cast<long long>(
+                                static_cast<double>(cur) * factor_)));
+  return delay;
+}
+
+bool SleepFor(std::chrono::milliseconds delay, std::stop_token stop) {
+  std::mutex mu;
+  std::condition_variable_any cv;
+  std::unique_lock<std::mutex> lock(mu);
+  return !cv.wait_for(lock, stop, delay, [] { return false; }) && !stop.stop_requested();
+}
+
+ApiResult<Json> UpdateWithRetry(Client& client, const ResourceType& type, const std::string& ns,
+                                const std::string& name, const std::string& subresource,
+                                const std::function<bool(Json&)>& mutate, int attempts,
+                                std::stop_token stop) {
+  Backoff backoff(std::chrono::milliseconds(20), std::chrono::seconds(2));
+  ApiError last{409, "Conflict", "no attempt made"};
+  for (int i = 0; i < attempts; ++i) {
+    ApiResult<Json> current = client.Get(type, ns, name, stop);
+    if (!current.ok()) return current.error();
+    Json object = *current;
+    if (!mutate(object)) return *current;
+    ApiResult<Json> written = client.Replace(type, ns, object, subresource, stop);
+    if (written.ok() || !written.error().IsConflict()) return written;
+    last = written.error();
+    if (!SleepFor(backoff.Next(), stop)) return ApiError{0, "Cancelled", "stopped"};
+  }
+  last.message = "still conflicting after " + std::to_string(attempts) + " attempts: " + last.message;
+  return last;
+}
+
+}  // namespace graintune::kube

@@ -1,0 +1,41 @@
+// Exponential backoff with full jitter, and the conflict-retry loop for read-modify-write
+// updates. Jitter keeps two replicas (or many informers after an API server restart) from
+// retrying in lockstep.
+#pragma once
+
+#include <chrono>
+#include <functional>
+#include <random>
+#include <stop_token>
+
+#include "kube/api_error.h"
+#include "kube/client.h"
+
+namespace graintune::kube {
+
+class Backoff {
+ public:
+  Backoff(std::chrono::milliseconds initial = std::chrono::milliseconds(200),
+          std::chrono::milliseconds max = std::chrono::seconds(30), double factor = 2.0);
+  // The next delay: uniform in [current/2, current], then current grows by factor up to max.
+  std::chrono::milliseconds Next();
+  void Reset() { current_ = initial_; }
+
+ private:
+  std::chrono::milliseconds initial_, max_, current_;
+  double factor_;
+  std::mt19937_64 rng_;
+};
+
+// Sleeps for `delay` unless stop is requested first; false when stopped.
+bool SleepFor(std::chrono::milliseconds delay, std::stop_token stop);
+
+// Read-modify-write with retry on 409 Conflict: GET the object, let `mutate` change it (return
+// false to leave it alone), PUT it back (to `subresource`, e.g. "status"). Retries up to
+// `attempts` times on Conflict, with backoff; any other error ends it.
+ApiResult<Json> UpdateWithRetry(Client& client, const ResourceType& type, const std::string& ns,
+                                const std::string& name, const std::string& subresource,
+                                const std::function<bool(Json&)>& mutate, int attempts = 8,
+                                std::stop_token stop = {});
+
+}  // namespace graintune::kube

@@ -1,0 +1,141 @@
+#include "kube/leader_election.h"
+
+#include <cstdio>
+#include <ctime>
+#include <random>
+
+#include "kube/backoff.h"
+
+namespace graintune::kube {
+
+std::string NowMicroTime() {
+  const auto now = std::chrono::system_clock::now();
+  const std::time_t secs = std::chrono::system_clock::to_time_t(now);
+  const auto micros = std::chrono::duration_cast<std::chrono::microseconds>(
+                          now.time_since_epoch()).count() % 1000000;
+  std::tm tm{};
+  gmtime_r(&secs, &tm);
+  char buf[64];
+  std::snprintf(buf, sizeof(buf), "%04d-%02d-%02dT%02d:%02d:%02d.%06lldZ", tm.tm_year + 1900,
+                tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec,
+                static_cast<long long>(micros));
+  return buf;
+}
+
+Status ValidateLeaderElection(const LeaderElectionConfig& c) {
+  if (c.lease_name.empty() || c.lease_namespace.empty())
+    return Status::Error("leader election needs a lease namespace and name");
+  if (c.identity.empty()) return Status::Error("leader election needs an identity");
+  if (c.retry_period.count() <= 0 || c.renew_deadline <= c.retry_period ||
+      c.lease_duration <= c.renew_deadline)
+    return Status::Error(
+        "leader election needs lease duration > renew deadline > retry period > 0");
+  return Status::Ok();
+}
+
+LeaderElector::LeaderElector(std::shared_ptr<Client> client, LeaderElectionConfig config,
+                             LeaderCallbacks callbacks)
+    : client_(std::move(client)), config_(std::move(config)), callbacks_(std::move(callbacks)) {}
+
+bool LeaderElector::TryAcquireOrRenew(std::stop_token stop) {
+  const std::string now = NowMicroTime();
+  const int duration_s = static_cast<int>(
+      std::chrono::duration_cast<std::chrono::seconds>(config_.lease_duration).count());
+  Json spec = {{"holderIdentity", config_.identity},
+               {"leaseDurationSeconds", std::max(1, duration_s)},
+               {"renewTime", now}};
+  ApiResult<Json> lease =
+      client_->Get(resources::kLeases, config_.lease_namespace, config_.lease_name, stop);
+  if (!lease.ok()) {
+    if (!lease.error().IsNotFound()) return false;
+    spec["acquireTime"] = now;
+    spec["leaseTransitions"] = 0;
+    Json obj = {{"apiVersion", "coordination.k8s.io/v1"},
+                {"kind", "Lease"},
+                {"metadata", {{"name", config_.lease_name}, {"namespace", config_.lease_namespace}}},
+                {"spec", spec}};
+    ApiResult<Json> created = client_->Create(resources::kLeases, config_.lease_namespace, obj, stop);
+    if (!created.ok()) return false;
+    observed_holder_ = config_.identity;
+    observed_renew_time_ = now;
+    observed_at_ = std::chrono::steady_clock::now();
+    return true;
+  }
+  Json current = *lease;
+  const Json old_spec = current.value("spec", Json::object());
+  const std::string holder = old_spec.value("holderIdentity", "");
+  const std::string renew = old_spec.value("renewTime", "");
+  if (holder != observed_holder_ || renew != observed_renew_time_) {
+    observed_holder_ = holder;
+    observed_renew_time_ = renew;
+    observed_at_ = std::chrono::steady_clock::now();
+    if (callbacks_.on_new_leader && holder != config_.identity && !holder.empty())
+      callbacks_.on_new_leader(holder);
+  }
+  const int held_for_s = old_spec.value("leaseDurationSeconds", duration_s);
+  const bool expired = std::chrono::steady_clock::now() >
+                       observed_at_ + std::chrono::seconds(held_for_s);
+  if (!holder.empty() && holder != config_.identity && !expired) return false;
+
+  if (holder == config_.identity) {
+    spec["acquireTime"] = old_spec.value("acquireTime", now);
+    spec["leaseTransitions"] = old_spec.value("leaseTransitions", 0);
+  } else {
+    spec["acquireTime"] = now;
+    spec["leaseTransitions"] = old_spec.value("leaseTransitions", 0) + 1;
+  }
+  current["spec"] = spec;
+  // A conditional PUT: if another candidate wrote first, ours gets 409 and loses the race.
+  ApiResult<Json> written = client_->Replace(resources::kLeases, config_.lease_namespace, current,
+                                             "", stop);
+  if (!written.ok()) return false;
+  observed_holder_ = config_.identity;
+  observed_renew_time_ = now;
+  observed_at_ = std::chrono::steady_clock::now();
+  return true;
+}
+
+void LeaderElector::Release() {
+  // Empty holder and a one-second duration: the next candidate takes over at its next try.
+  UpdateWithRetry(*client_, resources::kLeases, config_.lease_namespace, config_.lease_name, "",
+                  [this](Json& lease) {
+                    if (lease.value("spec", Json::object()).value("holderIdentity", "") !=
+                        config_.identity)
+                      return false;
+                    lease["spec"]["holderIdentity"] = "";
+                    lease["spec"]["leaseDurationSeconds"] = 1;
+                    lease["spec"]["renewTime"] = NowMicroTime();
+                    return true;
+                  },
+                  3);
+}
+
+void LeaderElector::Run(std::stop_token stop) {
+  // Acquire: try every retry period (jittered) until we hold the lease.
+  while (!stop.stop_requested()) {
+    while (!stop.stop_requested() && !TryAcquireOrRenew(stop)) {
+      thread_local std::mt19937 rng(std::random_device{}());
+      std::uniform_int_distribution<long long> pick(0, config_.retry_period.count() / 5);
+      const std::chrono::milliseconds jitter(pick(rng));
+      SleepFor(config_.retry_period + jitter, stop);
+    }
+    if (stop.stop_requested()) break;
+    leading_ = true;
+    if (callbacks_.on_started_leading) callbacks_.on_started_leading();
+    // Renew: every retry period; give up when no renewal succeeded within the renew deadline.
+    auto last_renew = std::chrono::steady_clock::now();
+    while (!stop.stop_requested()) {
+      if (!SleepFor(config_.retry_period, stop)) break;
+      if (TryAcquireOrRenew(stop)) {
+        last_renew = std::chrono::steady_clock::now();
+      } else if (std::chrono::steady_clock::now() - last_renew > config_.renew_deadline) {
+        break;
+      }
+    }
+    leading_ = false;
+    if (stop.stop_requested()) Release();
+    if (callbacks_.on_stopped_leading) callbacks_.on_stopped_leading();
+  }
+}
+
+}  // namespace graintune::kube
