@@ -119,6 +119,14 @@ ApiResult<Json> Client::Create(const ResourceType& type, const std::string& ns,
   return Call("POST", CollectionPath(type, ns), object.dump(), "application/json", stop);
 }
 
+ApiResult<Json> Client::CreateSubresource(const ResourceType& type, const std::string& ns,
+                                          const std::string& name,
+                                          const std::string& subresource, const Json& body,
+                                          std::stop_token stop) {
+  return Call("POST", ObjectPath(type, ns, name, subresource), body.dump(), "application/json",
+              stop);
+}
+
 ApiResult<Json> Client::Replace(const ResourceType& type, const std::string& ns,
                                 const Json& object, const std::string& subresource,
                                 std::stop_token stop) {

@@ -76,6 +76,10 @@ class Client {
                              const ListOptions& options = {}, std::stop_token stop = {});
   ApiResult<Json> Create(const ResourceType& type, const std::string& ns, const Json& object,
                          std::stop_token stop = {});
+  // POST to a subresource of an object (serviceaccounts/NAME/token, pods/NAME/eviction).
+  ApiResult<Json> CreateSubresource(const ResourceType& type, const std::string& ns,
+                                    const std::string& name, const std::string& subresource,
+                                    const Json& body, std::stop_token stop = {});
   // PUT; the object's metadata.resourceVersion makes it conditional (409 Conflict when stale).
   ApiResult<Json> Replace(const ResourceType& type, const std::string& ns, const Json& object,
                           const std::string& subresource = "", std::stop_token stop = {});

@@ -114,9 +114,13 @@ class CpprestTransport : public HttpTransport {
       std::string chunk(64 * 1024, '\0');
       while (true) {
         if (stop.stop_requested()) return ApiError{0, "Cancelled", "stopped"};
-        const size_t n =
-            body.getn(reinterpret_cast<uint8_t*>(chunk.data()), chunk.size()).get();
+        // getn(count) waits until `count` bytes are there (or the end), which would hold back
+        // watch events: wait for one byte, then take whatever else has already arrived.
+        uint8_t* buf = reinterpret_cast<uint8_t*>(chunk.data());
+        size_t n = body.getn(buf, 1).get();
         if (n == 0) break;
+        const size_t ready = std::min(chunk.size() - 1, body.in_avail());
+        if (ready > 0) n += body.getn(buf + 1, ready).get();
         if (streaming) {
           if (!(*on_chunk)(std::string_view(chunk.data(), n))) break;
           continue;

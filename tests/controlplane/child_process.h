@@ -1,0 +1,51 @@
+// A child process the harness started (etcd, kube-apiserver, KWOK, a webhook under test), that
+// cannot outlive the harness: it is killed by the kernel (PR_SET_PDEATHSIG) if the harness dies
+// for any reason, and stopped (SIGTERM, then SIGKILL) when this object goes away.
+#pragma once
+
+#include <sys/types.h>
+
+#include <chrono>
+#include <string>
+#include <vector>
+
+#include "tuner/status.h"
+
+namespace graintune::testing {
+
+class ChildProcess {
+ public:
+  ChildProcess() = default;
+  ~ChildProcess() { Stop(); }
+  ChildProcess(ChildProcess&& other) noexcept;
+  ChildProcess& operator=(ChildProcess&& other) noexcept;
+  ChildProcess(const ChildProcess&) = delete;
+  ChildProcess& operator=(const ChildProcess&) = delete;
+
+  // Starts argv[0] with stdout and stderr appended to log_path.
+  static Result<ChildProcess> Spawn(const std::vector<std::string>& argv,
+                                    const std::string& log_path,
+                                    const std::vector<std::string>& extra_env = {});
+
+  bool Running();
+  // SIGTERM, wait up to `grace`, then SIGKILL. Returns at once if not running.
+  void Stop(std::chrono::milliseconds grace = std::chrono::seconds(10));
+  // SIGKILL at once (a crash, as tests of failover need).
+  void Kill();
+  pid_t pid() const { return pid_; }
+  const std::string& name() const { return name_; }
+  const std::string& log_path() const { return log_path_; }
+
+ private:
+  pid_t pid_ = -1;
+  std::string name_;
+  std::string log_path_;
+};
+
+// A TCP port on 127.0.0.1 that was free a moment ago.
+Result<int> FreeLoopbackPort();
+
+// The last `bytes` of a file, for error messages that point at a log.
+std::string TailOfFile(const std::string& path, size_t bytes = 2000);
+
+}  // namespace graintune::testing

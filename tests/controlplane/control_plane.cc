@@ -1,0 +1,357 @@
+#include "tests/controlplane/control_plane.h"
+
+#include <openssl/evp.h>
+#include <signal.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <thread>
+
+#include "kube/backoff.h"
+
+namespace graintune::testing {
+namespace {
+
+namespace fs = std::filesystem;
+
+constexpr char kDirPrefix[] = "graintune-cp-";
+
+std::string Base64(const std::string& in) {
+  std::string out(4 * ((in.size() + 2) / 3) + 1, '\0');
+  const int n = EVP_EncodeBlock(reinterpret_cast<unsigned char*>(out.data()),
+                                reinterpret_cast<const unsigned char*>(in.data()),
+                                static_cast<int>(in.size()));
+  out.resize(static_cast<size_t>(n));
+  return out;
+}
+
+Status WriteFile(const std::string& path, const std::string& text) {
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  out << text;
+  return out ? Status::Ok() : Status::Error("cannot write '" + path + "'");
+}
+
+std::string ShellQuote(const std::string& s) {
+  std::string out = "'";
+  for (char c : s) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return out + "'";
+}
+
+// Removes the state folders of earlier runs whose process is gone (killed before cleaning up).
+void SweepStaleDirs() {
+  std::error_code ec;
+  for (const fs::directory_entry& e : fs::directory_iterator(fs::temp_directory_path(), ec)) {
+    const std::string name = e.path().filename().string();
+    if (name.rfind(kDirPrefix, 0) != 0) continue;
+    const pid_t pid = static_cast<pid_t>(std::atol(name.c_str() + sizeof(kDirPrefix) - 1));
+    if (pid > 0 && ::kill(pid, 0) != 0 && errno == ESRCH) fs::remove_all(e.path(), ec);
+  }
+}
+
+Status NeedBinary(const std::string& bin_dir, const std::string& name) {
+  if (::access((bin_dir + "/" + name).c_str(), X_OK) != 0)
+    return Status::Error("'" + bin_dir + "/" + name +
+                         "' is missing; build the control plane with "
+                         "scripts/controlplane/build.sh");
+  return Status::Ok();
+}
+
+}  // namespace
+
+Status WriteKubeconfig(const kube::ClientConfig& c, const std::string& path) {
+  std::string user = "  user:\n";
+  if (!c.client_cert_pem.empty())
+    user += "    client-certificate-data: " + Base64(c.client_cert_pem) + "\n" +
+            "    client-key-data: " + Base64(c.client_key_pem) + "\n";
+  if (!c.token.empty()) user += "    token: " + c.token + "\n";
+  std::string text =
+      "apiVersion: v1\nkind: Config\ncurrent-context: graintune-test\n"
+      "clusters:\n- name: graintune-test\n  cluster:\n    server: " + c.server + "\n" +
+      "    certificate-authority-data: " + Base64(c.ca_pem) + "\n" +
+      "users:\n- name: graintune-test\n" + user +
+      "contexts:\n- name: graintune-test\n  context:\n    cluster: graintune-test\n"
+      "    user: graintune-test\n    namespace: " + c.default_namespace + "\n";
+  return WriteFile(path, text);
+}
+
+Result<ControlPlaneOptions> OptionsFromEnvironment() {
+  const char* bin = std::getenv("GRAINTUNE_CONTROLPLANE_BIN");
+  if (!bin || !*bin)
+    return Status::Error("GRAINTUNE_CONTROLPLANE_BIN is not set (scripts/test.sh sets it after "
+                         "building the control plane with scripts/controlplane/build.sh)");
+  ControlPlaneOptions o;
+  o.bin_dir = bin;
+  for (const char* name : {"etcd", "kube-apiserver", "kube-controller-manager", "kube-scheduler",
+                           "kwok"})
+    if (Status s = NeedBinary(o.bin_dir, name); !s.ok()) return s;
+  const fs::path crds = fs::path(o.bin_dir).parent_path() / "crds";
+  std::error_code ec;
+  for (const fs::directory_entry& e : fs::directory_iterator(crds, ec))
+    if (e.path().extension() == ".yaml") o.crd_files.push_back(e.path().string());
+  return o;
+}
+
+Result<std::unique_ptr<ControlPlane>> ControlPlane::Start(const ControlPlaneOptions& options) {
+  SweepStaleDirs();
+  std::unique_ptr<ControlPlane> cp(new ControlPlane());
+  cp->options_ = options;
+  char tmpl[256];
+  std::snprintf(tmpl, sizeof(tmpl), "%s/%s%d-XXXXXX", fs::temp_directory_path().c_str(),
+                kDirPrefix, static_cast<int>(::getpid()));
+  if (!::mkdtemp(tmpl)) return Status::Error("cannot create a temporary folder");
+  cp->dir_ = tmpl;
+  for (Status s : {cp->WriteCertificates(), cp->StartEtcd(), cp->StartApiServer()})
+    if (!s.ok()) return s;
+  if (Status s = cp->ApplyCrds(options.crd_files); !s.ok()) return s;
+  if (options.controllers)
+    if (Status s = cp->StartControllers(); !s.ok()) return s;
+  if (options.kwok)
+    if (Status s = cp->StartKwok(); !s.ok()) return s;
+  return cp;
+}
+
+ControlPlane::~ControlPlane() { Shutdown(); }
+
+void ControlPlane::Shutdown() {
+  kwok_.Stop(std::chrono::seconds(3));
+  scheduler_.Stop(std::chrono::seconds(3));
+  controller_manager_.Stop(std::chrono::seconds(3));
+  apiserver_.Stop(std::chrono::seconds(10));
+  etcd_.Stop(std::chrono::seconds(5));
+  if (!dir_.empty() && !std::getenv("GRAINTUNE_KEEP_CONTROLPLANE_DIR")) {
+    std::error_code ec;
+    fs::remove_all(dir_, ec);
+  }
+}
+
+std::shared_ptr<kube::Client> ControlPlane::AdminClient() const {
+  auto c = kube::Client::FromConfig(admin_);
+  return c.ok() ? *c : nullptr;
+}
+
+Status ControlPlane::WriteCertificates() {
+  Result<kube::CertificateAuthority> ca = kube::GenerateCertificateAuthority("graintune-test-ca", 2);
+  if (!ca.ok()) return ca.status();
+  ca_ = *ca;
+  Result<kube::SignedCertificate> serving = kube::IssueCertificate(
+      ca_, {.common_name = "kube-apiserver",
+            .dns_names = {"localhost", "kubernetes", "kubernetes.default.svc"},
+            .ip_addresses = {"127.0.0.1"}, .server = true, .valid_days = 2});
+  if (!serving.ok()) return serving.status();
+  Result<kube::SignedCertificate> admin = kube::IssueCertificate(
+      ca_, {.common_name = "graintune-admin", .organizations = {"system:masters"}, .valid_days = 2});
+  if (!admin.ok()) return admin.status();
+  Result<kube::KeyPair> sa = kube::GenerateKeyPair();
+  if (!sa.ok()) return sa.status();
+  for (const auto& [name, text] :
+       std::vector<std::pair<std::string, std::string>>{{"ca.crt", ca_.cert_pem},
+                                                        {"apiserver.crt", serving->cert_pem},
+                                                        {"apiserver.key", serving->key_pem},
+                                                        {"sa.key", sa->private_pem},
+                                                        {"sa.pub", sa->public_pem}})
+    if (Status s = WriteFile(dir_ + "/" + name, text); !s.ok()) return s;
+
+  Result<int> etcd = FreeLoopbackPort(), peer = FreeLoopbackPort(), api = FreeLoopbackPort();
+  if (!etcd.ok() || !peer.ok() || !api.ok()) return Status::Error("no free loopback ports");
+  etcd_port_ = *etcd;
+  etcd_peer_port_ = *peer;
+  api_port_ = *api;
+  admin_.server = "https://127.0.0.1:" + std::to_string(api_port_);
+  admin_.ca_pem = ca_.cert_pem;
+  admin_.client_cert_pem = admin->cert_pem;
+  admin_.client_key_pem = admin->key_pem;
+  kubeconfig_path_ = dir_ + "/kubeconfig";
+  return WriteKubeconfig(admin_, kubeconfig_path_);
+}
+
+Status ControlPlane::StartEtcd() {
+  const std::string client = "http://127.0.0.1:" + std::to_string(etcd_port_);
+  const std::string peer = "http://127.0.0.1:" + std::to_string(etcd_peer_port_);
+  Result<ChildProcess> p = ChildProcess::Spawn(
+      {options_.bin_dir + "/etcd", "--data-dir", dir_ + "/etcd", "--name", "graintune-test",
+       "--listen-client-urls", client, "--advertise-client-urls", client,
+       "--listen-peer-urls", peer, "--initial-advertise-peer-urls", peer,
+       "--initial-cluster", "graintune-test=" + peer,
+       // Test data need not survive a power cut; fsync dominates etcd's latency on CI disks.
+       "--unsafe-no-fsync", "--log-level", "warn"},
+      dir_ + "/etcd.log");
+  if (!p.ok()) return p.status();
+  etcd_ = std::move(p).value();
+  return Status::Ok();
+}
+
+Status ControlPlane::StartApiServer() {
+  Result<ChildProcess> p = ChildProcess::Spawn(
+      {options_.bin_dir + "/kube-apiserver",
+       "--etcd-servers", "http://127.0.0.1:" + std::to_string(etcd_port_),
+       "--bind-address", "127.0.0.1", "--advertise-address", "127.0.0.1",
+       "--secure-port", std::to_string(api_port_),
+       "--tls-cert-file", dir_ + "/apiserver.crt", "--tls-private-key-file", dir_ + "/apiserver.key",
+       "--client-ca-file", dir_ + "/ca.crt",
+       "--service-account-key-file", dir_ + "/sa.pub",
+       "--service-account-signing-key-file", dir_ + "/sa.key",
+       "--service-account-issuer", "https://kubernetes.default.svc.cluster.local",
+       "--authorization-mode", "RBAC", "--service-cluster-ip-range", "10.96.0.0/16",
+       "--allow-privileged=true", "--profiling=false", "--v=1"},
+      dir_ + "/kube-apiserver.log");
+  if (!p.ok()) return p.status();
+  apiserver_ = std::move(p).value();
+  return WaitReady(std::chrono::seconds(90));
+}
+
+Status ControlPlane::StopApiServer() {
+  apiserver_.Stop(std::chrono::seconds(10));
+  return Status::Ok();
+}
+
+Status ControlPlane::RestartApiServer() {
+  if (Status s = StopApiServer(); !s.ok()) return s;
+  return StartApiServer();
+}
+
+Status ControlPlane::WaitReady(std::chrono::seconds timeout) {
+  std::shared_ptr<kube::Client> client = AdminClient();
+  if (!client) return Status::Error("cannot build a client for the admin configuration");
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  std::string last;
+  while (std::chrono::steady_clock::now() < deadline) {
+    if (!etcd_.Running())
+      return Status::Error("etcd exited:\n" + TailOfFile(etcd_.log_path()));
+    if (!apiserver_.Running())
+      return Status::Error("kube-apiserver exited:\n" + TailOfFile(apiserver_.log_path()));
+    kube::ApiResult<std::string> ready = client->GetRaw("/readyz");
+    if (ready.ok() && *ready == "ok") return Status::Ok();
+    last = ready.ok() ? *ready : ready.error().ToString();
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  }
+  return Status::Error("kube-apiserver not ready after " + std::to_string(timeout.count()) +
+                       " s (" + last.substr(0, 300) + "); log:\n" +
+                       TailOfFile(apiserver_.log_path()));
+}
+
+Status ControlPlane::ApplyCrds(const std::vector<std::string>& files) {
+  if (files.empty()) return Status::Ok();
+  std::vector<std::string> args = {"apply", "--server-side", "--force-conflicts"};
+  for (const std::string& f : files) {
+    args.push_back("-f");
+    args.push_back(f);
+  }
+  Result<std::string> applied = Kubectl(args);
+  if (!applied.ok()) return applied.status();
+  // A CRD has no conditions for a moment after creation, which `kubectl wait` reports as an
+  // error rather than waiting; try again briefly.
+  Result<std::string> established = Status::Error("not tried");
+  for (int i = 0; i < 50; ++i) {
+    established = Kubectl({"wait", "--for=condition=Established", "--timeout=60s", "crd", "--all"});
+    if (established.ok()) return Status::Ok();
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  }
+  return established.status();
+}
+
+Status ControlPlane::StartControllers() {
+  const std::string kc = kubeconfig_path_;
+  Result<ChildProcess> kcm = ChildProcess::Spawn(
+      {options_.bin_dir + "/kube-controller-manager", "--kubeconfig", kc,
+       "--authentication-kubeconfig", kc, "--authorization-kubeconfig", kc,
+       "--bind-address", "127.0.0.1", "--secure-port", "0", "--leader-elect=false",
+       "--use-service-account-credentials=false", "--root-ca-file", dir_ + "/ca.crt",
+       "--service-account-private-key-file", dir_ + "/sa.key",
+       // KWOK nodes do not heartbeat; without this the node lifecycle controller would taint
+       // and evict everything after its grace period.
+       "--controllers", "*,-node-lifecycle-controller,-node-ipam-controller",
+       "--concurrent-job-syncs", "5", "--v=1"},
+      dir_ + "/kube-controller-manager.log");
+  if (!kcm.ok()) return kcm.status();
+  controller_manager_ = std::move(kcm).value();
+  Result<ChildProcess> sched = ChildProcess::Spawn(
+      {options_.bin_dir + "/kube-scheduler", "--kubeconfig", kc,
+       "--authentication-kubeconfig", kc, "--authorization-kubeconfig", kc,
+       "--bind-address", "127.0.0.1", "--secure-port", "0", "--leader-elect=false", "--v=1"},
+      dir_ + "/kube-scheduler.log");
+  if (!sched.ok()) return sched.status();
+  scheduler_ = std::move(sched).value();
+  // The default service account appears once the controller manager runs: pods need it.
+  Result<std::string> sa = Status::Error("not tried");
+  for (int i = 0; i < 150; ++i) {
+    sa = Kubectl({"get", "serviceaccount", "default", "-n", "default", "-o", "name"});
+    if (sa.ok()) return Status::Ok();
+    if (!controller_manager_.Running())
+      return Status::Error("kube-controller-manager exited:\n" +
+                           TailOfFile(controller_manager_.log_path()));
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  }
+  return Status::Error("the default service account never appeared: " + sa.error());
+}
+
+Status ControlPlane::StartKwok() {
+  if (options_.kwok_stages_file.empty()) return Status::Error("KWOK needs a stages file");
+  Result<int> port = FreeLoopbackPort();
+  if (!port.ok()) return port.status();
+  Result<ChildProcess> p = ChildProcess::Spawn(
+      {options_.bin_dir + "/kwok", "--kubeconfig", kubeconfig_path_,
+       "--config", options_.kwok_stages_file, "--manage-all-nodes=false",
+       "--manage-nodes-with-annotation-selector", "kwok.x-k8s.io/node=fake",
+       "--cidr", options_.kwok_pod_cidr, "--node-ip", "127.0.0.1",
+       "--server-address", "127.0.0.1:" + std::to_string(*port)},
+      dir_ + "/kwok.log");
+  if (!p.ok()) return p.status();
+  kwok_ = std::move(p).value();
+  std::this_thread::sleep_for(std::chrono::milliseconds(500));
+  if (!kwok_.Running()) return Status::Error("kwok exited:\n" + TailOfFile(kwok_.log_path()));
+  return Status::Ok();
+}
+
+Result<kube::ClientConfig> ControlPlane::ServiceAccountConfig(const std::string& ns,
+                                                              const std::string& name,
+                                                              std::string* kubeconfig_path) {
+  std::shared_ptr<kube::Client> client = AdminClient();
+  kube::Json sa = {{"apiVersion", "v1"},
+                   {"kind", "ServiceAccount"},
+                   {"metadata", {{"name", name}, {"namespace", ns}}}};
+  kube::ApiResult<kube::Json> created = client->Create(kube::resources::kServiceAccounts, ns, sa);
+  if (!created.ok() && !created.error().IsAlreadyExists()) return created.error().ToStatus();
+  kube::ApiResult<kube::Json> token = client->CreateSubresource(
+      kube::resources::kServiceAccounts, ns, name, "token",
+      {{"apiVersion", "authentication.k8s.io/v1"},
+       {"kind", "TokenRequest"},
+       {"spec", {{"expirationSeconds", 3600}}}});
+  if (!token.ok()) return token.error().ToStatus();
+  kube::ClientConfig c;
+  c.server = admin_.server;
+  c.ca_pem = admin_.ca_pem;
+  c.token = token->value("status", kube::Json::object()).value("token", "");
+  c.default_namespace = ns;
+  if (c.token.empty()) return Status::Error("TokenRequest for " + ns + "/" + name + " gave no token");
+  const std::string path = dir_ + "/kubeconfig-" + ns + "-" + name;
+  if (Status s = WriteKubeconfig(c, path); !s.ok()) return s;
+  if (kubeconfig_path) *kubeconfig_path = path;
+  return c;
+}
+
+Result<std::string> ControlPlane::Kubectl(const std::vector<std::string>& args,
+                                          const std::string& stdin_text) const {
+  std::string cmd = "kubectl --kubeconfig " + ShellQuote(kubeconfig_path_);
+  for (const std::string& a : args) cmd += " " + ShellQuote(a);
+  std::string input_file;
+  if (!stdin_text.empty()) {
+    input_file = dir_ + "/kubectl-stdin-" + std::to_string(std::rand());
+    if (Status s = WriteFile(input_file, stdin_text); !s.ok()) return s;
+    cmd += " < " + ShellQuote(input_file);
+  }
+  cmd += " 2>&1";
+  FILE* pipe = ::popen(cmd.c_str(), "r");
+  if (!pipe) return Status::Error("cannot run kubectl");
+  std::string out;
+  char buf[4096];
+  while (size_t n = std::fread(buf, 1, sizeof(buf), pipe)) out.append(buf, n);
+  const int rc = ::pclose(pipe);
+  if (!input_file.empty()) ::unlink(input_file.c_str());
+  if (rc != 0) return Status::Error("kubectl " + (args.empty() ? "" : args[0]) + " failed: " + out);
+  return out;
+}
+
+}  // namespace graintune::testing

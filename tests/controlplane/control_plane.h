@@ -1,0 +1,91 @@
+// A real Kubernetes control plane on loopback for integration and end-to-end tests, and for the
+// local demo: etcd and kube-apiserver (RBAC on, client-certificate admin, service-account
+// signing keys, random free ports), optionally kube-controller-manager and kube-scheduler (so
+// Jobs make Pods and Pods get scheduled) and KWOK (so Pods land on fake TPU Nodes and "run",
+// with pod IPs inside 127.0.0.0/8 so traffic to them stays on this machine).
+//
+// The binaries come from scripts/controlplane/build.sh (pinned Go module versions, cached
+// outside the repository); scripts/test.sh exports their folder as GRAINTUNE_CONTROLPLANE_BIN.
+//
+// Contract: Start() returns a ready control plane (readyz ok, CRDs established) or an error that
+// quotes the failing component's log. Everything started is stopped by the destructor, and is
+// killed by the kernel if the process that started it dies (see ChildProcess). State lives in a
+// temporary folder that is removed on a clean stop; folders of dead runs are swept at start.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "kube/client.h"
+#include "kube/config.h"
+#include "kube/pki.h"
+#include "tests/controlplane/child_process.h"
+
+namespace graintune::testing {
+
+struct ControlPlaneOptions {
+  std::string bin_dir;                 // etcd, kube-apiserver, kube-controller-manager, ...
+  std::vector<std::string> crd_files;  // applied (and waited for) once the API server is ready
+  bool controllers = false;            // kube-controller-manager + kube-scheduler
+  bool kwok = false;                   // KWOK managing Nodes annotated kwok.x-k8s.io/node=fake
+  std::string kwok_stages_file;        // KWOK Stage documents (required with kwok)
+  std::string kwok_pod_cidr = "127.64.0.0/16";
+};
+
+class ControlPlane {
+ public:
+  static Result<std::unique_ptr<ControlPlane>> Start(const ControlPlaneOptions& options);
+  ~ControlPlane();
+
+  const std::string& dir() const { return dir_; }
+  const std::string& kubeconfig_path() const { return kubeconfig_path_; }
+  const kube::ClientConfig& admin_config() const { return admin_; }
+  std::shared_ptr<kube::Client> AdminClient() const;
+  const kube::CertificateAuthority& ca() const { return ca_; }
+  const std::string& bin_dir() const { return options_.bin_dir; }
+
+  // Stops kube-apiserver (etcd keeps the data) and starts it again on the same port.
+  Status RestartApiServer();
+  Status StopApiServer();
+  Status StartApiServer();
+
+  // A kubeconfig-equivalent for a service account (created if missing), authenticated with a
+  // token from the TokenRequest API. Also written as a kubeconfig file at the returned path.
+  Result<kube::ClientConfig> ServiceAccountConfig(const std::string& ns, const std::string& name,
+                                                  std::string* kubeconfig_path = nullptr);
+
+  // Runs kubectl against this control plane; the combined output, or an error holding it.
+  Result<std::string> Kubectl(const std::vector<std::string>& args,
+                              const std::string& stdin_text = "") const;
+
+  // Applies the manifests in the files and waits until CRDs among them are Established.
+  Status ApplyCrds(const std::vector<std::string>& files);
+
+ private:
+  ControlPlane() = default;
+  Status WriteCertificates();
+  Status StartEtcd();
+  Status StartControllers();
+  Status StartKwok();
+  Status WaitReady(std::chrono::seconds timeout);
+  void Shutdown();
+
+  ControlPlaneOptions options_;
+  std::string dir_;
+  std::string kubeconfig_path_;
+  kube::CertificateAuthority ca_;
+  kube::ClientConfig admin_;
+  int etcd_port_ = 0, etcd_peer_port_ = 0, api_port_ = 0;
+  ChildProcess etcd_, apiserver_, controller_manager_, scheduler_, kwok_;
+};
+
+// Writes a kubeconfig file for a client configuration.
+Status WriteKubeconfig(const kube::ClientConfig& config, const std::string& path);
+
+// Options from the environment: GRAINTUNE_CONTROLPLANE_BIN (the bin folder of build.sh's
+// cache) and the CRDs beside it (crds/). Error when the variable is unset or the folder lacks a
+// binary.
+Result<ControlPlaneOptions> OptionsFromEnvironment();
+
+}  // namespace graintune::testing

@@ -1,0 +1,38 @@
+#include "tests/controlplane/shared_control_plane.h"
+
+#include <map>
+#include <memory>
+#include <mutex>
+
+namespace graintune::testing {
+
+ControlPlane* SharedControlPlane(ControlPlaneKind kind, std::string* why) {
+  static std::mutex mu;
+  static std::map<ControlPlaneKind, std::unique_ptr<ControlPlane>> started;
+  static std::map<ControlPlaneKind, std::string> failures;
+  std::lock_guard<std::mutex> lock(mu);
+  if (auto it = started.find(kind); it != started.end()) return it->second.get();
+  if (auto it = failures.find(kind); it != failures.end()) {
+    *why = it->second;
+    return nullptr;
+  }
+  Result<ControlPlaneOptions> options = OptionsFromEnvironment();
+  if (!options.ok()) {
+    *why = failures[kind] = options.error();
+    return nullptr;
+  }
+  ControlPlaneOptions o = *options;
+  if (kind == ControlPlaneKind::kFull) {
+    o.controllers = true;
+    o.kwok = true;
+    o.kwok_stages_file = GRAINTUNE_KWOK_STAGES_FILE;
+  }
+  Result<std::unique_ptr<ControlPlane>> cp = ControlPlane::Start(o);
+  if (!cp.ok()) {
+    *why = failures[kind] = cp.error();
+    return nullptr;
+  }
+  return (started[kind] = std::move(cp).value()).get();
+}
+
+}  // namespace graintune::testing
