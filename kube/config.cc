@@ -1,6 +1,7 @@
 #include "kube/config.h"
 
-#include <openssl/evp.h>
+#include "kube/base64.h"
+
 #include <yaml-cpp/yaml.h>
 
 #include <cstdlib>
@@ -11,22 +12,6 @@
 
 namespace graintune::kube {
 namespace {
-
-Result<std::string> DecodeBase64(const std::string& field, std::string text) {
-  std::erase_if(text, [](char c) { return c == '\n' || c == '\r' || c == ' '; });
-  if (text.size() % 4 != 0) return Status::Error(field + " is not valid base64");
-  std::string out(text.size() / 4 * 3, '\0');
-  const int n = EVP_DecodeBlock(reinterpret_cast<unsigned char*>(out.data()),
-                                reinterpret_cast<const unsigned char*>(text.data()),
-                                static_cast<int>(text.size()));
-  if (n < 0) return Status::Error(field + " is not valid base64");
-  size_t size = static_cast<size_t>(n);
-  // EVP_DecodeBlock counts padding as zero bytes; drop them.
-  if (!text.empty() && text.back() == '=') --size;
-  if (text.size() > 1 && text[text.size() - 2] == '=') --size;
-  out.resize(size);
-  return out;
-}
 
 std::string Scalar(const YAML::Node& node, const char* key) {
   const YAML::Node v = node[key];
@@ -46,7 +31,7 @@ std::optional<YAML::Node> Named(const YAML::Node& list, const std::string& name,
 Result<std::string> Material(const YAML::Node& node, const std::string& key,
                              const std::filesystem::path& base) {
   if (std::string data = Scalar(node, (key + "-data").c_str()); !data.empty())
-    return DecodeBase64(key + "-data", data);
+    return Base64Decode(data, key + "-data");
   std::string file = Scalar(node, key.c_str());
   if (file.empty()) return std::string();
   std::filesystem::path p(file);

@@ -31,7 +31,10 @@ int Bound(int want, int ceiling, const TuningInputs& in, std::string& reason) {
 }
 
 std::string BudgetText(const Budgets& b, const TuningInputs& in) {
-  std::string text = "cpu budget " + std::to_string(b.cpu) + ", memory budget " +
+  // The host first, with where its figures came from (a Node, or the machine-type table).
+  std::string text = "host " + Fixed(in.host.cpu_cores, 1) + " cpu, " + Bytes(in.host.memory_bytes) +
+                     (in.host.source.empty() ? "" : " (" + in.host.source + ")") + ": ";
+  text += "cpu budget " + std::to_string(b.cpu) + ", memory budget " +
                      std::to_string(b.memory) + " (" + Bytes(b.per_worker_memory_bytes) +
                      "/worker)";
   if (in.policy.max_workers < std::min(b.cpu, b.memory))

@@ -1,15 +1,20 @@
 // graintune-webhook: the mutating admission webhook. Parses flags and wires the parts.
 //
 //   graintune-webhook --tls-cert-file F --tls-key-file F [--bind-address A] [--port N]
-//                     [--policy-file P.yaml] [--exclude-namespace NS]...
-// Without --kubeconfig it runs standalone: host shapes from the machine-type table, the
-// built-in policy (or --policy-file), no history.
+//                     [--kubeconfig K | --standalone] [--exclude-namespace NS]...
+// With API access (--kubeconfig, in-cluster, $KUBECONFIG or ~/.kube/config) host shapes come
+// from the watched Node cache and mounted MaxText YAML from the ConfigMap cache; /readyz waits
+// for both caches. --standalone (or no reachable configuration) uses the machine-type table
+// alone.
 #include <charconv>
 #include <csignal>
 #include <iostream>
 #include <thread>
 
+#include "kube/config.h"
+#include "kube/informer.h"
 #include "webhook/admission.h"
+#include "webhook/cluster_sources.h"
 #include "webhook/fake_sources.h"
 #include "webhook/https_server.h"
 #include "webhook/webhook_routes.h"
@@ -37,6 +42,8 @@ int main(int argc, char** argv) {
   options.port = 8443;
   options.bind_address = "0.0.0.0";
   AdmitterOptions admit;
+  std::string kubeconfig;
+  bool standalone = false;
   for (int i = 1; i < argc; ++i) {
     const std::string flag = argv[i];
     auto value = [&]() -> std::string {
@@ -52,6 +59,8 @@ int main(int argc, char** argv) {
     else if (flag == "--port") options.port = static_cast<unsigned short>(IntFlag(flag, value(), 1, 65535));
     else if (flag == "--threads") options.threads = IntFlag(flag, value(), 1, 64);
     else if (flag == "--exclude-namespace") admit.excluded_namespaces.insert(value());
+    else if (flag == "--kubeconfig") kubeconfig = value();
+    else if (flag == "--standalone") standalone = true;
     else {
       std::cerr << "graintune-webhook: unknown flag " << flag << "\n";
       return 2;
@@ -61,13 +70,49 @@ int main(int argc, char** argv) {
     std::cerr << "graintune-webhook: --tls-cert-file and --tls-key-file are required\n";
     return 2;
   }
-  MachineTypeTableShapes shapes;
+  // Sources: the API server's caches when reachable, else the built-in table.
+  std::shared_ptr<graintune::kube::Informer> nodes, configmaps;
+  if (!standalone) {
+    graintune::Result<graintune::kube::ClientConfig> config =
+        graintune::kube::LoadDefaultConfig(kubeconfig);
+    if (!config.ok() && !kubeconfig.empty()) {
+      std::cerr << "graintune-webhook: " << config.error() << "\n";
+      return 1;
+    }
+    if (!config.ok()) {
+      std::cerr << "graintune-webhook: no API access (" << config.error()
+                << "); running standalone on the machine-type table\n";
+    } else {
+      auto client = graintune::kube::Client::FromConfig(*config);
+      if (!client.ok()) {
+        std::cerr << "graintune-webhook: " << client.error().ToString() << "\n";
+        return 1;
+      }
+      nodes = std::make_shared<graintune::kube::Informer>(*client, graintune::kube::resources::kNodes);
+      configmaps = std::make_shared<graintune::kube::Informer>(
+          *client, graintune::kube::resources::kConfigMaps);
+      nodes->Start();
+      configmaps->Start();
+    }
+  }
+  MachineTypeTableShapes table_shapes;
+  std::unique_ptr<NodeShapeSource> cluster_shapes;
+  std::unique_ptr<ConfigMapSource> cluster_configmaps;
+  if (nodes) {
+    cluster_shapes = std::make_unique<NodeCacheShapes>(nodes);
+    cluster_configmaps = std::make_unique<ConfigMapCache>(configmaps);
+  }
   InMemoryHistory history;
-  InMemoryConfigMaps configmaps;
+  InMemoryConfigMaps no_configmaps;
   FixedPolicy policies;
-  Admitter admitter(PlannerSources{shapes, history, configmaps, policies}, admit);
+  NodeShapeSource& shapes = cluster_shapes ? *cluster_shapes : table_shapes;
+  ConfigMapSource& configmap_source =
+      cluster_configmaps ? *cluster_configmaps : static_cast<ConfigMapSource&>(no_configmaps);
+  Admitter admitter(PlannerSources{shapes, history, configmap_source, policies}, admit);
   WebhookMetrics metrics;
   WebhookRoutes routes(admitter, metrics);
+  // Not ready until the caches are: the API server then sends requests to a replica that is.
+  routes.SetReady(!nodes);
   HttpsServer server(options, [&](const HttpRequest& r) { return routes.Handle(r); });
   if (graintune::Status s = server.Start(); !s.ok()) {
     std::cerr << "graintune-webhook: " << s.message() << "\n";
@@ -76,7 +121,12 @@ int main(int argc, char** argv) {
   std::cerr << "graintune-webhook: serving on " << options.bind_address << ":" << server.port() << "\n";
   std::signal(SIGTERM, OnSignal);
   std::signal(SIGINT, OnSignal);
-  while (!g_stop) std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  while (!g_stop) {
+    if (nodes && nodes->Synced() && configmaps->Synced()) routes.SetReady(true);
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  }
+  if (nodes) nodes->Stop();
+  if (configmaps) configmaps->Stop();
   server.Stop();
   return 0;
 }

@@ -1,6 +1,5 @@
 #include "tests/controlplane/control_plane.h"
 
-#include <openssl/evp.h>
 #include <signal.h>
 #include <unistd.h>
 
@@ -10,6 +9,7 @@
 #include <fstream>
 #include <thread>
 
+#include "kube/base64.h"
 #include "kube/backoff.h"
 
 namespace graintune::testing {
@@ -19,14 +19,6 @@ namespace fs = std::filesystem;
 
 constexpr char kDirPrefix[] = "graintune-cp-";
 
-std::string Base64(const std::string& in) {
-  std::string out(4 * ((in.size() + 2) / 3) + 1, '\0');
-  const int n = EVP_EncodeBlock(reinterpret_cast<unsigned char*>(out.data()),
-                                reinterpret_cast<const unsigned char*>(in.data()),
-                                static_cast<int>(in.size()));
-  out.resize(static_cast<size_t>(n));
-  return out;
-}
 
 Status WriteFile(const std::string& path, const std::string& text) {
   std::ofstream out(path, std::ios::binary | std::ios::trunc);
@@ -64,13 +56,13 @@ Status NeedBinary(const std::string& bin_dir, const std::string& name) {
 Status WriteKubeconfig(const kube::ClientConfig& c, const std::string& path) {
   std::string user = "  user:\n";
   if (!c.client_cert_pem.empty())
-    user += "    client-certificate-data: " + Base64(c.client_cert_pem) + "\n" +
-            "    client-key-data: " + Base64(c.client_key_pem) + "\n";
+    user += "    client-certificate-data: " + kube::Base64Encode(c.client_cert_pem) + "\n" +
+            "    client-key-data: " + kube::Base64Encode(c.client_key_pem) + "\n";
   if (!c.token.empty()) user += "    token: " + c.token + "\n";
   std::string text =
       "apiVersion: v1\nkind: Config\ncurrent-context: graintune-test\n"
       "clusters:\n- name: graintune-test\n  cluster:\n    server: " + c.server + "\n" +
-      "    certificate-authority-data: " + Base64(c.ca_pem) + "\n" +
+      "    certificate-authority-data: " + kube::Base64Encode(c.ca_pem) + "\n" +
       "users:\n- name: graintune-test\n" + user +
       "contexts:\n- name: graintune-test\n  context:\n    cluster: graintune-test\n"
       "    user: graintune-test\n    namespace: " + c.default_namespace + "\n";
@@ -195,7 +187,10 @@ Status ControlPlane::StartApiServer() {
        "--service-account-signing-key-file", dir_ + "/sa.key",
        "--service-account-issuer", "https://kubernetes.default.svc.cluster.local",
        "--authorization-mode", "RBAC", "--service-cluster-ip-range", "10.96.0.0/16",
-       "--allow-privileged=true", "--profiling=false", "--v=1"},
+       "--allow-privileged=true", "--profiling=false", "--v=1",
+       // New Nodes get a not-ready taint that only the node lifecycle controller lifts; that
+       // controller is off (KWOK nodes do not heartbeat), so the taint is not added either.
+       "--disable-admission-plugins", "TaintNodesByCondition"},
       dir_ + "/kube-apiserver.log");
   if (!p.ok()) return p.status();
   apiserver_ = std::move(p).value();

@@ -1,0 +1,48 @@
+// graintune-webhook as a test (or the demo) runs it against the local control plane: the real
+// binary with a fresh CA and serving certificate for 127.0.0.1, registered through a real
+// MutatingWebhookConfiguration (url + caBundle), and removed again when this object goes away.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "tests/controlplane/control_plane.h"
+
+namespace graintune::testing {
+
+struct WebhookUnderTestOptions {
+  std::string binary;                     // path of graintune-webhook
+  std::vector<std::string> extra_args;    // e.g. --exclude-namespace
+  std::string configuration_name = "graintune";
+};
+
+class WebhookUnderTest {
+ public:
+  // Starts the binary with the control plane's admin kubeconfig, waits for /readyz (its caches
+  // synced), then registers it for CREATE of Jobs, JobSets and Pods.
+  static Result<std::unique_ptr<WebhookUnderTest>> Start(ControlPlane& cp,
+                                                         const WebhookUnderTestOptions& options);
+  ~WebhookUnderTest();
+
+  int port() const { return port_; }
+  const std::string& ca_pem() const { return ca_pem_; }
+  ChildProcess& process() { return process_; }
+  std::string Log() const { return TailOfFile(process_.log_path(), 4000); }
+
+ private:
+  WebhookUnderTest() = default;
+  ControlPlane* cp_ = nullptr;
+  std::string name_;
+  int port_ = 0;
+  std::string ca_pem_;
+  ChildProcess process_;
+};
+
+// The MutatingWebhookConfiguration graintune registers (same rules as the Helm chart):
+// CREATE of batch/v1 jobs, jobset.x-k8s.io/v1alpha2 jobsets and v1 pods, failurePolicy Ignore,
+// a short timeout, sideEffects None, reinvocation IfNeeded, kube-system excluded.
+kube::Json WebhookConfiguration(const std::string& name, const std::string& url,
+                                const std::string& ca_pem);
+
+}  // namespace graintune::testing

@@ -1,0 +1,150 @@
+// graintune-webhook registered in a real control plane (MutatingWebhookConfiguration with url +
+// caBundle) with KWOK TPU nodes: examples applied with kubectl are mutated with values computed
+// from the Nodes' allocatable figures, read back from the API server.
+#include <gtest/gtest.h>
+
+#include <regex>
+#include <thread>
+
+#include "kube/config.h"
+#include "tests/controlplane/shared_control_plane.h"
+#include "tests/controlplane/tpu_nodes.h"
+#include "tests/controlplane/webhook_under_test.h"
+
+namespace graintune::testing {
+namespace {
+
+using kube::Json;
+
+std::string Text(const Result<std::string>& r) { return r.ok() ? *r : r.error(); }
+
+class WebhookE2E : public ::testing::Test {
+ protected:
+  static void CreateNodes(ControlPlane& cp) {
+    static bool created = false;
+    if (created) return;
+    std::shared_ptr<kube::Client> c = cp.AdminClient();
+    std::vector<TpuNodeSpec> specs;
+    for (int i = 0; i < 8; ++i) specs.push_back({.name = "tpu-v6e-" + std::to_string(i)});
+    // One host of the slice runs heavy DaemonSets: far less cpu is allocatable there.
+    specs[7].allocatable_cpu = 16;
+    for (int i = 0; i < 2; ++i)
+      specs.push_back({.name = "tpu-v5p-" + std::to_string(i), .machine_type = "ct5p-hightpu-4t",
+                       .accelerator = "tpu-v5p-slice", .topology = "2x2x2"});
+    for (const TpuNodeSpec& s : specs) {
+      Result<Json> node = TpuNode(s);
+      ASSERT_TRUE(node.ok()) << node.error();
+      kube::ApiResult<Json> r = c->Create(kube::resources::kNodes, "", *node);
+      ASSERT_TRUE(r.ok() || r.error().IsAlreadyExists()) << r.status().message();
+    }
+    created = true;
+  }
+
+  static std::string Annotation(const Json& obj, const std::string& key) {
+    return obj.value("metadata", Json::object()).value("annotations", Json::object()).value(key, "");
+  }
+};
+
+TEST_F(WebhookE2E, MutatesExamplesWithValuesFromTheKwokNodes) {
+  GRAINTUNE_USE_CONTROL_PLANE(cp, ControlPlaneKind::kFull);
+  CreateNodes(*cp);
+  Result<std::unique_ptr<WebhookUnderTest>> webhook =
+      WebhookUnderTest::Start(*cp, {.binary = GRAINTUNE_WEBHOOK_BIN});
+  ASSERT_TRUE(webhook.ok()) << webhook.error();
+  std::shared_ptr<kube::Client> c = cp->AdminClient();
+  const std::string examples = GRAINTUNE_EXAMPLES_DIR;
+
+  // The xpk-style JobSet: the spec keeps -1 (each restart re-picks), the JobSet is annotated
+  // with its first attempt's value, and kubectl shows the admission warning.
+  Result<std::string> applied = cp->Kubectl({"apply", "-f", examples + "/llama3-8b-v6e-32-jobset.yaml"});
+  ASSERT_TRUE(applied.ok()) << applied.error() << "\nwebhook log:\n" << (*webhook)->Log();
+  EXPECT_NE(applied->find("Warning: graintune: grain_worker_count=-1 will be"), std::string::npos)
+      << *applied;
+  kube::ApiResult<Json> js = c->Get(kube::resources::kJobSets, "default", "llama3-8b-v6e-32");
+  ASSERT_TRUE(js.ok()) << js.status().message();
+  const std::string first = Annotation(*js, "graintune.dev/first-attempt-worker-count");
+  const std::string reason = Annotation(*js, "graintune.dev/reason");
+  ASSERT_FALSE(first.empty()) << js->dump(2);
+  // The tightest of the 8 matching v6e hosts decided, not the machine-type table.
+  EXPECT_NE(reason.find("16.0 cpu"), std::string::npos) << reason;
+  EXPECT_NE(reason.find("node tpu-v6e-7 (tightest of 8 matching nodes)"), std::string::npos) << reason;
+  std::smatch m;
+  ASSERT_TRUE(std::regex_search(reason, m, std::regex("cpu budget (\\d+)"))) << reason;
+  EXPECT_EQ(first, m[1].str()) << "the cpu budget of the 16-cpu host bounds the value: " << reason;
+  EXPECT_NE(js->dump().find("grain_worker_count=-1"), std::string::npos);  // spec unchanged
+
+  // A plain Job with M_GRAIN_WORKER_COUNT=-1 on v5p: the Job's template is rewritten and marked
+  // managed; the controller-manager creates its Pod, KWOK runs it on a v5p node, and the Pod
+  // carries the same value.
+  applied = cp->Kubectl({"apply", "-f", examples + "/v5p-job-env.yaml"});
+  ASSERT_TRUE(applied.ok()) << applied.error();
+  kube::ApiResult<Json> job = c->Get(kube::resources::kJobs, "default", "llama2-70b-v5p");
+  ASSERT_TRUE(job.ok());
+  const Json env = (*job)["spec"]["template"]["spec"]["containers"][0]["env"];
+  const std::string job_value = env[0]["value"];
+  EXPECT_NE(job_value, "-1");
+  EXPECT_GT(std::stoi(job_value), 1);
+  EXPECT_EQ((*job)["spec"]["template"]["metadata"]["labels"]["graintune.dev/managed"], "true")
+      << job->dump(2);
+  EXPECT_NE(Annotation((*job)["spec"]["template"], "graintune.dev/reason").find("node tpu-v5p-"),
+            std::string::npos);
+
+  Json pod;
+  for (int i = 0; i < 300 && pod.is_null(); ++i) {
+    kube::ListOptions lo;
+    lo.label_selector = "job-name=llama2-70b-v5p";
+    kube::ApiResult<kube::ObjectList> pods = c->List(kube::resources::kPods, "default", lo);
+    if (pods.ok() && !pods->items.empty() &&
+        pods->items[0].value("status", Json::object()).value("phase", "") == "Running")
+      pod = pods->items[0];
+    else
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  ASSERT_FALSE(pod.is_null()) << "the Job's pod never ran on a KWOK node:\n"
+                               << Text(cp->Kubectl({"describe", "pods", "-l", "job-name=llama2-70b-v5p"}))
+                               << Text(cp->Kubectl({"describe", "job", "llama2-70b-v5p"}));
+  EXPECT_EQ(pod["spec"]["containers"][0]["env"][0]["value"], job_value);
+  EXPECT_EQ(Annotation(pod, "graintune.dev/worker-count"), job_value);
+  EXPECT_EQ(pod["spec"]["nodeName"].get<std::string>().rfind("tpu-v5p-", 0), 0u);
+  EXPECT_EQ(pod["status"]["podIP"].get<std::string>().rfind("127.", 0), 0u);  // loopback CIDR
+
+  // No Node for v5e in this cluster: the table decides, and the reason says so.
+  applied = cp->Kubectl({"apply", "-f", examples + "/v5e-job-configmap.yaml"});
+  ASSERT_TRUE(applied.ok()) << applied.error();
+  kube::ApiResult<Json> v5e = c->Get(kube::resources::kJobs, "default", "gemma2-9b-v5e");
+  ASSERT_TRUE(v5e.ok());
+  const std::string v5e_reason = Annotation((*v5e)["spec"]["template"], "graintune.dev/reason");
+  EXPECT_NE(v5e_reason.find("machine-type table"), std::string::npos) << v5e_reason;
+  EXPECT_NE(v5e_reason.find("no Node matches"), std::string::npos) << v5e_reason;
+
+  // Objects without -1 pass untouched.
+  applied = cp->Kubectl({"create", "job", "plain", "--image=busybox", "--", "echo", "hi"});
+  ASSERT_TRUE(applied.ok()) << applied.error();
+  kube::ApiResult<Json> plain = c->Get(kube::resources::kJobs, "default", "plain");
+  ASSERT_TRUE(plain.ok());
+  EXPECT_TRUE(Annotation((*plain)["spec"]["template"], "graintune.dev/reason").empty());
+}
+
+TEST_F(WebhookE2E, AStoppedWebhookFailsOpen) {
+  GRAINTUNE_USE_CONTROL_PLANE(cp, ControlPlaneKind::kFull);
+  CreateNodes(*cp);
+  Result<std::unique_ptr<WebhookUnderTest>> webhook =
+      WebhookUnderTest::Start(*cp, {.binary = GRAINTUNE_WEBHOOK_BIN, .configuration_name = "down"});
+  ASSERT_TRUE(webhook.ok()) << webhook.error();
+  (*webhook)->process().Kill();  // registered, but nobody answers
+  ASSERT_TRUE(cp->Kubectl({"create", "namespace", "failopen"}).ok());
+  Result<std::string> manifest =
+      kube::ReadFileText(std::string(GRAINTUNE_EXAMPLES_DIR) + "/v5p-job-env.yaml");
+  ASSERT_TRUE(manifest.ok());
+  std::string text = *manifest;
+  text.replace(text.find("namespace: default"), 18, "namespace: failopen");
+  Result<std::string> applied = cp->Kubectl({"apply", "-f", "-"}, text);
+  // failurePolicy Ignore: the Job is admitted unchanged rather than refused.
+  ASSERT_TRUE(applied.ok()) << applied.error();
+  kube::ApiResult<Json> job = cp->AdminClient()->Get(kube::resources::kJobs, "failopen", "llama2-70b-v5p");
+  ASSERT_TRUE(job.ok());
+  EXPECT_EQ((*job)["spec"]["template"]["spec"]["containers"][0]["env"][0]["value"], "-1");
+}
+
+}  // namespace
+}  // namespace graintune::testing
