@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Builds the real control-plane binaries graintune's integration and e2e tests run against:
-# etcd, kube-apiserver, kube-controller-manager, kube-scheduler, kwok, helm, plus the JobSet CRD.
+# etcd, kube-apiserver, kube-controller-manager, kube-scheduler, kwok, helm, the JobSet
+# controller and its CRD.
 #
 # Each comes from its Go module at a pinned version, through the Go module proxy, built in a
 # throw-away wrapper module (k8s.io/kubernetes needs its staging modules replaced by their
@@ -109,6 +110,9 @@ build_simple kwok sigs.k8s.io/kwok "$KWOK_VERSION" sigs.k8s.io/kwok/cmd/kwok \
   "-X sigs.k8s.io/kwok/pkg/consts.Version=${KWOK_VERSION}"
 build_simple helm helm.sh/helm/v3 "$HELM_VERSION" helm.sh/helm/v3/cmd/helm \
   "-X helm.sh/helm/v3/internal/version.version=${HELM_VERSION}"
+# The JobSet controller: end-to-end tests fail an attempt and let JobSet restart it.
+build_simple jobset-controller sigs.k8s.io/jobset "$JOBSET_VERSION" sigs.k8s.io/jobset \
+  "-X sigs.k8s.io/jobset/pkg/version.GitVersion=${JOBSET_VERSION}"
 fetch_jobset_crd
 rm -rf "$OUT/src"
 log "all present in $((SECONDS - start))s"

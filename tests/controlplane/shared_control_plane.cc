@@ -22,6 +22,9 @@ ControlPlane* SharedControlPlane(ControlPlaneKind kind, std::string* why) {
     return nullptr;
   }
   ControlPlaneOptions o = *options;
+  // graintune's own CRDs, from the source tree, beside JobSet's.
+  for (const char* crd : {"graintune.dev_graintunepolicies.yaml", "graintune.dev_graintunings.yaml"})
+    o.crd_files.push_back(std::string(GRAINTUNE_CRD_DIR) + "/" + crd);
   if (kind == ControlPlaneKind::kFull) {
     o.controllers = true;
     o.kwok = true;
