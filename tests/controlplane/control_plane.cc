@@ -77,7 +77,7 @@ Result<ControlPlaneOptions> OptionsFromEnvironment() {
   ControlPlaneOptions o;
   o.bin_dir = bin;
   for (const char* name : {"etcd", "kube-apiserver", "kube-controller-manager", "kube-scheduler",
-                           "kwok"})
+                           "kwok", "jobset-controller"})
     if (Status s = NeedBinary(o.bin_dir, name); !s.ok()) return s;
   const fs::path crds = fs::path(o.bin_dir).parent_path() / "crds";
   std::error_code ec;
@@ -102,12 +102,19 @@ Result<std::unique_ptr<ControlPlane>> ControlPlane::Start(const ControlPlaneOpti
     if (Status s = cp->StartControllers(); !s.ok()) return s;
   if (options.kwok)
     if (Status s = cp->StartKwok(); !s.ok()) return s;
+  if (options.jobset)
+    if (Status s = cp->StartJobSetController(); !s.ok()) return s;
   return cp;
 }
 
 ControlPlane::~ControlPlane() { Shutdown(); }
 
 void ControlPlane::Shutdown() {
+  if (jobset_.Running()) {
+    if (auto client = AdminClient())
+      client->Delete(kube::resources::kMutatingWebhookConfigurations, "", "jobset-defaulting");
+  }
+  jobset_.Stop(std::chrono::seconds(3));
   kwok_.Stop(std::chrono::seconds(3));
   scheduler_.Stop(std::chrono::seconds(3));
   controller_manager_.Stop(std::chrono::seconds(3));
@@ -298,6 +305,73 @@ Status ControlPlane::StartKwok() {
   std::this_thread::sleep_for(std::chrono::milliseconds(500));
   if (!kwok_.Running()) return Status::Error("kwok exited:\n" + TailOfFile(kwok_.log_path()));
   return Status::Ok();
+}
+
+Status ControlPlane::StartJobSetController() {
+  // JobSet's manager serves its defaulting webhook with certificates from certDir; it is
+  // registered by URL so the API server reaches it on loopback.
+  const std::string certs = dir_ + "/jobset-certs";
+  fs::create_directories(certs);
+  Result<kube::SignedCertificate> cert = kube::IssueCertificate(
+      ca_, {.common_name = "jobset-webhook", .ip_addresses = {"127.0.0.1"}, .server = true,
+            .valid_days = 2});
+  if (!cert.ok()) return cert.status();
+  for (Status s : {WriteFile(certs + "/tls.crt", cert->cert_pem),
+                   WriteFile(certs + "/tls.key", cert->key_pem)})
+    if (!s.ok()) return s;
+  Result<int> webhook_port = FreeLoopbackPort(), health_port = FreeLoopbackPort();
+  if (!webhook_port.ok() || !health_port.ok()) return Status::Error("no free loopback ports");
+  const std::string config = dir_ + "/jobset-config.yaml";
+  if (Status s = WriteFile(config,
+          "apiVersion: config.jobset.x-k8s.io/v1alpha1\nkind: Configuration\n"
+          "internalCertManagement: {enable: false}\nleaderElection: {leaderElect: false}\n"
+          "webhook: {port: " + std::to_string(*webhook_port) + ", host: 127.0.0.1, certDir: " +
+          certs + "}\nmetrics: {bindAddress: \"0\"}\n"
+          "health: {healthProbeBindAddress: \"127.0.0.1:" + std::to_string(*health_port) + "\"}\n");
+      !s.ok())
+    return s;
+  Result<ChildProcess> p = ChildProcess::Spawn(
+      {options_.bin_dir + "/jobset-controller", "--config", config, "--kubeconfig",
+       kubeconfig_path_},
+      dir_ + "/jobset-controller.log");
+  if (!p.ok()) return p.status();
+  jobset_ = std::move(p).value();
+  kube::Json hook = {
+      {"apiVersion", "admissionregistration.k8s.io/v1"},
+      {"kind", "MutatingWebhookConfiguration"},
+      {"metadata", {{"name", "jobset-defaulting"}}},
+      {"webhooks",
+       {{{"name", "mjobset.kb.io"},
+         {"admissionReviewVersions", {"v1"}},
+         {"clientConfig",
+          {{"url", "https://127.0.0.1:" + std::to_string(*webhook_port) +
+                       "/mutate-jobset-x-k8s-io-v1alpha2-jobset"},
+           {"caBundle", kube::Base64Encode(ca_.cert_pem)}}},
+         {"rules", {{{"apiGroups", {"jobset.x-k8s.io"}}, {"apiVersions", {"v1alpha2"}},
+                     {"operations", {"CREATE", "UPDATE"}}, {"resources", {"jobsets"}}}}},
+         {"failurePolicy", "Fail"},
+         {"sideEffects", "None"},
+         {"timeoutSeconds", 10}}}}};
+  // Wait until the webhook answers before registering it with failurePolicy Fail.
+  kube::ClientConfig probe;
+  probe.server = "https://127.0.0.1:" + std::to_string(*webhook_port);
+  probe.ca_pem = ca_.cert_pem;
+  auto client = kube::Client::FromConfig(probe);
+  if (!client.ok()) return client.error().ToStatus();
+  for (int i = 0; i < 300; ++i) {
+    if (!jobset_.Running())
+      return Status::Error("jobset-controller exited:\n" + TailOfFile(jobset_.log_path()));
+    kube::ApiResult<std::string> r = (*client)->GetRaw("/mutate-jobset-x-k8s-io-v1alpha2-jobset");
+    // Any HTTP answer (even an error for a GET) means the TLS server is up.
+    if (r.ok() || r.error().code != 0) {
+      kube::ApiResult<kube::Json> reg =
+          AdminClient()->Apply(kube::resources::kMutatingWebhookConfigurations, "", hook);
+      return reg.ok() ? Status::Ok() : reg.error().ToStatus();
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  return Status::Error("jobset-controller's webhook never answered:\n" +
+                       TailOfFile(jobset_.log_path()));
 }
 
 Result<kube::ClientConfig> ControlPlane::ServiceAccountConfig(const std::string& ns,

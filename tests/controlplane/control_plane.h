@@ -29,6 +29,7 @@ struct ControlPlaneOptions {
   std::vector<std::string> crd_files;  // applied (and waited for) once the API server is ready
   bool controllers = false;            // kube-controller-manager + kube-scheduler
   bool kwok = false;                   // KWOK managing Nodes annotated kwok.x-k8s.io/node=fake
+  bool jobset = false;                 // the JobSet controller and its defaulting webhook
   std::string kwok_stages_file;        // KWOK Stage documents (required with kwok)
   std::string kwok_pod_cidr = "127.64.0.0/16";
 };
@@ -68,6 +69,7 @@ class ControlPlane {
   Status StartEtcd();
   Status StartControllers();
   Status StartKwok();
+  Status StartJobSetController();
   Status WaitReady(std::chrono::seconds timeout);
   void Shutdown();
 
@@ -77,7 +79,7 @@ class ControlPlane {
   kube::CertificateAuthority ca_;
   kube::ClientConfig admin_;
   int etcd_port_ = 0, etcd_peer_port_ = 0, api_port_ = 0;
-  ChildProcess etcd_, apiserver_, controller_manager_, scheduler_, kwok_;
+  ChildProcess etcd_, apiserver_, controller_manager_, scheduler_, kwok_, jobset_;
 };
 
 // Writes a kubeconfig file for a client configuration.

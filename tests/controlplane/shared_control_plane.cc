@@ -28,6 +28,7 @@ ControlPlane* SharedControlPlane(ControlPlaneKind kind, std::string* why) {
   if (kind == ControlPlaneKind::kFull) {
     o.controllers = true;
     o.kwok = true;
+    o.jobset = true;
     o.kwok_stages_file = GRAINTUNE_KWOK_STAGES_FILE;
   }
   Result<std::unique_ptr<ControlPlane>> cp = ControlPlane::Start(o);

@@ -73,6 +73,21 @@ TEST_F(WebhookE2E, MutatesExamplesWithValuesFromTheKwokNodes) {
   EXPECT_EQ(first, m[1].str()) << "the cpu budget of the 16-cpu host bounds the value: " << reason;
   EXPECT_NE(js->dump().find("grain_worker_count=-1"), std::string::npos);  // spec unchanged
 
+  // The JobSet controller creates the child Job of attempt 0: its template gets the value the
+  // JobSet was told, in the script, with everything else as written.
+  Json child;
+  for (int i = 0; i < 300 && child.is_null(); ++i) {
+    kube::ListOptions lo;
+    lo.label_selector = "jobset.sigs.k8s.io/jobset-name=llama3-8b-v6e-32";
+    kube::ApiResult<kube::ObjectList> jobs = c->List(kube::resources::kJobs, "default", lo);
+    if (jobs.ok() && !jobs->items.empty()) child = jobs->items[0];
+    else std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  ASSERT_FALSE(child.is_null()) << "the JobSet controller made no Job";
+  const std::string script = child["spec"]["template"]["spec"]["containers"][0]["command"].back();
+  EXPECT_NE(script.find("grain_worker_count=" + first + " "), std::string::npos) << script;
+  EXPECT_EQ(Annotation(child["spec"]["template"], "graintune.dev/worker-count"), first);
+
   // A plain Job with M_GRAIN_WORKER_COUNT=-1 on v5p: the Job's template is rewritten and marked
   // managed; the controller-manager creates its Pod, KWOK runs it on a v5p node, and the Pod
   // carries the same value.
