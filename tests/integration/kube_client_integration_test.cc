@@ -4,6 +4,8 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <filesystem>
+#include <fstream>
 #include <set>
 #include <thread>
 
@@ -212,6 +214,39 @@ TEST(KubeClientIntegration, RbacRefusalIsAClearForbiddenError) {
     std::this_thread::sleep_for(std::chrono::milliseconds(100));
   }
   EXPECT_TRUE(allowed.ok()) << allowed.status().message();
+}
+
+TEST(KubeClientIntegration, TokenFileIsReReadWhenRotated) {
+  GRAINTUNE_USE_CONTROL_PLANE(cp, ControlPlaneKind::kApiServer);
+  std::shared_ptr<Client> admin = cp->AdminClient();
+  CreateNamespace(*admin, "rotation");
+  Result<ClientConfig> sa = cp->ServiceAccountConfig("rotation", "rotating");
+  ASSERT_TRUE(sa.ok()) << sa.error();
+  ASSERT_TRUE(cp->Kubectl({"create", "clusterrolebinding", "rotating-discovery",
+                           "--clusterrole=system:discovery",
+                           "--serviceaccount=rotation:rotating"}).ok());
+  // As in a pod: the token lives in a file the kubelet replaces.
+  const std::string token_file = cp->dir() + "/rotating-token";
+  auto write_token = [&](const std::string& t) {
+    const std::string tmp = token_file + ".tmp";
+    std::ofstream(tmp) << t << "\n";
+    std::filesystem::rename(tmp, token_file);  // atomic, like the kubelet's symlink swap
+  };
+  write_token(sa->token);
+  ClientConfig from_file = *sa;
+  from_file.token.clear();
+  from_file.token_file = token_file;
+  auto c = Client::FromConfig(from_file);
+  ASSERT_TRUE(c.ok());
+  EXPECT_TRUE((*c)->GetRaw("/version").ok());
+  std::this_thread::sleep_for(std::chrono::milliseconds(1100));  // a new modification time
+  write_token("not-a-token");
+  ApiResult<std::string> rejected = (*c)->GetRaw("/version");
+  ASSERT_FALSE(rejected.ok());
+  EXPECT_EQ(rejected.error().code, 401);
+  std::this_thread::sleep_for(std::chrono::milliseconds(1100));
+  write_token(sa->token);
+  EXPECT_TRUE((*c)->GetRaw("/version").ok());
 }
 
 TEST(KubeClientIntegration, EventsAreRecordedAgainstTheirObject) {
