@@ -1,0 +1,162 @@
+// graintune-exporter: the native sidecar the webhook injects into tuned pods. It follows
+// MaxText's metrics file on a shared emptyDir, samples the pod's processes when the pod shares
+// its PID namespace, and serves
+//   /steps?since=N  the steps of the current run as JSON (what the operator reads),
+//   /metrics        Prometheus text (last step's figures, counters),
+//   /healthz
+// on a configurable address and port (TPU pods often use host networking).
+//
+//   graintune-exporter --metrics-file PATH [--bind-address A] [--port N]
+//                      [--poll-interval-ms N] [--proc-root /proc] [--trainer-pattern MaxText]
+#include <prometheus/gauge.h>
+#include <prometheus/counter.h>
+#include <prometheus/registry.h>
+#include <prometheus/text_serializer.h>
+
+#include <atomic>
+#include <charconv>
+#include <csignal>
+#include <iostream>
+#include <thread>
+
+#include "operator/metrics_file_follower.h"
+#include "operator/process_stats.h"
+#include "operator/step_log.h"
+#include "webhook/https_server.h"
+
+namespace {
+
+std::atomic<bool> g_stop{false};
+void OnSignal(int) { g_stop = true; }
+
+int IntFlag(const std::string& flag, const std::string& text, int lo, int hi) {
+  int value = 0;
+  auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+  if (ec != std::errc() || ptr != text.data() + text.size() || value < lo || value > hi) {
+    std::cerr << "graintune-exporter: " << flag << " wants an integer in [" << lo << ", " << hi
+              << "], got '" << text << "'\n";
+    std::exit(2);
+  }
+  return value;
+}
+
+long SinceParameter(const std::string& target) {
+  const size_t q = target.find("since=");
+  if (q == std::string::npos) return -1;
+  long v = -1;
+  const char* begin = target.c_str() + q + 6;
+  std::from_chars(begin, target.c_str() + target.size(), v);
+  return v;
+}
+
+// Prometheus view of the StepLog, refreshed on each scrape.
+class ExporterMetrics {
+ public:
+  ExporterMetrics() : registry_(std::make_shared<prometheus::Registry>()) {
+    auto gauge = [&](const char* name, const char* help) {
+      return &prometheus::BuildGauge().Name(name).Help(help).Register(*registry_).Add({});
+    };
+    step_ = gauge("graintune_exporter_step", "Last training step in the metrics file");
+    step_time_ = gauge("graintune_exporter_step_time_seconds", "Step time of the last step");
+    tflops_ = gauge("graintune_exporter_tflops_per_device", "TFLOP/s per device of the last step");
+    tokens_ = gauge("graintune_exporter_tokens_per_device_per_second",
+                    "Tokens per second per device of the last step");
+    run_ = gauge("graintune_exporter_run", "Runs seen (the metrics file restarted)");
+    lines_ = gauge("graintune_exporter_lines", "Metrics lines read in total");
+    malformed_ = gauge("graintune_exporter_malformed_lines", "Metrics lines skipped as malformed");
+    workers_ = gauge("graintune_exporter_grain_workers", "Grain worker processes seen in /proc");
+    busy_ = gauge("graintune_exporter_worker_busy_fraction", "Share of time Grain workers were busy");
+  }
+  std::string Render(const graintune::op::StepLog::Totals& t) {
+    run_->Set(t.run);
+    lines_->Set(static_cast<double>(t.lines));
+    malformed_->Set(static_cast<double>(t.malformed));
+    if (t.last) {
+      step_->Set(static_cast<double>(t.last->step));
+      step_time_->Set(t.last->step_time_seconds);
+      if (t.last->tflops_per_device >= 0) tflops_->Set(t.last->tflops_per_device);
+      if (t.last->tokens_per_device_per_second >= 0) tokens_->Set(t.last->tokens_per_device_per_second);
+    }
+    if (t.process) {
+      workers_->Set(t.process->workers);
+      busy_->Set(t.process->worker_busy_fraction);
+    }
+    return prometheus::TextSerializer().Serialize(registry_->Collect());
+  }
+
+ private:
+  std::shared_ptr<prometheus::Registry> registry_;
+  prometheus::Gauge *step_, *step_time_, *tflops_, *tokens_, *run_, *lines_, *malformed_,
+      *workers_, *busy_;
+};
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  using namespace graintune;
+  webhook::HttpsServerOptions options;
+  options.bind_address = "0.0.0.0";
+  options.port = 9431;
+  options.threads = 1;
+  options.max_body_bytes = 4096;  // it takes no request bodies
+  std::string metrics_file, proc_root = "/proc", pattern = "MaxText";
+  int poll_ms = 500;
+  for (int i = 1; i < argc; ++i) {
+    const std::string flag = argv[i];
+    auto value = [&]() -> std::string {
+      if (i + 1 >= argc) {
+        std::cerr << "graintune-exporter: " << flag << " needs a value\n";
+        std::exit(2);
+      }
+      return argv[++i];
+    };
+    if (flag == "--metrics-file") metrics_file = value();
+    else if (flag == "--bind-address") options.bind_address = value();
+    else if (flag == "--port") options.port = static_cast<unsigned short>(IntFlag(flag, value(), 1, 65535));
+    else if (flag == "--poll-interval-ms") poll_ms = IntFlag(flag, value(), 10, 60000);
+    else if (flag == "--proc-root") proc_root = value();
+    else if (flag == "--trainer-pattern") pattern = value();
+    else {
+      std::cerr << "graintune-exporter: unknown flag " << flag << "\n";
+      return 2;
+    }
+  }
+  if (metrics_file.empty()) {
+    std::cerr << "graintune-exporter: --metrics-file is required\n";
+    return 2;
+  }
+  op::StepLog log;
+  ExporterMetrics metrics;
+  std::mutex metrics_mu;
+  webhook::HttpsServer server(options, [&](const webhook::HttpRequest& r) -> webhook::HttpResponse {
+    const std::string path = r.target.substr(0, r.target.find('?'));
+    if (r.method != "GET") return {405, "text/plain", "GET only\n"};
+    if (path == "/steps") return {200, "application/json", log.ToJson(SinceParameter(r.target)).dump()};
+    if (path == "/metrics") {
+      std::lock_guard<std::mutex> lock(metrics_mu);
+      return {200, "text/plain; version=0.0.4", metrics.Render(log.totals())};
+    }
+    if (path == "/healthz") return {200, "text/plain", "ok\n"};
+    return {404, "text/plain", "not found\n"};
+  });
+  if (Status s = server.Start(); !s.ok()) {
+    std::cerr << "graintune-exporter: " << s.message() << "\n";
+    return 1;
+  }
+  std::cerr << "graintune-exporter: following " << metrics_file << ", serving on "
+            << options.bind_address << ":" << server.port() << "\n";
+  std::signal(SIGTERM, OnSignal);
+  std::signal(SIGINT, OnSignal);
+  op::MetricsFileFollower follower(metrics_file);
+  op::ProcessSampler sampler(proc_root, pattern);
+  while (!g_stop) {
+    op::MetricsFileFollower::Update u = follower.Poll();
+    if (u.restarted) log.Restart();
+    log.Add(u.samples, u.lines, u.malformed);
+    if (std::optional<op::ProcessFigures> p = sampler.Sample(std::chrono::steady_clock::now()))
+      log.SetProcess(*p);
+    std::this_thread::sleep_for(std::chrono::milliseconds(poll_ms));
+  }
+  server.Stop();
+  return 0;
+}

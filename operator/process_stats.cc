@@ -1,0 +1,110 @@
+#include "operator/process_stats.h"
+
+#include <unistd.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <set>
+#include <sstream>
+#include <vector>
+
+namespace graintune::op {
+namespace {
+
+namespace fs = std::filesystem;
+
+struct Proc {
+  int pid = 0, ppid = 0;
+  double ticks = 0;       // utime + stime
+  double hwm_bytes = 0;   // VmHWM
+  std::string cmdline;
+};
+
+std::optional<Proc> ReadProc(const fs::path& dir, int pid) {
+  std::ifstream stat(dir / "stat");
+  std::string text((std::istreambuf_iterator<char>(stat)), std::istreambuf_iterator<char>());
+  // The command name is in parentheses and may hold spaces; fields follow the last ')'.
+  const size_t close = text.rfind(')');
+  if (close == std::string::npos) return std::nullopt;
+  std::istringstream rest(text.substr(close + 2));
+  std::vector<std::string> f;
+  for (std::string x; rest >> x;) f.push_back(x);
+  if (f.size() < 13) return std::nullopt;
+  Proc p;
+  p.pid = pid;
+  p.ppid = std::atoi(f[1].c_str());        // field 4
+  p.ticks = std::atof(f[11].c_str()) + std::atof(f[12].c_str());  // fields 14, 15
+  std::ifstream status(dir / "status");
+  for (std::string line; std::getline(status, line);)
+    if (line.rfind("VmHWM:", 0) == 0) p.hwm_bytes = std::atof(line.c_str() + 6) * 1024.0;
+  std::ifstream cmd(dir / "cmdline");
+  std::string raw((std::istreambuf_iterator<char>(cmd)), std::istreambuf_iterator<char>());
+  for (char& c : raw)
+    if (c == '\0') c = ' ';
+  p.cmdline = raw;
+  return p;
+}
+
+}  // namespace
+
+ProcessSampler::ProcessSampler(std::string proc_root, std::string trainer_pattern)
+    : root_(std::move(proc_root)), pattern_(std::move(trainer_pattern)) {}
+
+std::optional<ProcessFigures> ProcessSampler::Sample(std::chrono::steady_clock::time_point now) {
+  std::map<int, Proc> procs;
+  std::error_code ec;
+  for (const fs::directory_entry& e : fs::directory_iterator(root_, ec)) {
+    const std::string name = e.path().filename().string();
+    if (name.empty() || name.find_first_not_of("0123456789") != std::string::npos) continue;
+    if (std::optional<Proc> p = ReadProc(e.path(), std::atoi(name.c_str()))) procs[p->pid] = *p;
+  }
+  // The trainer: the oldest (lowest pid) matching process whose parent does not match too
+  // (Grain's workers are forked from the trainer and share its command line).
+  const Proc* trainer = nullptr;
+  for (const auto& [pid, p] : procs) {
+    if (p.cmdline.find(pattern_) == std::string::npos) continue;
+    auto parent = procs.find(p.ppid);
+    if (parent != procs.end() && parent->second.cmdline.find(pattern_) != std::string::npos)
+      continue;
+    trainer = &p;
+    break;
+  }
+  if (!trainer) return std::nullopt;
+  std::set<int> descendants = {trainer->pid};
+  for (bool grew = true; grew;) {
+    grew = false;
+    for (const auto& [pid, p] : procs)
+      if (!descendants.count(pid) && descendants.count(p.ppid)) grew = descendants.insert(pid).second;
+  }
+  descendants.erase(trainer->pid);
+
+  ProcessFigures f;
+  f.workers = static_cast<int>(descendants.size());
+  f.trainer_memory_bytes = trainer->hwm_bytes;
+  Ticks ticks{trainer->ticks, {}, now};
+  for (int pid : descendants) {
+    f.worker_memory_bytes = std::max(f.worker_memory_bytes, procs[pid].hwm_bytes);
+    ticks.workers[pid] = procs[pid].ticks;
+  }
+  static const double kHz = static_cast<double>(::sysconf(_SC_CLK_TCK));
+  if (last_) {
+    const double wall = std::chrono::duration<double>(now - last_->at).count();
+    if (wall > 0) {
+      f.trainer_cpu_cores = std::max(0.0, (ticks.trainer - last_->trainer) / kHz / wall);
+      double busy = 0;
+      int compared = 0;
+      for (const auto& [pid, t] : ticks.workers) {
+        auto before = last_->workers.find(pid);
+        if (before == last_->workers.end()) continue;  // started since: no rate yet
+        busy += std::max(0.0, (t - before->second) / kHz);
+        ++compared;
+      }
+      if (compared > 0) f.worker_busy_fraction = std::min(1.0, busy / (wall * compared));
+    }
+  }
+  last_ = ticks;
+  return f;
+}
+
+}  // namespace graintune::op

@@ -1,0 +1,43 @@
+// What the exporter learns from /proc when it shares the pod's PID namespace
+// (shareProcessNamespace: true): the trainer process (its command line matches a pattern,
+// "MaxText" by default), Grain's worker processes (the trainer's descendants), their peak
+// resident memory (VmHWM), the trainer's cpu use and how busy the workers were between two
+// samples. The /proc root is a parameter so tests can point at a fake tree.
+#pragma once
+
+#include <chrono>
+#include <map>
+#include <optional>
+#include <string>
+
+#include "tuner/status.h"
+
+namespace graintune::op {
+
+struct ProcessFigures {
+  int workers = 0;
+  double worker_busy_fraction = -1;  // cpu time of the workers / (wall time x workers)
+  double worker_memory_bytes = 0;    // peak RSS of the largest worker
+  double trainer_memory_bytes = 0;   // peak RSS of the trainer
+  double trainer_cpu_cores = -1;     // cores the trainer used between two samples
+};
+
+class ProcessSampler {
+ public:
+  ProcessSampler(std::string proc_root = "/proc", std::string trainer_pattern = "MaxText");
+  // Reads /proc now. nullopt when no trainer process is visible (not started, or the pod does
+  // not share its PID namespace). Rates need two samples; the first has them at -1.
+  std::optional<ProcessFigures> Sample(std::chrono::steady_clock::time_point now);
+
+ private:
+  struct Ticks {
+    double trainer = 0;
+    std::map<int, double> workers;  // pid -> utime+stime
+    std::chrono::steady_clock::time_point at;
+  };
+  std::string root_;
+  std::string pattern_;
+  std::optional<Ticks> last_;
+};
+
+}  // namespace graintune::op

@@ -1,0 +1,56 @@
+// The exporter's memory of a run: the recent steps of the metrics file (bounded), the process
+// figures last sampled, and counters. Serialised for the operator as /steps JSON:
+//   {"run": 2, "steps": [{"step": 12, "step_time_seconds": 4.31, "tflops_per_device": 195.1,
+//    "tokens_per_device_per_second": 7617}], "lines": 40, "malformed_lines": 1,
+//    "process": {"workers": 8, "worker_busy_fraction": 0.62, ...}}
+// `run` grows when the metrics file restarts (a new run in the same pod), so a reader never
+// mixes the steps of two runs. Thread-safe.
+#pragma once
+
+#include <deque>
+#include <mutex>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <vector>
+
+#include "operator/maxtext_metrics.h"
+#include "operator/process_stats.h"
+
+namespace graintune::op {
+
+class StepLog {
+ public:
+  explicit StepLog(size_t max_steps = 20000) : max_steps_(max_steps) {}
+
+  void Restart();
+  void Add(const std::vector<StepSample>& samples, int lines, int malformed);
+  void SetProcess(const ProcessFigures& figures);
+
+  // Steps with step > since (all when since < 0).
+  nlohmann::json ToJson(long since) const;
+
+  struct Totals {
+    int run = 0;
+    long lines = 0, malformed = 0, steps = 0;
+    std::optional<StepSample> last;
+    std::optional<ProcessFigures> process;
+  };
+  Totals totals() const;
+
+ private:
+  mutable std::mutex mu_;
+  size_t max_steps_;
+  std::deque<StepSample> steps_;
+  Totals totals_;
+};
+
+// The /steps document back into values (for the operator). Error on a malformed document.
+struct StepsDocument {
+  int run = 0;
+  std::vector<StepSample> steps;
+  long malformed_lines = 0;
+  std::optional<ProcessFigures> process;
+};
+Result<StepsDocument> ParseStepsDocument(const std::string& body);
+
+}  // namespace graintune::op
