@@ -31,4 +31,53 @@ Result<std::optional<std::string>> ConfigMapCache::Get(const std::string& ns,
   return std::optional<std::string>(it->get<std::string>());
 }
 
+Result<std::optional<TuningHistory>> GrainTuningHistory::Lookup(const std::string& ns,
+                                                                const std::string& tuning_key) {
+  if (!graintunings_->Synced()) return Status::Error("the GrainTuning cache is not synced yet");
+  std::optional<kube::Json> gt = graintunings_->Get(ns, GrainTuningName(tuning_key));
+  if (!gt) return std::optional<TuningHistory>();
+  return std::optional<TuningHistory>(HistoryFromGrainTuning(*gt));
+}
+
+std::optional<DatasetProfile> GrainTuningHistory::LearnedProfile(const std::string& dataset) {
+  std::optional<DatasetProfile> best;
+  std::string newest;
+  for (const kube::Json& gt : graintunings_->List()) {
+    const kube::Json spec = gt.value("spec", kube::Json::object());
+    const kube::Json status = gt.value("status", kube::Json::object());
+    const double rate = status.value("learnedTokensPerSecondPerWorker", 0.0);
+    if (spec.value("dataset", "") != dataset || rate <= 0) continue;
+    Result<DatasetKind> kind = ParseDatasetKind(spec.value("datasetKind", "raw-text"));
+    if (!kind.ok()) continue;
+    const std::string when = status.value("recommendation", kube::Json::object()).value("decidedAt", "");
+    if (best && when < newest) continue;
+    DatasetProfile p = DefaultProfile(*kind);
+    p.tokens_per_second_per_worker = rate;
+    for (const Trial& t : TrialsOf(gt))
+      if (t.worker_memory_bytes > 0) p.worker_memory_bytes = t.worker_memory_bytes;
+    p.source = "learned by GrainTuning " +
+               gt.value("metadata", kube::Json::object()).value("namespace", "") + "/" +
+               gt.value("metadata", kube::Json::object()).value("name", "");
+    best = p;
+    newest = when;
+  }
+  return best;
+}
+
+Policy PolicyCache::PolicyFor(const std::string& ns,
+                              const std::map<std::string, std::string>& labels) {
+  std::map<std::string, std::string> ns_labels = {{"kubernetes.io/metadata.name", ns}};
+  if (std::optional<kube::Json> n = namespaces_->Get("", ns)) {
+    const kube::Json l = n->value("metadata", kube::Json::object()).value("labels", kube::Json::object());
+    for (const auto& [k, v] : l.items())
+      if (v.is_string()) ns_labels[k] = v.get<std::string>();
+  }
+  std::vector<kube::Json> usable;
+  for (const kube::Json& p : policies_->List())
+    if (PolicyFromObject(p).ok()) usable.push_back(p);
+  if (std::optional<kube::Json> chosen = PolicyCovering(usable, ns_labels, labels))
+    return *PolicyFromObject(*chosen);
+  return Policy{};
+}
+
 }  // namespace graintune::webhook

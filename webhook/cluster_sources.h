@@ -8,6 +8,7 @@
 #include <memory>
 
 #include "kube/informer.h"
+#include "webhook/graintune_objects.h"
 #include "webhook/node_shapes.h"
 #include "webhook/sources.h"
 
@@ -32,6 +33,33 @@ class ConfigMapCache : public ConfigMapSource {
 
  private:
   std::shared_ptr<kube::Informer> configmaps_;
+};
+
+// History from the GrainTuning cache (the operator writes it; the webhook only reads).
+class GrainTuningHistory : public HistorySource {
+ public:
+  explicit GrainTuningHistory(std::shared_ptr<kube::Informer> graintunings)
+      : graintunings_(std::move(graintunings)) {}
+  Result<std::optional<TuningHistory>> Lookup(const std::string& ns,
+                                              const std::string& tuning_key) override;
+  // The newest learned per-worker throughput among GrainTunings with spec.dataset == dataset.
+  std::optional<DatasetProfile> LearnedProfile(const std::string& dataset) override;
+
+ private:
+  std::shared_ptr<kube::Informer> graintunings_;
+};
+
+// Policies from the GrainTunePolicy and Namespace caches. A policy that does not parse is
+// skipped (and reported by LastProblem) rather than applied half-way.
+class PolicyCache : public PolicySource {
+ public:
+  PolicyCache(std::shared_ptr<kube::Informer> policies, std::shared_ptr<kube::Informer> namespaces)
+      : policies_(std::move(policies)), namespaces_(std::move(namespaces)) {}
+  Policy PolicyFor(const std::string& ns, const std::map<std::string, std::string>& labels) override;
+
+ private:
+  std::shared_ptr<kube::Informer> policies_;
+  std::shared_ptr<kube::Informer> namespaces_;
 };
 
 }  // namespace graintune::webhook

@@ -3,8 +3,8 @@
 //   graintune-webhook --tls-cert-file F --tls-key-file F [--bind-address A] [--port N]
 //                     [--kubeconfig K | --standalone] [--exclude-namespace NS]...
 // With API access (--kubeconfig, in-cluster, $KUBECONFIG or ~/.kube/config) host shapes come
-// from the watched Node cache and mounted MaxText YAML from the ConfigMap cache; /readyz waits
-// for both caches. --standalone (or no reachable configuration) uses the machine-type table
+// from the watched Node cache, mounted MaxText YAML from the ConfigMap cache, history from
+// GrainTunings and policies from GrainTunePolicies; /readyz waits for every cache. --standalone (or no reachable configuration) uses the machine-type table
 // alone.
 #include <charconv>
 #include <csignal>
@@ -71,7 +71,7 @@ int main(int argc, char** argv) {
     return 2;
   }
   // Sources: the API server's caches when reachable, else the built-in table.
-  std::shared_ptr<graintune::kube::Informer> nodes, configmaps;
+  std::shared_ptr<graintune::kube::Informer> nodes, configmaps, graintunings, policies, namespaces;
   if (!standalone) {
     graintune::Result<graintune::kube::ClientConfig> config =
         graintune::kube::LoadDefaultConfig(kubeconfig);
@@ -91,24 +91,36 @@ int main(int argc, char** argv) {
       nodes = std::make_shared<graintune::kube::Informer>(*client, graintune::kube::resources::kNodes);
       configmaps = std::make_shared<graintune::kube::Informer>(
           *client, graintune::kube::resources::kConfigMaps);
-      nodes->Start();
-      configmaps->Start();
+      graintunings = std::make_shared<graintune::kube::Informer>(
+          *client, graintune::kube::resources::kGrainTunings);
+      policies = std::make_shared<graintune::kube::Informer>(
+          *client, graintune::kube::resources::kGrainTunePolicies);
+      namespaces = std::make_shared<graintune::kube::Informer>(
+          *client, graintune::kube::resources::kNamespaces);
+      for (auto* i : {&nodes, &configmaps, &graintunings, &policies, &namespaces}) (*i)->Start();
     }
   }
   MachineTypeTableShapes table_shapes;
   std::unique_ptr<NodeShapeSource> cluster_shapes;
   std::unique_ptr<ConfigMapSource> cluster_configmaps;
+  std::unique_ptr<HistorySource> cluster_history;
+  std::unique_ptr<PolicySource> cluster_policies;
   if (nodes) {
     cluster_shapes = std::make_unique<NodeCacheShapes>(nodes);
     cluster_configmaps = std::make_unique<ConfigMapCache>(configmaps);
+    cluster_history = std::make_unique<GrainTuningHistory>(graintunings);
+    cluster_policies = std::make_unique<PolicyCache>(policies, namespaces);
   }
-  InMemoryHistory history;
+  InMemoryHistory no_history;
   InMemoryConfigMaps no_configmaps;
-  FixedPolicy policies;
+  FixedPolicy default_policy;
   NodeShapeSource& shapes = cluster_shapes ? *cluster_shapes : table_shapes;
   ConfigMapSource& configmap_source =
       cluster_configmaps ? *cluster_configmaps : static_cast<ConfigMapSource&>(no_configmaps);
-  Admitter admitter(PlannerSources{shapes, history, configmap_source, policies}, admit);
+  HistorySource& history = cluster_history ? *cluster_history : static_cast<HistorySource&>(no_history);
+  PolicySource& policy_source =
+      cluster_policies ? *cluster_policies : static_cast<PolicySource&>(default_policy);
+  Admitter admitter(PlannerSources{shapes, history, configmap_source, policy_source}, admit);
   WebhookMetrics metrics;
   WebhookRoutes routes(admitter, metrics);
   // Not ready until the caches are: the API server then sends requests to a replica that is.
@@ -122,11 +134,13 @@ int main(int argc, char** argv) {
   std::signal(SIGTERM, OnSignal);
   std::signal(SIGINT, OnSignal);
   while (!g_stop) {
-    if (nodes && nodes->Synced() && configmaps->Synced()) routes.SetReady(true);
+    if (nodes && nodes->Synced() && configmaps->Synced() && graintunings->Synced() &&
+        policies->Synced() && namespaces->Synced())
+      routes.SetReady(true);
     std::this_thread::sleep_for(std::chrono::milliseconds(200));
   }
-  if (nodes) nodes->Stop();
-  if (configmaps) configmaps->Stop();
+  for (auto* i : {&nodes, &configmaps, &graintunings, &policies, &namespaces})
+    if (*i) (*i)->Stop();
   server.Stop();
   return 0;
 }

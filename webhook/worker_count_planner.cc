@@ -1,5 +1,7 @@
 #include "webhook/worker_count_planner.h"
 
+#include <charconv>
+
 #include <algorithm>
 #include <cmath>
 
@@ -72,6 +74,20 @@ void Annotate(json& object, const std::string& metadata_pointer,
 }
 
 }  // namespace
+
+int AttemptOf(const json& metadata) {
+  const std::map<std::string, std::string> labels = StringMap(metadata, "labels");
+  for (const char* key : {kRestartAttemptLabel, kAttemptAnnotation}) {
+    std::map<std::string, std::string> from =
+        std::string(key) == kAttemptAnnotation ? StringMap(metadata, "annotations") : labels;
+    if (auto it = from.find(key); it != from.end()) {
+      int v = 0;
+      auto [ptr, ec] = std::from_chars(it->second.data(), it->second.data() + it->second.size(), v);
+      if (ec == std::errc() && ptr == it->second.data() + it->second.size() && v >= 0) return v;
+    }
+  }
+  return 0;
+}
 
 std::string TuningKeyOf(const json& object, WorkloadKind kind) {
   std::map<std::string, std::string> annotations =
@@ -172,7 +188,9 @@ Plan PlanWorkerCount(const json& object, WorkloadKind kind, const std::string& n
     return plan;
   }
   plan.host = inputs->host;
+  plan.inputs = *inputs;
   plan.tuning_key = TuningKeyOf(object, kind);
+  plan.attempt = AttemptOf(object_meta);
 
   std::optional<TuningHistory> history;
   if (Result<std::optional<TuningHistory>> h = sources.history.Lookup(ns, plan.tuning_key); h.ok()) {
@@ -184,8 +202,21 @@ Plan PlanWorkerCount(const json& object, WorkloadKind kind, const std::string& n
   const bool managed_only = std::all_of(found.begin(), found.end(), [](const Found& f) {
     return std::all_of(f.edits.begin(), f.edits.end(), [](const Edit& e) { return e.before != "-1" && e.before != "(unset)"; });
   });
-  if (history && history->recommended_workers && (policy.mode != Mode::kInitial ||
-                                                  history->recommendation_attempt == 0)) {
+  // A late pod of an attempt that was already measured keeps that attempt's value: all pods of
+  // one attempt get one value.
+  const Trial* measured = nullptr;
+  if (history && history->recommendation_attempt > plan.attempt)
+    for (const Trial& t : history->trials)
+      if (t.attempt == plan.attempt) measured = &t;
+  if (measured) {
+    plan.workers = measured->workers;
+    plan.reason = "attempt " + std::to_string(plan.attempt) + " ran with " +
+                  std::to_string(measured->workers) + " workers";
+  } else if (history && history->recommended_workers &&
+             (policy.mode != Mode::kInitial || history->recommendation_attempt == 0)) {
+    // A plain Job's pod retry carries no attempt label: it is the attempt recommended for.
+    const std::map<std::string, std::string> own_labels = StringMap(object_meta, "labels");
+    if (!own_labels.count(kRestartAttemptLabel)) plan.attempt = history->recommendation_attempt;
     plan.workers = *history->recommended_workers;
     plan.reason = "attempt " + std::to_string(history->recommendation_attempt) + ": " +
                   history->recommendation_reason;
@@ -219,7 +250,8 @@ Plan PlanWorkerCount(const json& object, WorkloadKind kind, const std::string& n
 
   const std::string object_name = ObjectName(object, kind);
   std::map<std::string, std::string> applied = {
-      {kWorkerCountAnnotation, std::to_string(plan.workers)}, {kReasonAnnotation, plan.reason}};
+      {kWorkerCountAnnotation, std::to_string(plan.workers)}, {kReasonAnnotation, plan.reason},
+      {kAttemptAnnotation, std::to_string(plan.attempt)}};
   if (has_eval) applied[kEvalWorkerCountAnnotation] = std::to_string(plan.eval_workers);
 
   if (kind == WorkloadKind::kJobSet) {

@@ -51,6 +51,8 @@ struct Plan {
   std::vector<Finding> findings;
   std::vector<std::string> warnings;
   std::optional<Decision> decision;        // set when a value was decided
+  std::optional<TuningInputs> inputs;      // what a decision is made from (the operator re-uses it)
+  int attempt = 0;                         // the attempt a Pod or Job belongs to
   int workers = 0;
   int eval_workers = 0;
   std::string reason;
@@ -60,6 +62,10 @@ struct Plan {
 
 Plan PlanWorkerCount(const nlohmann::json& object, WorkloadKind kind, const std::string& ns,
                      PlannerSources sources);
+
+// The attempt an object belongs to: JobSet's jobset.sigs.k8s.io/restart-attempt label, else
+// graintune's graintune.dev/attempt annotation, else 0. `metadata` is the object's metadata.
+int AttemptOf(const nlohmann::json& metadata);
 
 // The tuning key: graintune.dev/tuning-key, else the owning JobSet, else the Job, else the pod.
 std::string TuningKeyOf(const nlohmann::json& object, WorkloadKind kind);

@@ -31,6 +31,9 @@ inline constexpr char kReasonAnnotation[] = "graintune.dev/reason";
 inline constexpr char kTuningKeyAnnotation[] = "graintune.dev/tuning-key";
 inline constexpr char kFirstAttemptAnnotation[] = "graintune.dev/first-attempt-worker-count";
 inline constexpr char kManagedLabel[] = "graintune.dev/managed";
+// The attempt a pod's value is for (graintune writes it; JobSet's label wins when present).
+inline constexpr char kAttemptAnnotation[] = "graintune.dev/attempt";
+inline constexpr char kRestartAttemptLabel[] = "jobset.sigs.k8s.io/restart-attempt";
 
 struct WorkloadAnnotations {
   bool requests_tuning = false;            // worker-count is "-1"

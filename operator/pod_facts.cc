@@ -1,0 +1,68 @@
+#include "operator/pod_facts.h"
+
+#include <charconv>
+
+#include "webhook/pod_templates.h"
+#include "webhook/workload_annotations.h"
+#include "webhook/worker_count_planner.h"
+
+namespace graintune::op {
+namespace {
+
+using json = nlohmann::json;
+
+int PositiveInt(const std::string& text, int fallback) {
+  int v = 0;
+  auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
+  return ec == std::errc() && ptr == text.data() + text.size() && v > 0 ? v : fallback;
+}
+
+bool TerminatedOom(const json& status) {
+  for (const char* state : {"state", "lastState"}) {
+    const json s = status.value(state, json::object());
+    if (s.value("terminated", json::object()).value("reason", "") == "OOMKilled") return true;
+  }
+  return false;
+}
+
+}  // namespace
+
+PodFacts PodFactsFromJson(const json& pod) {
+  PodFacts f;
+  const json meta = pod.value("metadata", json::object());
+  f.ns = meta.value("namespace", "");
+  f.name = meta.value("name", "");
+  f.uid = meta.value("uid", "");
+  f.created = meta.value("creationTimestamp", "");
+  f.tuning_key = webhook::TuningKeyOf(pod, webhook::WorkloadKind::kPod);
+  f.attempt = webhook::AttemptOf(meta);
+  const std::map<std::string, std::string> annotations = webhook::StringMap(meta, "annotations");
+  const std::map<std::string, std::string> labels = webhook::StringMap(meta, "labels");
+  if (auto it = annotations.find(webhook::kWorkerCountAnnotation); it != annotations.end())
+    f.workers = PositiveInt(it->second, 0);
+  if (auto it = annotations.find(kExporterPortAnnotation); it != annotations.end())
+    f.exporter_port = PositiveInt(it->second, kDefaultExporterPort);
+  if (auto it = annotations.find("graintune.dev/dataset"); it != annotations.end())
+    f.dataset = it->second;
+  if (auto it = labels.find("jobset.sigs.k8s.io/jobset-name"); it != labels.end()) {
+    f.owner_kind = "JobSet";
+    f.owner_name = it->second;
+  } else if (auto j = labels.find("batch.kubernetes.io/job-name"); j != labels.end()) {
+    f.owner_kind = "Job";
+    f.owner_name = j->second;
+  } else {
+    f.owner_kind = "Pod";
+    f.owner_name = f.name;
+  }
+  const json status = pod.value("status", json::object());
+  f.phase = status.value("phase", "Pending");
+  f.pod_ip = status.value("podIP", "");
+  for (const char* list : {"containerStatuses", "initContainerStatuses"}) {
+    if (!status.contains(list) || !status[list].is_array()) continue;
+    for (const json& cs : status[list])
+      if (cs.is_object() && TerminatedOom(cs)) f.oom_killed = true;
+  }
+  return f;
+}
+
+}  // namespace graintune::op

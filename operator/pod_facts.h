@@ -1,0 +1,33 @@
+// What the operator reads from a pod graintune manages (label graintune.dev/managed=true):
+// which tuning key and attempt it belongs to, the value it got, where its exporter listens,
+// and how it ended. Pure functions over the Pod object.
+#pragma once
+
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+namespace graintune::op {
+
+// The exporter's default port; pods may say otherwise with graintune.dev/exporter-port.
+inline constexpr int kDefaultExporterPort = 9431;
+inline constexpr char kExporterPortAnnotation[] = "graintune.dev/exporter-port";
+
+struct PodFacts {
+  std::string ns, name, uid;
+  std::string tuning_key;
+  int attempt = 0;
+  int workers = 0;           // graintune.dev/worker-count; 0 when absent or not a number
+  std::string phase;         // Pending, Running, Succeeded, Failed
+  std::string pod_ip;
+  int exporter_port = kDefaultExporterPort;
+  bool oom_killed = false;   // a container's current or last state was OOMKilled
+  std::string owner_kind;    // JobSet, Job or Pod: the workload the key came from
+  std::string owner_name;
+  std::string dataset;       // graintune.dev/dataset
+  std::string created;       // metadata.creationTimestamp
+};
+
+PodFacts PodFactsFromJson(const nlohmann::json& pod);
+
+}  // namespace graintune::op

@@ -1,0 +1,207 @@
+#include "operator/tuning_reconciler.h"
+
+#include <algorithm>
+
+#include "webhook/graintune_objects.h"
+
+namespace graintune::op {
+namespace {
+
+using json = nlohmann::json;
+
+// Status without the fields that change on every write, to tell real changes apart.
+json Comparable(json status) {
+  if (status.contains("recommendation")) status["recommendation"].erase("decidedAt");
+  if (status.contains("conditions"))
+    for (json& c : status["conditions"]) c.erase("lastTransitionTime");
+  return status;
+}
+
+json Condition(const std::string& type, bool on, const std::string& reason,
+               const std::string& message, const json& old_conditions, const std::string& now) {
+  std::string since = now;
+  if (old_conditions.is_array())
+    for (const json& c : old_conditions)
+      if (c.value("type", "") == type && c.value("status", "") == (on ? "True" : "False"))
+        since = c.value("lastTransitionTime", now);
+  return {{"type", type}, {"status", on ? "True" : "False"}, {"reason", reason},
+          {"message", message}, {"lastTransitionTime", since}};
+}
+
+}  // namespace
+
+Result<Trial> TrialFromSteps(int attempt, int workers, const StepsDocument& doc,
+                             double tokens_per_step_per_host, int warmup_steps) {
+  std::vector<StepSample> steps = doc.steps;
+  std::sort(steps.begin(), steps.end(),
+            [](const StepSample& a, const StepSample& b) { return a.step < b.step; });
+  std::vector<double> seconds;
+  for (const StepSample& s : steps) seconds.push_back(s.step_time_seconds);
+  Result<Trial> t = SummarizeSteps(seconds, tokens_per_step_per_host, warmup_steps);
+  if (!t.ok()) return t;
+  Trial trial = *t;
+  trial.attempt = attempt;
+  trial.workers = workers;
+  double tflops = 0;
+  int n = 0;
+  for (size_t i = static_cast<size_t>(std::max(0, warmup_steps)); i < steps.size(); ++i)
+    if (steps[i].tflops_per_device > 0) {
+      tflops += steps[i].tflops_per_device;
+      ++n;
+    }
+  if (n > 0) trial.tflops_per_device = tflops / n;
+  if (doc.process) {
+    trial.worker_busy_fraction = doc.process->worker_busy_fraction;
+    trial.worker_memory_bytes = doc.process->worker_memory_bytes;
+    trial.trainer_memory_bytes = doc.process->trainer_memory_bytes;
+    trial.trainer_cpu_cores = doc.process->trainer_cpu_cores;
+  }
+  return trial;
+}
+
+ReconcileOutput ReconcileTuning(const ReconcileInput& in) {
+  ReconcileOutput out;
+  const json gt = in.grain_tuning.value_or(json::object());
+  const json old_status = gt.value("status", json::object());
+  const json spec_in = gt.value("spec", json::object());
+
+  // The workload and the attempts its pods belong to.
+  std::map<int, std::vector<const PodFacts*>> attempts;
+  for (const PodFacts& p : in.pods) attempts[p.attempt].push_back(&p);
+  const PodFacts* any = in.pods.empty() ? nullptr : &in.pods.front();
+
+  if (!in.grain_tuning) {
+    json spec = {{"tuningKey", in.tuning_key},
+                 {"mode", in.inputs ? ToString(in.inputs->policy.mode) : "Auto"}};
+    if (any)
+      spec["workload"] = {{"kind", any->owner_kind}, {"name", any->owner_name},
+                          {"apiVersion", any->owner_kind == "JobSet" ? "jobset.x-k8s.io/v1alpha2"
+                                         : any->owner_kind == "Job"  ? "batch/v1" : "v1"}};
+    if (!in.policy_name.empty()) spec["policyName"] = in.policy_name;
+    if (any && !any->dataset.empty()) spec["dataset"] = any->dataset;
+    if (!in.dataset_kind.empty()) spec["datasetKind"] = in.dataset_kind;
+    if (in.inputs) {
+      spec["minWorkers"] = in.inputs->policy.min_workers;
+      spec["maxWorkers"] = in.inputs->policy.max_workers;
+    }
+    out.object = {{"apiVersion", "graintune.dev/v1alpha1"},
+                  {"kind", "GrainTuning"},
+                  {"metadata", {{"name", webhook::GrainTuningName(in.tuning_key)},
+                                {"namespace", in.ns},
+                                {"labels", {{"graintune.dev/tuning-key-hash",
+                                             webhook::GrainTuningName(in.tuning_key).substr(0, 63)}}}}},
+                  {"spec", spec}};
+  }
+
+  // Trials: stored ones, then what the pods show now.
+  std::map<int, Trial> trials;
+  for (const Trial& t : webhook::TrialsOf(gt)) trials[t.attempt] = t;
+  const double tokens_per_step = in.inputs ? in.inputs->demand.tokens_per_step_per_host : 0;
+  for (const auto& [attempt, pods] : attempts) {
+    const int workers = pods.front()->workers;
+    if (workers <= 0) continue;  // not a value graintune set
+    const bool oom = std::any_of(pods.begin(), pods.end(), [](const PodFacts* p) { return p->oom_killed; });
+    auto stored = trials.find(attempt);
+    if (oom) {
+      if (stored == trials.end() || !stored->second.oom_killed) {
+        Trial t = stored != trials.end() ? stored->second : Trial{};
+        t.attempt = attempt;
+        t.workers = workers;
+        t.oom_killed = true;
+        trials[attempt] = t;
+        out.events.push_back({"Warning", "CappedByOOM",
+                              "attempt " + std::to_string(attempt) + " was OOMKilled with " +
+                                  std::to_string(workers) + " Grain workers; later attempts stay below"});
+      }
+      continue;
+    }
+    auto doc = in.steps.find(attempt);
+    if (doc == in.steps.end()) continue;
+    Result<Trial> t = TrialFromSteps(attempt, workers, doc->second, tokens_per_step, in.warmup_steps);
+    if (!t.ok()) continue;  // not enough steady steps yet
+    if (stored == trials.end() || stored->second.samples <= t->samples) {
+      Trial updated = *t;
+      // A drain seen earlier in the attempt stays seen: a long steady tail at the starved rate
+      // hides it from the later window, but the chips did wait for data.
+      if (stored != trials.end() && IsDataBound(stored->second)) updated.draining = true;
+      trials[attempt] = updated;
+    }
+  }
+  std::vector<Trial> list;
+  for (const auto& [a, t] : trials) list.push_back(t);
+
+  json status = old_status;
+  json trial_json = json::array();
+  for (const Trial& t : list) trial_json.push_back(webhook::TrialToJson(t));
+  if (!list.empty()) {
+    status["trials"] = trial_json;
+    status["lastTrial"] = trial_json.back();
+  }
+
+  const int newest = attempts.empty() ? (list.empty() ? 0 : list.back().attempt)
+                                      : attempts.rbegin()->first;
+  const json old_rec = old_status.value("recommendation", json::object());
+  json rec = old_rec;
+  std::string phase = old_status.value("phase", "Exploring");
+  const std::string mode = spec_in.value("mode", in.inputs ? ToString(in.inputs->policy.mode) : "Auto");
+  if (!in.inputs) {
+    out.problem = "cannot read the workload's MaxText settings from its pods";
+  } else {
+    const Decision d = Decide(*in.inputs, list);
+    phase = ToString(d.phase);
+    if (trials.count(newest)) {
+      rec = {{"workers", d.workers}, {"perWorkerBuffer", d.per_worker_buffer},
+             {"attempt", newest + 1}, {"reason", d.reason}};
+    } else if (!rec.contains("workers") && !attempts.empty() && attempts.rbegin()->second.front()->workers > 0) {
+      rec = {{"workers", attempts.rbegin()->second.front()->workers},
+             {"attempt", newest},
+             {"reason", "the value attempt " + std::to_string(newest) + " was admitted with"}};
+    }
+    // What a worker delivers, learned from attempts where workers were the bottleneck.
+    for (auto it = list.rbegin(); it != list.rend(); ++it)
+      if (!it->oom_killed && it->samples > 0 && IsSaturated(*it) && it->workers > 0) {
+        status["learnedTokensPerSecondPerWorker"] = it->tokens_per_second_per_host / it->workers;
+        break;
+      }
+  }
+  if (spec_in.value("paused", false) || mode == "Off") phase = "Paused";
+  if (!rec.empty()) {
+    rec["decidedAt"] = rec.value("decidedAt", "");
+    if (Comparable(json{{"recommendation", rec}}) != Comparable(json{{"recommendation", old_rec}}) ||
+        rec["decidedAt"] == "")
+      rec["decidedAt"] = in.now;
+    status["recommendation"] = rec;
+  }
+  status["phase"] = phase;
+  const json old_conditions = old_status.value("conditions", json::array());
+  const bool capped = std::any_of(list.begin(), list.end(), [](const Trial& t) { return t.oom_killed; });
+  status["conditions"] = json::array(
+      {Condition("Converged", phase == "Converged", phase == "Converged" ? "NoGainLeft" : "Exploring",
+                 phase == "Converged" ? "re-trying cannot gain beyond measurement noise"
+                                      : "another attempt may improve throughput",
+                 old_conditions, in.now),
+       Condition("CappedByOOM", capped, capped ? "OOMKilled" : "NoOOM",
+                 capped ? "an attempt was OOMKilled; the value stays below it" : "no attempt was OOMKilled",
+                 old_conditions, in.now),
+       Condition("MetricsAvailable", !list.empty(), list.empty() ? "NoTrialYet" : "TrialRecorded",
+                 list.empty() ? "no attempt has reported enough steady-state steps yet"
+                              : std::to_string(list.size()) + " trial(s) recorded",
+                 old_conditions, in.now)});
+
+  out.status_changed = Comparable(status) != Comparable(old_status);
+  const int old_workers = old_rec.value("workers", 0);
+  if (rec.contains("workers") && old_rec.contains("workers") &&
+      rec.value("attempt", 0) != old_rec.value("attempt", 0) && rec["workers"] != old_rec["workers"])
+    out.events.push_back({"Normal", "RecommendationChanged",
+                          std::to_string(old_workers) + " -> " + std::to_string(rec["workers"].get<int>()) +
+                              " Grain workers for attempt " + std::to_string(rec.value("attempt", 0)) +
+                              ": " + rec.value("reason", "")});
+  if (phase == "Converged" && old_status.value("phase", "") != "Converged")
+    out.events.push_back({"Normal", "Converged",
+                          "grain_worker_count " + std::to_string(rec.value("workers", 0)) +
+                              ": re-trying cannot gain beyond measurement noise"});
+  out.status = status;
+  return out;
+}
+
+}  // namespace graintune::op

@@ -1,0 +1,66 @@
+// The operator's decision for one tuning key, as a pure function: from the GrainTuning as stored,
+// the pods of the key, the steps their exporters reported and the inputs a decision is made
+// from, compute the GrainTuning's desired status and the Events to record. The I/O around it
+// (caches, scraping, status writes with conflict retry, Events) is in tuning_controller.cc.
+//
+// Rules:
+//  - One trial per attempt. An attempt with an OOMKilled pod is an OOM trial (caps the value
+//    below its workers). Otherwise its trial is summarised from one pod's steady-state steps
+//    (warm-up and compile steps dropped) once there are enough of them, and updated while the
+//    attempt runs; a stored trial is never replaced by one with fewer samples (a restarted
+//    operator, or an exporter that restarted, loses nothing).
+//  - Once the newest attempt has a trial, the recommendation is for the next attempt: tuner
+//    Decide() over all trials. Before that, the recommendation is the value the newest attempt
+//    runs with.
+//  - Phase: Paused when spec.paused or the policy mode is Off; else Decide()'s phase.
+//  - Events: RecommendationChanged (the value for a new attempt differs), Converged (phase
+//    turned Converged), CappedByOOM (Warning, an OOM trial was recorded).
+#pragma once
+
+#include <map>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "operator/pod_facts.h"
+#include "operator/step_log.h"
+#include "tuner/decision.h"
+#include "tuner/trial.h"
+
+namespace graintune::op {
+
+struct ReconcileInput {
+  std::string ns;
+  std::string tuning_key;
+  std::optional<nlohmann::json> grain_tuning;  // as stored; nullopt: it must be created
+  std::vector<PodFacts> pods;                  // of this key, any attempt
+  std::map<int, StepsDocument> steps;          // attempt -> what one of its pods reported
+  std::optional<TuningInputs> inputs;          // nullopt: the pods' spec could not be read
+  std::string policy_name;                     // for spec.policyName
+  std::string dataset_kind;                    // for spec.datasetKind
+  std::string now;                             // RFC 3339, for timestamps
+  int warmup_steps = 2;
+};
+
+struct EventToRecord {
+  std::string type;  // Normal | Warning
+  std::string reason;
+  std::string note;
+};
+
+struct ReconcileOutput {
+  nlohmann::json object;   // the GrainTuning to create (when input had none), spec + metadata
+  nlohmann::json status;   // the desired status
+  bool status_changed = false;
+  std::vector<EventToRecord> events;
+  std::string problem;     // why no decision could be made, when none was
+};
+
+// Summarises one attempt from its exporter's steps; error when too few steady steps yet.
+Result<Trial> TrialFromSteps(int attempt, int workers, const StepsDocument& doc,
+                             double tokens_per_step_per_host, int warmup_steps);
+
+ReconcileOutput ReconcileTuning(const ReconcileInput& in);
+
+}  // namespace graintune::op

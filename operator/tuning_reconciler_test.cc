@@ -1,0 +1,151 @@
+#include "operator/tuning_reconciler.h"
+
+#include <gtest/gtest.h>
+
+#include "tuner/dataset_profile.h"
+#include "tuner/machine_types.h"
+
+namespace graintune::op {
+namespace {
+
+using json = nlohmann::json;
+
+// Llama3-8B on a v6e host as in the seed: 65536 tokens per step per host, 4.3 s compute steps,
+// raw text at ~2.2k tokens/s per worker.
+TuningInputs SeedInputs() {
+  TuningInputs in;
+  in.host = HostShapeOf(*FindMachineType("ct6e-standard-4t"));
+  in.demand.tokens_per_step_per_host = 65536;
+  in.demand.compute_step_seconds = 4.3;
+  in.demand.tokens_per_second_per_host = 65536 / 4.3;
+  in.demand.element_bytes = 65536 * 6 * 4;
+  in.demand.basis = "test";
+  in.profile = DefaultProfile(DatasetKind::kRawText);
+  return in;
+}
+
+PodFacts Pod(int attempt, int workers, const std::string& phase = "Running", bool oom = false) {
+  PodFacts p;
+  p.ns = "default";
+  p.name = "llama-" + std::to_string(attempt);
+  p.tuning_key = "llama";
+  p.attempt = attempt;
+  p.workers = workers;
+  p.phase = phase;
+  p.oom_killed = oom;
+  p.owner_kind = "JobSet";
+  p.owner_name = "llama";
+  return p;
+}
+
+// The seed's 4-worker shape: compile, fast while the buffer lasts, then data-bound.
+StepsDocument DataBoundSteps(int n) {
+  StepsDocument d;
+  for (int s = 1; s <= n; ++s)
+    d.steps.push_back({s, s == 1 ? 30.0 : (s <= 8 ? 4.3 : 7.4 + 0.05 * (s % 3)), 60, 3000});
+  return d;
+}
+
+StepsDocument FedSteps(int n) {
+  StepsDocument d;
+  for (int s = 1; s <= n; ++s) d.steps.push_back({s, s == 1 ? 30.0 : 4.3 + 0.01 * (s % 2), 195, 7600});
+  return d;
+}
+
+ReconcileInput Input(std::optional<json> gt, std::vector<PodFacts> pods,
+                     std::map<int, StepsDocument> steps) {
+  ReconcileInput in;
+  in.ns = "default";
+  in.tuning_key = "llama";
+  in.grain_tuning = std::move(gt);
+  in.pods = std::move(pods);
+  in.steps = std::move(steps);
+  in.inputs = SeedInputs();
+  in.now = "2026-11-30T06:00:00Z";
+  return in;
+}
+
+json Stored(const ReconcileOutput& out, json spec = json{{"tuningKey", "llama"}, {"mode", "Auto"}}) {
+  return {{"spec", spec}, {"status", out.status}};
+}
+
+TEST(TuningReconcilerTest, ADataBoundAttemptJumpsToWhatItsMeasurementImplies) {
+  // Before enough steps: created, and the recommendation is what attempt 0 runs with.
+  ReconcileOutput first = ReconcileTuning(Input(std::nullopt, {Pod(0, 4)}, {{0, DataBoundSteps(5)}}));
+  ASSERT_TRUE(first.object.is_object());
+  EXPECT_EQ(first.object["metadata"]["name"], "llama");
+  EXPECT_EQ(first.object["spec"]["workload"]["kind"], "JobSet");
+  EXPECT_EQ(first.status["recommendation"]["workers"], 4);
+  EXPECT_EQ(first.status["recommendation"]["attempt"], 0);
+  EXPECT_FALSE(first.status.contains("trials"));
+
+  // 14 steps: the drain is inside the window, so the attempt is judged data-bound ...
+  ReconcileOutput second = ReconcileTuning(Input(Stored(first), {Pod(0, 4)}, {{0, DataBoundSteps(14)}}));
+  ASSERT_EQ(second.status["trials"].size(), 1u);
+  EXPECT_TRUE(second.status["trials"][0]["dataBound"].get<bool>());
+  EXPECT_EQ(second.status["lastTrial"]["workers"], 4);
+  const int next = second.status["recommendation"]["workers"];
+  EXPECT_GE(next, 8) << second.status.dump(2);  // a jump, not +1
+  EXPECT_EQ(second.status["recommendation"]["attempt"], 1);
+  EXPECT_EQ(second.status["phase"], "Exploring");
+  EXPECT_TRUE(second.status_changed);
+  ASSERT_FALSE(second.events.empty());
+  EXPECT_EQ(second.events[0].reason, "RecommendationChanged");
+  EXPECT_GT(second.status.value("learnedTokensPerSecondPerWorker", 0.0), 1500);
+
+  // ... and stays so when the long starved tail alone would no longer show it.
+  ReconcileOutput longer = ReconcileTuning(Input(Stored(second), {Pod(0, 4)}, {{0, DataBoundSteps(60)}}));
+  EXPECT_GT(longer.status["trials"][0]["samples"].get<int>(), second.status["trials"][0]["samples"].get<int>());
+  EXPECT_TRUE(longer.status["trials"][0]["dataBound"].get<bool>());
+
+  // Attempt 1 with that value is fed: converged.
+  ReconcileOutput third = ReconcileTuning(Input(Stored(second), {Pod(0, 4, "Failed"), Pod(1, next)},
+                                                {{1, FedSteps(30)}}));
+  ASSERT_EQ(third.status["trials"].size(), 2u);
+  EXPECT_FALSE(third.status["trials"][1]["dataBound"].get<bool>());
+  EXPECT_EQ(third.status["phase"], "Converged") << third.status.dump(2);
+  EXPECT_EQ(third.status["trials"][0]["samples"], second.status["trials"][0]["samples"]);  // kept
+  bool converged_event = false;
+  for (const auto& e : third.events) converged_event |= e.reason == "Converged";
+  EXPECT_TRUE(converged_event);
+
+  // Nothing new: nothing to write, no events.
+  ReconcileOutput again = ReconcileTuning(Input(Stored(third), {Pod(0, 4, "Failed"), Pod(1, next)},
+                                                {{1, FedSteps(30)}}));
+  EXPECT_FALSE(again.status_changed);
+  EXPECT_TRUE(again.events.empty());
+}
+
+TEST(TuningReconcilerTest, AnOomKilledAttemptCapsTheValue) {
+  ReconcileOutput out = ReconcileTuning(Input(std::nullopt, {Pod(0, 40, "Failed", true)}, {}));
+  ASSERT_EQ(out.status["trials"].size(), 1u);
+  EXPECT_TRUE(out.status["trials"][0]["oomKilled"].get<bool>());
+  EXPECT_LT(out.status["recommendation"]["workers"].get<int>(), 40);
+  EXPECT_EQ(out.events[0].reason, "CappedByOOM");
+  EXPECT_EQ(out.events[0].type, "Warning");
+  bool capped = false;
+  for (const json& c : out.status["conditions"]) capped |= c["type"] == "CappedByOOM" && c["status"] == "True";
+  EXPECT_TRUE(capped);
+}
+
+TEST(TuningReconcilerTest, AStoredTrialIsNotReplacedByAShorterOne) {
+  ReconcileOutput full = ReconcileTuning(Input(std::nullopt, {Pod(0, 4)}, {{0, DataBoundSteps(40)}}));
+  // The exporter restarted (or a different pod answered): fewer steps than stored.
+  ReconcileOutput later = ReconcileTuning(Input(Stored(full), {Pod(0, 4)}, {{0, DataBoundSteps(12)}}));
+  EXPECT_EQ(later.status["trials"][0]["samples"], full.status["trials"][0]["samples"]);
+  EXPECT_FALSE(later.status_changed);
+}
+
+TEST(TuningReconcilerTest, ModeOffIsPausedAndUnreadablePodsAreAProblem) {
+  ReconcileOutput created = ReconcileTuning(Input(std::nullopt, {Pod(0, 4)}, {}));
+  ReconcileOutput off = ReconcileTuning(Input(Stored(created, {{"tuningKey", "llama"}, {"mode", "Off"}}),
+                                              {Pod(0, 4)}, {{0, DataBoundSteps(30)}}));
+  EXPECT_EQ(off.status["phase"], "Paused");
+  ReconcileInput blind = Input(std::nullopt, {Pod(0, 4)}, {});
+  blind.inputs.reset();
+  ReconcileOutput out = ReconcileTuning(blind);
+  EXPECT_FALSE(out.problem.empty());
+}
+
+}  // namespace
+}  // namespace graintune::op
