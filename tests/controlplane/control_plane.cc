@@ -110,10 +110,7 @@ Result<std::unique_ptr<ControlPlane>> ControlPlane::Start(const ControlPlaneOpti
 ControlPlane::~ControlPlane() { Shutdown(); }
 
 void ControlPlane::Shutdown() {
-  if (jobset_.Running()) {
-    if (auto client = AdminClient())
-      client->Delete(kube::resources::kMutatingWebhookConfigurations, "", "jobset-defaulting");
-  }
+  // No API calls here: everything stops, and this may run at process exit.
   jobset_.Stop(std::chrono::seconds(3));
   kwok_.Stop(std::chrono::seconds(3));
   scheduler_.Stop(std::chrono::seconds(3));

@@ -1,5 +1,6 @@
 #include "tests/controlplane/shared_control_plane.h"
 
+#include <cstdlib>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -8,10 +9,12 @@ namespace graintune::testing {
 
 ControlPlane* SharedControlPlane(ControlPlaneKind kind, std::string* why) {
   static std::mutex mu;
-  static std::map<ControlPlaneKind, std::unique_ptr<ControlPlane>> started;
+  // Heap-held and stopped by an atexit handler registered after the first start: that runs
+  // before the static objects the client libraries made during the start are destroyed.
+  static auto* started = new std::map<ControlPlaneKind, std::unique_ptr<ControlPlane>>();
   static std::map<ControlPlaneKind, std::string> failures;
   std::lock_guard<std::mutex> lock(mu);
-  if (auto it = started.find(kind); it != started.end()) return it->second.get();
+  if (auto it = started->find(kind); it != started->end()) return it->second.get();
   if (auto it = failures.find(kind); it != failures.end()) {
     *why = it->second;
     return nullptr;
@@ -36,7 +39,12 @@ ControlPlane* SharedControlPlane(ControlPlaneKind kind, std::string* why) {
     *why = failures[kind] = cp.error();
     return nullptr;
   }
-  return (started[kind] = std::move(cp).value()).get();
+  static bool registered = false;
+  if (!registered) {
+    registered = true;
+    std::atexit([] { started->clear(); });
+  }
+  return ((*started)[kind] = std::move(cp).value()).get();
 }
 
 }  // namespace graintune::testing
