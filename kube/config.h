@@ -20,6 +20,8 @@ struct ClientConfig {
   std::string token;            // bearer token, or
   std::string token_file;       //   a file holding one (re-read when it changes)
   std::string default_namespace = "default";
+  // Allows an http:// server (the operator scraping exporters); never set for the API server.
+  bool allow_plain_http = false;
 };
 
 // `context` empty: the kubeconfig's current-context.

@@ -156,6 +156,12 @@ class CpprestTransport : public HttpTransport {
 }  // namespace
 
 ApiResult<std::shared_ptr<HttpTransport>> NewCpprestTransport(const ClientConfig& config) {
+  // Plain http:// only for exporters scraped on a pod IP; the API server is always https://.
+  if (config.server.rfind("http://", 0) == 0) {
+    if (!config.allow_plain_http)
+      return ApiError{0, "Invalid", "server must be an https:// URL, got '" + config.server + "'"};
+    return std::shared_ptr<HttpTransport>(std::make_shared<CpprestTransport>(config));
+  }
   if (config.server.rfind("https://", 0) != 0)
     return ApiError{0, "Invalid", "server must be an https:// URL, got '" + config.server + "'"};
   // Bad PEM would otherwise surface as an exception inside every request; check it once here.

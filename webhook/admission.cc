@@ -99,7 +99,8 @@ AdmissionResult Admitter::Admit(std::string_view body) const {
 
   const json& object = (*request)["object"];
   try {
-    Plan plan = PlanWorkerCount(object, workload, ns, sources_);
+    Plan plan = PlanWorkerCount(object, workload, ns, sources_,
+                                options_.exporter ? &*options_.exporter : nullptr);
     json response = Response(uid, plan.warnings);
     if (plan.changed) {
       const json patch = json::diff(object, plan.mutated);

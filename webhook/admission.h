@@ -15,6 +15,7 @@
 // Thread-safe if the sources are.
 #pragma once
 
+#include <optional>
 #include <set>
 #include <string>
 #include <string_view>
@@ -26,6 +27,8 @@ namespace graintune::webhook {
 struct AdmitterOptions {
   size_t max_body_bytes = 3 * 1024 * 1024;  // the API server's own request limit
   std::set<std::string> excluded_namespaces = {"kube-system"};
+  // Add the exporter sidecar to tuned Jobs and Pods (the binary does by default).
+  std::optional<ExporterInjection> exporter;
 };
 
 struct AdmissionResult {

@@ -2,6 +2,8 @@
 //
 //   graintune-webhook --tls-cert-file F --tls-key-file F [--bind-address A] [--port N]
 //                     [--kubeconfig K | --standalone] [--exclude-namespace NS]...
+//                     [--exporter-image IMG] [--exporter-port N] [--share-process-namespace]
+//                     [--no-exporter]
 // With API access (--kubeconfig, in-cluster, $KUBECONFIG or ~/.kube/config) host shapes come
 // from the watched Node cache, mounted MaxText YAML from the ConfigMap cache, history from
 // GrainTunings and policies from GrainTunePolicies; /readyz waits for every cache. --standalone (or no reachable configuration) uses the machine-type table
@@ -42,6 +44,7 @@ int main(int argc, char** argv) {
   options.port = 8443;
   options.bind_address = "0.0.0.0";
   AdmitterOptions admit;
+  admit.exporter = ExporterInjection{};
   std::string kubeconfig;
   bool standalone = false;
   for (int i = 1; i < argc; ++i) {
@@ -61,6 +64,10 @@ int main(int argc, char** argv) {
     else if (flag == "--exclude-namespace") admit.excluded_namespaces.insert(value());
     else if (flag == "--kubeconfig") kubeconfig = value();
     else if (flag == "--standalone") standalone = true;
+    else if (flag == "--exporter-image") admit.exporter.emplace().image = value();
+    else if (flag == "--exporter-port") admit.exporter.emplace().port = IntFlag(flag, value(), 1, 65535);
+    else if (flag == "--share-process-namespace") admit.exporter.emplace().share_process_namespace = true;
+    else if (flag == "--no-exporter") admit.exporter.reset();
     else {
       std::cerr << "graintune-webhook: unknown flag " << flag << "\n";
       return 2;

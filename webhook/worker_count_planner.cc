@@ -109,7 +109,7 @@ std::string TuningKeyOf(const json& object, WorkloadKind kind) {
 }
 
 Plan PlanWorkerCount(const json& object, WorkloadKind kind, const std::string& ns,
-                     PlannerSources sources) {
+                     PlannerSources sources, const ExporterInjection* exporter) {
   Plan plan;
   plan.mutated = object;
   if (!object.is_object()) return plan;
@@ -295,6 +295,9 @@ Plan PlanWorkerCount(const json& object, WorkloadKind kind, const std::string& n
         plan.findings.push_back({object_name, e.container_name, e.kind, e.key, pointer, e.before, value});
       }
       Annotate(plan.mutated, f.ref.metadata_pointer, applied, {{kManagedLabel, "true"}});
+      if (exporter && !f.edits.empty())
+        InjectExporter(plan.mutated, f.ref.spec_pointer, f.ref.metadata_pointer,
+                       f.edits.front().container_pointer, f.overrides, *exporter, plan.warnings);
     }
     if (kind == WorkloadKind::kJob) Annotate(plan.mutated, "/metadata", applied, {});
   }

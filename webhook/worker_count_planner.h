@@ -23,6 +23,7 @@
 
 #include "tuner/decision.h"
 #include "webhook/pod_templates.h"
+#include "webhook/exporter_injection.h"
 #include "webhook/sources.h"
 #include "webhook/worker_count_edit.h"
 
@@ -60,8 +61,10 @@ struct Plan {
   HostShape host;
 };
 
+// `exporter`: when set, tuned Job templates and Pods also get the exporter sidecar
+// (exporter_injection.h).
 Plan PlanWorkerCount(const nlohmann::json& object, WorkloadKind kind, const std::string& ns,
-                     PlannerSources sources);
+                     PlannerSources sources, const ExporterInjection* exporter = nullptr);
 
 // The attempt an object belongs to: JobSet's jobset.sigs.k8s.io/restart-attempt label, else
 // graintune's graintune.dev/attempt annotation, else 0. `metadata` is the object's metadata.

@@ -137,3 +137,58 @@ TEST_F(PlannerTest, NoHostShapeFailsOpenWithWarning) {
 
 }  // namespace
 }  // namespace graintune::webhook
+
+namespace graintune::webhook {
+namespace {
+
+class ExporterPlannerTest : public PlannerTest {
+ protected:
+  Plan RunWithExporter(const json& object, WorkloadKind kind) {
+    return PlanWorkerCount(object, kind, "team-a",
+                           PlannerSources{shapes_, history_, configmaps_, policies_}, &exporter_);
+  }
+  ExporterInjection exporter_;
+};
+
+TEST_F(ExporterPlannerTest, TunedJobGetsANativeSidecarAndAMetricsFile) {
+  Plan plan = RunWithExporter(SeedJob(), WorkloadKind::kJob);
+  ASSERT_TRUE(plan.changed);
+  const json& spec = plan.mutated["spec"]["template"]["spec"];
+  ASSERT_EQ(spec["initContainers"].size(), 1u);
+  const json& sidecar = spec["initContainers"][0];
+  EXPECT_EQ(sidecar["name"], kExporterContainerName);
+  EXPECT_EQ(sidecar["restartPolicy"], "Always");  // native sidecar: never keeps the Job alive
+  EXPECT_EQ(sidecar["args"], json({"--metrics-file", "/graintune-metrics/metrics.jsonl", "--port", "9431"}));
+  const json& trainer = spec["containers"][0];
+  EXPECT_EQ(trainer["env"][0], json({{"name", "M_METRICS_FILE"}, {"value", "/graintune-metrics/metrics.jsonl"}}));
+  EXPECT_EQ(trainer["volumeMounts"][0]["name"], kMetricsVolumeName);
+  EXPECT_EQ(spec["volumes"][0]["name"], kMetricsVolumeName);
+  EXPECT_EQ(plan.mutated["spec"]["template"]["metadata"]["annotations"]["graintune.dev/exporter-port"], "9431");
+  EXPECT_FALSE(spec.contains("shareProcessNamespace"));  // only when asked for
+
+  Plan again = RunWithExporter(plan.mutated, WorkloadKind::kJob);  // reinvocation
+  EXPECT_FALSE(again.changed);
+}
+
+TEST_F(ExporterPlannerTest, AMetricsFileTheJobSetsIsNeverOverridden) {
+  json job = SeedJob();
+  std::string& script = job["spec"]["template"]["spec"]["containers"][0]["command"][2].get_ref<std::string&>();
+  script += " metrics_file=/tmp/mine.jsonl";
+  Plan plan = RunWithExporter(job, WorkloadKind::kJob);
+  ASSERT_TRUE(plan.changed);  // the value is still set
+  EXPECT_FALSE(plan.mutated["spec"]["template"]["spec"].contains("initContainers"));
+  bool warned = false;
+  for (const std::string& w : plan.warnings) warned |= w.find("metrics_file") != std::string::npos;
+  EXPECT_TRUE(warned);
+}
+
+TEST_F(ExporterPlannerTest, JobSetsKeepTheirSpecAndGetNoSidecar) {
+  json js = {{"apiVersion", "jobset.x-k8s.io/v1alpha2"}, {"kind", "JobSet"},
+             {"metadata", {{"name", "llama"}}},
+             {"spec", {{"replicatedJobs", {{{"name", "slice"}, {"template", {{"spec", SeedJob()["spec"]}}}}}}}}};
+  Plan plan = RunWithExporter(js, WorkloadKind::kJobSet);
+  EXPECT_FALSE(plan.mutated.dump().find(kExporterContainerName) != std::string::npos);
+}
+
+}  // namespace
+}  // namespace graintune::webhook

@@ -1,0 +1,182 @@
+#include "operator/tuning_controller.h"
+
+#include <ctime>
+#include <iostream>
+#include <map>
+
+#include "kube/backoff.h"
+#include "webhook/cluster_sources.h"
+#include "webhook/fake_sources.h"
+#include "webhook/graintune_objects.h"
+#include "webhook/worker_count_planner.h"
+
+namespace graintune::op {
+namespace {
+
+using json = nlohmann::json;
+
+std::string NowRfc3339() {
+  const std::time_t t = std::time(nullptr);
+  std::tm tm{};
+  gmtime_r(&t, &tm);
+  char buf[32];
+  std::strftime(buf, sizeof(buf), "%Y-%m-%dT%H:%M:%SZ", &tm);
+  return buf;
+}
+
+void Log(const std::string& line) { std::cerr << "graintune-operator: " << line << "\n"; }
+
+const kube::ResourceType* WorkloadType(const std::string& kind) {
+  if (kind == "JobSet") return &kube::resources::kJobSets;
+  if (kind == "Job") return &kube::resources::kJobs;
+  if (kind == "Pod") return &kube::resources::kPods;
+  return nullptr;
+}
+
+}  // namespace
+
+bool ControllerCaches::Synced() const {
+  for (const auto* i : {&pods, &graintunings, &policies, &namespaces, &nodes, &configmaps})
+    if (!*i || !(*i)->Synced()) return false;
+  return true;
+}
+
+void ControllerCaches::Start() {
+  for (auto* i : {&pods, &graintunings, &policies, &namespaces, &nodes, &configmaps}) (*i)->Start();
+}
+
+void ControllerCaches::Stop() {
+  for (auto* i : {&pods, &graintunings, &policies, &namespaces, &nodes, &configmaps})
+    if (*i) (*i)->Stop();
+}
+
+TuningController::TuningController(std::shared_ptr<kube::Client> client, ControllerCaches caches,
+                                   std::shared_ptr<kube::EventRecorder> events,
+                                   ControllerOptions options)
+    : client_(std::move(client)), caches_(std::move(caches)), events_(std::move(events)),
+      options_(options) {}
+
+Result<StepsDocument> TuningController::Scrape(const PodFacts& pod) {
+  ++counters_.scrapes;
+  kube::ClientConfig target;
+  target.server = "http://" + pod.pod_ip + ":" + std::to_string(pod.exporter_port);
+  target.allow_plain_http = true;
+  kube::ClientOptions o;
+  o.request_timeout = options_.scrape_timeout;
+  o.max_response_bytes = options_.max_scrape_bytes;
+  auto c = kube::Client::FromConfig(target, o);
+  if (!c.ok()) {
+    ++counters_.scrape_errors;
+    return c.error().ToStatus();
+  }
+  kube::ApiResult<std::string> body = (*c)->GetRaw("/steps");
+  if (!body.ok()) {
+    ++counters_.scrape_errors;
+    return Status::Error("scraping " + pod.ns + "/" + pod.name + " at " + target.server + ": " +
+                         body.error().ToString());
+  }
+  return ParseStepsDocument(*body);
+}
+
+void TuningController::ReconcileAll() {
+  // Pods of each (namespace, tuning key).
+  std::map<std::pair<std::string, std::string>, std::vector<json>> groups;
+  for (const json& pod : caches_.pods->List()) {
+    const PodFacts f = PodFactsFromJson(pod);
+    if (f.workers <= 0 || f.tuning_key.empty()) continue;
+    groups[{f.ns, f.tuning_key}].push_back(pod);
+  }
+  for (const auto& [key, pods] : groups) ReconcileKey(key.first, key.second, pods);
+}
+
+void TuningController::ReconcileKey(const std::string& ns, const std::string& key,
+                                    const std::vector<json>& pod_objects) {
+  ++counters_.reconciles;
+  ReconcileInput in;
+  in.ns = ns;
+  in.tuning_key = key;
+  in.now = NowRfc3339();
+  in.warmup_steps = options_.warmup_steps;
+  const std::string name = webhook::GrainTuningName(key);
+  in.grain_tuning = caches_.graintunings->Get(ns, name);
+  const json* newest = nullptr;
+  for (const json& p : pod_objects) {
+    in.pods.push_back(PodFactsFromJson(p));
+    if (!newest || in.pods.back().attempt >= PodFactsFromJson(*newest).attempt) newest = &p;
+  }
+
+  // The decision inputs, read from the newest pod exactly as the webhook read them.
+  webhook::NodeCacheShapes shapes(caches_.nodes);
+  webhook::ConfigMapCache configmaps(caches_.configmaps);
+  webhook::PolicyCache policies(caches_.policies, caches_.namespaces);
+  webhook::InMemoryHistory no_history;
+  const webhook::Plan plan = webhook::PlanWorkerCount(
+      *newest, webhook::WorkloadKind::kPod, ns,
+      webhook::PlannerSources{shapes, no_history, configmaps, policies});
+  if (plan.inputs) {
+    in.inputs = plan.inputs;
+    in.policy_name = plan.inputs->policy.name.rfind("GrainTunePolicy ", 0) == 0
+                         ? plan.inputs->policy.name.substr(16)
+                         : "";
+    in.dataset_kind = ToString(plan.inputs->profile.kind);
+  }
+
+  // Steps of each attempt still running, from one of its pods.
+  std::map<int, bool> scraped;
+  for (const PodFacts& p : in.pods) {
+    if (p.phase != "Running" || p.pod_ip.empty() || scraped[p.attempt]) continue;
+    Result<StepsDocument> doc = Scrape(p);
+    if (!doc.ok()) {
+      Log(doc.error());
+      continue;
+    }
+    in.steps[p.attempt] = *doc;
+    scraped[p.attempt] = true;
+  }
+
+  ReconcileOutput out = ReconcileTuning(in);
+  if (!out.problem.empty()) Log(ns + "/" + key + ": " + out.problem);
+  if (!in.grain_tuning) {
+    kube::ApiResult<json> created = client_->Create(kube::resources::kGrainTunings, ns, out.object);
+    if (!created.ok() && !created.error().IsAlreadyExists()) {
+      ++counters_.reconcile_errors;
+      Log("creating GrainTuning " + ns + "/" + name + ": " + created.error().ToString());
+      return;
+    }
+    out.status_changed = true;
+  }
+  if (out.status_changed) {
+    kube::ApiResult<json> written = kube::UpdateWithRetry(
+        *client_, kube::resources::kGrainTunings, ns, name, "status", [&](json& gt) {
+          gt["status"] = out.status;
+          return true;
+        });
+    if (!written.ok()) {
+      ++counters_.reconcile_errors;
+      Log("writing status of GrainTuning " + ns + "/" + name + ": " + written.error().ToString());
+      return;  // events wait until the status they describe is stored
+    }
+    ++counters_.status_writes;
+  }
+  if (out.events.empty() || in.pods.empty()) return;
+  // Events go on the workload people look at (the JobSet or Job), else on the GrainTuning.
+  const PodFacts& any = in.pods.front();
+  json regarding;
+  if (const kube::ResourceType* type = WorkloadType(any.owner_kind)) {
+    kube::ApiResult<json> w = client_->Get(*type, ns, any.owner_name);
+    if (w.ok()) regarding = *w;
+  }
+  if (regarding.is_null()) {
+    kube::ApiResult<json> g = client_->Get(kube::resources::kGrainTunings, ns, name);
+    if (g.ok()) regarding = *g;
+  }
+  if (regarding.is_null()) return;
+  for (const EventToRecord& e : out.events) {
+    Status s = events_->Record(regarding, {.type = e.type, .reason = e.reason, .action = "Tune",
+                                           .note = e.note});
+    if (s.ok()) ++counters_.events;
+    else Log(s.message());
+  }
+}
+
+}  // namespace graintune::op

@@ -1,0 +1,64 @@
+// The operator's reconcile loop: every resync period, for every tuning key with pods graintune
+// manages, read the caches, scrape the exporters of running pods, call ReconcileTuning() and
+// write what changed (GrainTuning create, status with conflict retry, Events on the workload).
+// Runs only while this replica leads. Everything it learns is written to the API, so a restarted
+// operator starts from there.
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <memory>
+#include <string>
+
+#include "kube/events.h"
+#include "kube/informer.h"
+#include "operator/step_log.h"
+#include "operator/tuning_reconciler.h"
+
+namespace graintune::op {
+
+struct ControllerCaches {
+  std::shared_ptr<kube::Informer> pods;  // label graintune.dev/managed=true
+  std::shared_ptr<kube::Informer> graintunings;
+  std::shared_ptr<kube::Informer> policies;
+  std::shared_ptr<kube::Informer> namespaces;
+  std::shared_ptr<kube::Informer> nodes;
+  std::shared_ptr<kube::Informer> configmaps;
+
+  bool Synced() const;
+  void Start();
+  void Stop();
+};
+
+struct ControllerOptions {
+  std::chrono::milliseconds scrape_timeout{3000};
+  size_t max_scrape_bytes = 8u << 20;
+  int warmup_steps = 2;
+};
+
+struct ControllerCounters {
+  std::atomic<long> reconciles{0}, reconcile_errors{0}, scrapes{0}, scrape_errors{0},
+      status_writes{0}, events{0};
+};
+
+class TuningController {
+ public:
+  TuningController(std::shared_ptr<kube::Client> client, ControllerCaches caches,
+                   std::shared_ptr<kube::EventRecorder> events, ControllerOptions options = {});
+  // One pass over every tuning key. Errors are counted and logged, never thrown.
+  void ReconcileAll();
+  const ControllerCounters& counters() const { return counters_; }
+
+ private:
+  Result<StepsDocument> Scrape(const PodFacts& pod);
+  void ReconcileKey(const std::string& ns, const std::string& key,
+                    const std::vector<nlohmann::json>& pods);
+
+  std::shared_ptr<kube::Client> client_;
+  ControllerCaches caches_;
+  std::shared_ptr<kube::EventRecorder> events_;
+  ControllerOptions options_;
+  ControllerCounters counters_;
+};
+
+}  // namespace graintune::op

@@ -1,0 +1,70 @@
+#include "webhook/exporter_injection.h"
+
+namespace graintune::webhook {
+namespace {
+
+using json = nlohmann::json;
+
+json& At(json& object, const std::string& pointer) { return object[json::json_pointer(pointer)]; }
+
+}  // namespace
+
+void InjectExporter(json& object, const std::string& spec_pointer,
+                    const std::string& metadata_pointer, const std::string& trainer_pointer,
+                    const ContainerOverrides& trainer, const ExporterInjection& options,
+                    std::vector<std::string>& warnings) {
+  json& spec = At(object, spec_pointer);
+  if (!spec.is_object()) return;
+  for (const char* list : {"initContainers", "containers"})
+    if (spec.contains(list) && spec[list].is_array())
+      for (const json& c : spec[list])
+        if (c.is_object() && c.value("name", "") == kExporterContainerName) return;  // done before
+  if (trainer.HasKey("metrics_file")) {
+    warnings.push_back(
+        "graintune: the job sets metrics_file itself, so no exporter was added; attempts will "
+        "not be measured and grain_worker_count will not improve across restarts");
+    return;
+  }
+  const std::string file = options.mount_path + "/metrics.jsonl";
+  json& volumes = spec["volumes"];
+  if (!volumes.is_array()) volumes = json::array();
+  volumes.push_back({{"name", kMetricsVolumeName}, {"emptyDir", {{"sizeLimit", "64Mi"}}}});
+
+  json& container = At(object, trainer_pointer);
+  json& env = container["env"];
+  if (!env.is_array()) env = json::array();
+  env.push_back({{"name", EnvNameForKey("metrics_file")}, {"value", file}});
+  json& mounts = container["volumeMounts"];
+  if (!mounts.is_array()) mounts = json::array();
+  mounts.push_back({{"name", kMetricsVolumeName}, {"mountPath", options.mount_path}});
+
+  const std::string port = std::to_string(options.port);
+  json sidecar = {
+      {"name", kExporterContainerName},
+      {"image", options.image},
+      {"restartPolicy", "Always"},
+      {"args", {"--metrics-file", file, "--port", port}},
+      {"ports", {{{"name", "gt-metrics"}, {"containerPort", options.port}}}},
+      {"volumeMounts", {{{"name", kMetricsVolumeName}, {"mountPath", options.mount_path},
+                         {"readOnly", true}}}},
+      {"readinessProbe", {{"httpGet", {{"path", "/healthz"}, {"port", options.port}}},
+                          {"periodSeconds", 10}}},
+      {"resources", {{"requests", {{"cpu", "10m"}, {"memory", "32Mi"}}},
+                     {"limits", {{"memory", "64Mi"}}}}},
+      {"securityContext", {{"allowPrivilegeEscalation", false},
+                           {"readOnlyRootFilesystem", true},
+                           {"runAsNonRoot", true},
+                           {"runAsUser", 65532},
+                           {"capabilities", {{"drop", {"ALL"}}}},
+                           {"seccompProfile", {{"type", "RuntimeDefault"}}}}}};
+  json& init = spec["initContainers"];
+  if (!init.is_array()) init = json::array();
+  init.push_back(std::move(sidecar));
+  if (options.share_process_namespace && !spec.contains("shareProcessNamespace"))
+    spec["shareProcessNamespace"] = true;
+  json& meta = At(object, metadata_pointer);
+  if (!meta.is_object()) meta = json::object();
+  meta["annotations"]["graintune.dev/exporter-port"] = port;
+}
+
+}  // namespace graintune::webhook

@@ -1,0 +1,39 @@
+// The graintune-exporter sidecar the webhook adds to a tuned pod template (Job templates and
+// Pods; a JobSet's templates get it when its child Jobs are created):
+//   - an emptyDir volume graintune-metrics, mounted in the trainer and the sidecar;
+//   - MaxText's metrics_file pointed into it through M_METRICS_FILE, unless the job sets
+//     metrics_file itself (then nothing is injected and a warning says trials cannot be
+//     measured: graintune never overrides a setting the user wrote);
+//   - a native sidecar (init container, restartPolicy Always) running graintune-exporter, so it
+//     never keeps a Job's pod alive; its port is configurable (hostNetwork pods);
+//   - the annotation graintune.dev/exporter-port, read by the operator;
+//   - optionally shareProcessNamespace, so the exporter sees Grain's worker processes.
+// Idempotent: a template that already has the sidecar is left alone.
+#pragma once
+
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "webhook/container_overrides.h"
+
+namespace graintune::webhook {
+
+inline constexpr char kExporterContainerName[] = "graintune-exporter";
+inline constexpr char kMetricsVolumeName[] = "graintune-metrics";
+
+struct ExporterInjection {
+  std::string image = "ghcr.io/graintune/graintune-exporter:0.1.0";
+  int port = 9431;
+  std::string mount_path = "/graintune-metrics";
+  bool share_process_namespace = false;
+};
+
+// `spec_pointer` / `metadata_pointer`: the pod template's spec and metadata in `object`;
+// `trainer_pointer`: the MaxText container (absolute pointer).
+void InjectExporter(nlohmann::json& object, const std::string& spec_pointer,
+                    const std::string& metadata_pointer, const std::string& trainer_pointer,
+                    const ContainerOverrides& trainer, const ExporterInjection& options,
+                    std::vector<std::string>& warnings);
+
+}  // namespace graintune::webhook
