@@ -5,6 +5,7 @@
 //   graintune-operator [--kubeconfig K] [--leader-elect=true|false] [--lease-namespace NS]
 //                      [--lease-name N] [--identity ID] [--resync-period-ms N]
 //                      [--bind-address A] [--port N] [--scrape-timeout-ms N]
+//                      [--lease-duration-ms N] [--renew-deadline-ms N] [--retry-period-ms N]
 #include <prometheus/counter.h>
 #include <prometheus/gauge.h>
 #include <prometheus/registry.h>
@@ -46,6 +47,7 @@ int main(int argc, char** argv) {
   std::string kubeconfig, lease_ns, lease_name = "graintune-operator", identity;
   bool leader_elect = true;
   int resync_ms = 5000, scrape_timeout_ms = 3000;
+  int lease_ms = 15000, renew_ms = 10000, retry_ms = 2000;
   webhook::HttpsServerOptions http;
   http.bind_address = "0.0.0.0";
   http.port = 8081;
@@ -68,6 +70,9 @@ int main(int argc, char** argv) {
     else if (flag == "--identity") identity = value();
     else if (flag == "--resync-period-ms") resync_ms = IntFlag(flag, value(), 100, 3600000);
     else if (flag == "--scrape-timeout-ms") scrape_timeout_ms = IntFlag(flag, value(), 100, 60000);
+    else if (flag == "--lease-duration-ms") lease_ms = IntFlag(flag, value(), 1000, 600000);
+    else if (flag == "--renew-deadline-ms") renew_ms = IntFlag(flag, value(), 500, 600000);
+    else if (flag == "--retry-period-ms") retry_ms = IntFlag(flag, value(), 100, 600000);
     else if (flag == "--bind-address") http.bind_address = value();
     else if (flag == "--port") http.port = static_cast<unsigned short>(IntFlag(flag, value(), 1, 65535));
     else {
@@ -150,7 +155,10 @@ int main(int argc, char** argv) {
   std::jthread elector;
   if (leader_elect) {
     kube::LeaderElectionConfig le{.lease_namespace = lease_ns, .lease_name = lease_name,
-                                  .identity = identity};
+                                  .identity = identity,
+                                  .lease_duration = std::chrono::milliseconds(lease_ms),
+                                  .renew_deadline = std::chrono::milliseconds(renew_ms),
+                                  .retry_period = std::chrono::milliseconds(retry_ms)};
     if (Status s = kube::ValidateLeaderElection(le); !s.ok()) {
       std::cerr << "graintune-operator: " << s.message() << "\n";
       return 2;

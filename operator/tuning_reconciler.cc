@@ -190,8 +190,7 @@ ReconcileOutput ReconcileTuning(const ReconcileInput& in) {
 
   out.status_changed = Comparable(status) != Comparable(old_status);
   const int old_workers = old_rec.value("workers", 0);
-  if (rec.contains("workers") && old_rec.contains("workers") &&
-      rec.value("attempt", 0) != old_rec.value("attempt", 0) && rec["workers"] != old_rec["workers"])
+  if (rec.contains("workers") && old_rec.contains("workers") && rec["workers"] != old_rec["workers"])
     out.events.push_back({"Normal", "RecommendationChanged",
                           std::to_string(old_workers) + " -> " + std::to_string(rec["workers"].get<int>()) +
                               " Grain workers for attempt " + std::to_string(rec.value("attempt", 0)) +

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cmath>
 #include <cstdio>
 #include <cstdint>
 
@@ -114,19 +115,24 @@ std::optional<json> PolicyCovering(const std::vector<json>& policies,
   return *best;
 }
 
+namespace {
+// Status figures rounded to what a measurement can tell (and what a table can show).
+double Round(double v, double unit) { return std::round(v / unit) * unit; }
+}  // namespace
+
 json TrialToJson(const Trial& t) {
   json j = {{"attempt", t.attempt},
             {"workers", t.workers},
             {"oomKilled", t.oom_killed},
             {"samples", t.samples}};
   if (t.samples > 0) {
-    j["stepTimeP50Seconds"] = t.step_seconds_p50;
-    j["stepTimeP90Seconds"] = t.step_seconds_p90;
-    j["stepTimeMeanSeconds"] = t.step_seconds_mean;
-    j["tokensPerSecond"] = t.tokens_per_second_per_host;
-    j["stallFraction"] = std::clamp(t.stall_fraction, 0.0, 1.0);
+    j["stepTimeP50Seconds"] = Round(t.step_seconds_p50, 0.001);
+    j["stepTimeP90Seconds"] = Round(t.step_seconds_p90, 0.001);
+    j["stepTimeMeanSeconds"] = Round(t.step_seconds_mean, 0.001);
+    j["tokensPerSecond"] = Round(t.tokens_per_second_per_host, 1);
+    j["stallFraction"] = Round(std::clamp(t.stall_fraction, 0.0, 1.0), 0.001);
     j["dataBound"] = IsDataBound(t);
-    if (t.tflops_per_device > 0) j["tflopsPerDevice"] = t.tflops_per_device;
+    if (t.tflops_per_device > 0) j["tflopsPerDevice"] = Round(t.tflops_per_device, 0.1);
   }
   if (t.worker_busy_fraction >= 0) j["workerBusyFraction"] = t.worker_busy_fraction;
   if (t.worker_memory_bytes > 0) j["workerMemoryBytes"] = t.worker_memory_bytes;

@@ -1,0 +1,182 @@
+// The whole loop on the local control plane with KWOK TPU nodes: an xpk-style Llama3-8B JobSet
+// with grain_worker_count=-1 is admitted by graintune-webhook, its pods run (exporter sidecar
+// and trainer emulator, on loopback), graintune-operator records attempt 0 as data-bound, the
+// attempt fails, JobSet restarts it, and attempt 1 gets the value the trial implies.
+#include <gtest/gtest.h>
+
+#include <functional>
+#include <thread>
+
+#include "kube/config.h"
+#include "tests/controlplane/pod_runner.h"
+#include "tests/controlplane/shared_control_plane.h"
+#include "tests/controlplane/tpu_nodes.h"
+#include "tests/controlplane/webhook_under_test.h"
+
+namespace graintune::testing {
+namespace {
+
+using kube::Json;
+
+std::string Text(const Result<std::string>& r) { return r.ok() ? *r : r.error(); }
+
+bool WaitFor(const std::function<bool()>& done, std::chrono::seconds limit) {
+  const auto deadline = std::chrono::steady_clock::now() + limit;
+  while (std::chrono::steady_clock::now() < deadline) {
+    if (done()) return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(250));
+  }
+  return done();
+}
+
+// The example JobSet, made small for this machine: a v6e-8 slice (2 hosts), no host network
+// (KWOK gives every host-network pod the same address), in namespace `ns`.
+std::string SmallJobSet(const std::string& ns, const std::string& name) {
+  Result<std::string> text =
+      kube::ReadFileText(std::string(GRAINTUNE_EXAMPLES_DIR) + "/llama3-8b-v6e-32-jobset.yaml");
+  std::string y = text.ok() ? *text : "";
+  auto replace_all = [&](const std::string& from, const std::string& to) {
+    for (size_t p = y.find(from); p != std::string::npos; p = y.find(from, p + to.size()))
+      y.replace(p, from.size(), to);
+  };
+  replace_all("namespace: default", "namespace: " + ns);
+  replace_all("llama3-8b-v6e-32", name);
+  replace_all("topology: 4x8", "topology: 2x4");
+  replace_all("parallelism: 8", "parallelism: 2");
+  replace_all("completions: 8", "completions: 2");
+  replace_all("hostNetwork: true", "hostNetwork: false");
+  replace_all("dnsPolicy: ClusterFirstWithHostNet", "dnsPolicy: ClusterFirst");
+  return y;
+}
+
+class OperatorE2E : public ::testing::Test {
+ protected:
+  void SetUpCluster(ControlPlane& cp) {
+    static bool nodes = false;
+    if (!nodes) {
+      for (int i = 0; i < 4; ++i) {
+        Result<Json> node = TpuNode({.name = "v6e-8-" + std::to_string(i), .topology = "2x4"});
+        ASSERT_TRUE(node.ok());
+        auto r = cp.AdminClient()->Create(kube::resources::kNodes, "", *node);
+        ASSERT_TRUE(r.ok() || r.error().IsAlreadyExists()) << r.status().message();
+      }
+      nodes = true;
+    }
+  }
+
+  Result<ChildProcess> StartOperator(ControlPlane& cp, const std::string& id) {
+    Result<int> port = FreeLoopbackPort();
+    if (!port.ok()) return port.status();
+    return ChildProcess::Spawn({GRAINTUNE_OPERATOR_BIN, "--kubeconfig", cp.kubeconfig_path(),
+                                "--identity", id, "--resync-period-ms", "500",
+                                "--lease-duration-ms", "4000", "--renew-deadline-ms", "3000",
+                                "--retry-period-ms", "500", "--bind-address", "127.0.0.1",
+                                "--port", std::to_string(*port)},
+                               cp.dir() + "/operator-" + id + ".log");
+  }
+
+  static std::optional<Json> Tuning(ControlPlane& cp, const std::string& ns, const std::string& name) {
+    auto r = cp.AdminClient()->Get(kube::resources::kGrainTunings, ns, name);
+    if (!r.ok()) return std::nullopt;
+    return *r;
+  }
+
+  static std::vector<Json> Pods(ControlPlane& cp, const std::string& ns, const std::string& jobset,
+                                int attempt) {
+    kube::ListOptions lo;
+    lo.label_selector = "jobset.sigs.k8s.io/jobset-name=" + jobset +
+                        ",jobset.sigs.k8s.io/restart-attempt=" + std::to_string(attempt);
+    auto r = cp.AdminClient()->List(kube::resources::kPods, ns, lo);
+    return r.ok() ? r->items : std::vector<Json>{};
+  }
+
+  static int WorkersOf(const Json& pod) {
+    return std::stoi(pod["metadata"]["annotations"].value("graintune.dev/worker-count", "0"));
+  }
+};
+
+TEST_F(OperatorE2E, DataBoundAttemptIsRestartedWithTheValueItsTrialImplies) {
+  GRAINTUNE_USE_CONTROL_PLANE(cp, ControlPlaneKind::kFull);
+  SetUpCluster(*cp);
+  auto webhook = WebhookUnderTest::Start(*cp, {.binary = GRAINTUNE_WEBHOOK_BIN});
+  ASSERT_TRUE(webhook.ok()) << webhook.error();
+  // Two operator replicas: one leads.
+  auto op_a = StartOperator(*cp, "op-a");
+  auto op_b = StartOperator(*cp, "op-b");
+  ASSERT_TRUE(op_a.ok() && op_b.ok());
+  PodRunner runner(*cp, {.exporter_binary = GRAINTUNE_EXPORTER_BIN,
+                         .trainer_binary = GRAINTUNE_TRAINER_EMULATOR_BIN});
+  runner.Start();
+
+  const std::string ns = "tune";
+  ASSERT_TRUE(cp->Kubectl({"create", "namespace", ns}).ok());
+  // Attempt 0 starts deliberately low: the platform caps this namespace at 4 workers.
+  ASSERT_TRUE(cp->Kubectl({"apply", "-f", "-"}, R"(
+apiVersion: graintune.dev/v1alpha1
+kind: GrainTunePolicy
+metadata: {name: tune-cap}
+spec:
+  namespaceSelector: {matchLabels: {kubernetes.io/metadata.name: tune}}
+  maxWorkers: 4
+)").ok());
+  Result<std::string> applied = cp->Kubectl({"apply", "-f", "-"}, SmallJobSet(ns, "llama"));
+  ASSERT_TRUE(applied.ok()) << applied.error();
+
+  // Attempt 0: two pods with 4 workers each, running exporter + emulator.
+  ASSERT_TRUE(WaitFor([&] { return Pods(*cp, ns, "llama", 0).size() == 2 &&
+                                   runner.Started().size() >= 2; },
+                      std::chrono::seconds(60)))
+      << Text(cp->Kubectl({"get", "pods", "-A", "-o", "wide"}));
+  for (const Json& p : Pods(*cp, ns, "llama", 0)) EXPECT_EQ(WorkersOf(p), 4);
+
+  // The operator records a data-bound trial for attempt 0.
+  ASSERT_TRUE(WaitFor([&] {
+    auto gt = Tuning(*cp, ns, "llama");
+    return gt && (*gt)["status"].contains("trials") &&
+           (*gt)["status"]["trials"][0].value("dataBound", false);
+  }, std::chrono::seconds(90))) << Text(cp->Kubectl({"get", "graintunings", "-A", "-o", "yaml"}))
+                                 << TailOfFile(cp->dir() + "/operator-op-a.log")
+                                 << TailOfFile(cp->dir() + "/operator-op-b.log");
+  // The platform lifts the cap; the operator re-decides for attempt 1.
+  ASSERT_TRUE(cp->Kubectl({"patch", "graintunepolicy", "tune-cap", "--type=merge", "-p",
+                           R"({"spec":{"maxWorkers":64}})"}).ok());
+  int next = 0;
+  ASSERT_TRUE(WaitFor([&] {
+    auto gt = Tuning(*cp, ns, "llama");
+    if (!gt) return false;
+    const Json rec = (*gt)["status"].value("recommendation", Json::object());
+    next = rec.value("workers", 0);
+    return rec.value("attempt", 0) == 1 && next > 4;
+  }, std::chrono::seconds(30))) << Text(cp->Kubectl({"get", "graintunings", "-n", ns, "-o", "yaml"}));
+  EXPECT_GE(next, 8) << "a jump to what the measurement implies, not +1";
+
+  // Attempt 0 fails; JobSet restarts it; attempt 1's pods get the recommended value.
+  for (const Json& p : Pods(*cp, ns, "llama", 0))
+    ASSERT_TRUE(cp->Kubectl({"annotate", "pod", "-n", ns, p["metadata"]["name"],
+                             "graintune.dev/test-terminate=Error"}).ok());
+  ASSERT_TRUE(WaitFor([&] { return Pods(*cp, ns, "llama", 1).size() == 2; }, std::chrono::seconds(60)))
+      << Text(cp->Kubectl({"get", "jobset,jobs,pods", "-n", ns}));
+  for (const Json& p : Pods(*cp, ns, "llama", 1)) EXPECT_EQ(WorkersOf(p), next);
+
+  // Attempt 1 is fed: the GrainTuning converges.
+  ASSERT_TRUE(WaitFor([&] {
+    auto gt = Tuning(*cp, ns, "llama");
+    return gt && (*gt)["status"].value("phase", "") == "Converged" &&
+           (*gt)["status"].value("trials", Json::array()).size() == 2;
+  }, std::chrono::seconds(90))) << Text(cp->Kubectl({"get", "graintunings", "-n", ns, "-o", "yaml"}));
+  auto gt = Tuning(*cp, ns, "llama");
+  EXPECT_FALSE((*gt)["status"]["trials"][1].value("dataBound", true));
+  EXPECT_EQ((*gt)["status"]["trials"][1]["workers"], next);
+
+  const std::string table = Text(cp->Kubectl({"get", "graintunings", "-n", ns}));
+  std::printf("\n$ kubectl get graintunings -n %s\n%s\n", ns.c_str(), table.c_str());
+  EXPECT_NE(table.find("Converged"), std::string::npos);
+  const std::string events = Text(cp->Kubectl({"get", "events", "-n", ns,
+                                               "--field-selector", "involvedObject.kind=JobSet"}));
+  std::printf("%s\n", events.c_str());
+  EXPECT_NE(events.find("RecommendationChanged"), std::string::npos) << events;
+  EXPECT_NE(events.find("Converged"), std::string::npos) << events;
+}
+
+}  // namespace
+}  // namespace graintune::testing
