@@ -181,6 +181,11 @@ Decision Decide(const TuningInputs& in, const std::vector<Trial>& trials) {
   const Trial* fewest_at_best = nullptr;
   const Trial* top = nullptr;  // most workers tried
   bool fed_at_estimate = false, spare_seen = false, plateau = false;
+  // The compute step measured while a prefetch buffer lasted (the fastest such pace seen).
+  double buffered = 0;
+  for (const Trial& t : usable)
+    if (t.buffered_step_seconds > 0.05 && (buffered == 0 || t.buffered_step_seconds < buffered))
+      buffered = t.buffered_step_seconds;
   for (const Trial& t : usable) {
     if (t.tokens_per_second_per_host >= best * (1 - noise) && (!any_fed || !IsSaturated(t)) &&
         (!fewest_at_best || t.workers < fewest_at_best->workers))
@@ -189,6 +194,10 @@ Decision Decide(const TuningInputs& in, const std::vector<Trial>& trials) {
     // Not saturated and at the estimated demand: nothing suggests more workers would help.
     fed_at_estimate = fed_at_estimate || (!IsSaturated(t) && t.tokens_per_second_per_host >=
                                                                  estimate * (1 - noise));
+    // Not saturated and steadily at the buffered pace: the chips were fed, whatever the
+    // (optimistic) estimate said.
+    fed_at_estimate = fed_at_estimate || (!IsSaturated(t) && buffered > 0 && t.samples > 0 &&
+                                          t.step_seconds_p50 <= buffered * (1 + noise));
     // Workers measured idle a good share of the time: the pipeline had capacity to spare.
     spare_seen = spare_seen || (!IsSaturated(t) && t.worker_busy_fraction >= 0);
     for (const Trial& u : usable) {

@@ -34,6 +34,23 @@ Trial MakeTrial(int attempt, int workers, double tokens_per_second, bool data_bo
   return t;
 }
 
+TEST(DecisionTest, AFedTrialAtTheBufferedPaceConvergesEvenBelowAnOptimisticEstimate) {
+  TuningInputs in = SeedInputs();
+  in.demand.tokens_per_second_per_host = 27000;  // estimated at 40% MFU: 2.43 s a step
+  Trial starved = MakeTrial(0, 4, 65536 / 7.4, true);
+  starved.buffered_step_seconds = 4.3;  // while the buffer lasted, steps took 4.3 s
+  Trial fed = MakeTrial(1, 13, 65536 / 4.3, false);
+  fed.step_seconds_p50 = 4.31;
+  Decision d = Decide(in, {starved, fed});
+  EXPECT_EQ(d.phase, Phase::kConverged) << d.reason;
+  EXPECT_EQ(d.workers, 13);
+  // Without the buffered pace the same trials ask for another, larger attempt.
+  starved.buffered_step_seconds = 0;
+  Decision blind = Decide(in, {starved, fed});
+  EXPECT_EQ(blind.phase, Phase::kExploring);
+  EXPECT_GT(blind.workers, 13);
+}
+
 TEST(DecisionTest, FirstPickFeedsTheChipsWithTheReasonSpelledOut) {
   Decision d = Decide(SeedInputs(), {});
   // 15.2k / 2.1k = 7.26, x1.25 = 9.07 -> 10.

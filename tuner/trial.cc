@@ -58,6 +58,9 @@ Result<Trial> SummarizeSteps(const std::vector<double>& step_seconds,
   trial.step_spread =
       trial.step_seconds_p50 > 0 ? (trial.step_seconds_p90 - p10) / trial.step_seconds_p50 : 0;
   trial.draining = Mean(steady) > kDrainSlowdown * Mean(early);
+  const size_t first = std::min<size_t>(kMinSteadySamples, early.size());
+  trial.buffered_step_seconds =
+      Percentile(std::vector<double>(early.begin(), early.begin() + static_cast<long>(first)), 0.5);
   trial.tokens_per_second_per_host =
       trial.step_seconds_mean > 0 ? tokens_per_step_per_host / trial.step_seconds_mean : 0;
   trial.stall_fraction =

@@ -28,6 +28,10 @@ struct Trial {
   bool draining = false;         // the second half ran clearly slower than the first
   bool oom_killed = false;
   int samples = 0;               // steady-state steps behind the figures
+  // Median of the first steps after warm-up, while the prefetch buffer filled during compile
+  // lasted: the compute step when the chips are fed (0 when unknown). A later trial running at
+  // this pace was fed, even if it is slower than the estimated demand.
+  double buffered_step_seconds = 0;
   // Process figures from graintune's exporter (shared PID namespace, /proc); < 0 or 0 when
   // not measured. A busy fraction near 1 means workers never waited on a full buffer.
   double worker_busy_fraction = -1;

@@ -117,7 +117,12 @@ std::optional<json> PolicyCovering(const std::vector<json>& policies,
 
 namespace {
 // Status figures rounded to what a measurement can tell (and what a table can show).
-double Round(double v, double unit) { return std::round(v / unit) * unit; }
+// Divides by an integral scale so the result is the double nearest the decimal (195.1, not
+// 195.10000000000002).
+double Round(double v, double unit) {
+  const double scale = std::round(1.0 / unit);
+  return std::round(v * scale) / scale;
+}
 }  // namespace
 
 json TrialToJson(const Trial& t) {
@@ -132,6 +137,7 @@ json TrialToJson(const Trial& t) {
     j["tokensPerSecond"] = Round(t.tokens_per_second_per_host, 1);
     j["stallFraction"] = Round(std::clamp(t.stall_fraction, 0.0, 1.0), 0.001);
     j["dataBound"] = IsDataBound(t);
+    if (t.buffered_step_seconds > 0) j["bufferedStepSeconds"] = Round(t.buffered_step_seconds, 0.001);
     if (t.tflops_per_device > 0) j["tflopsPerDevice"] = Round(t.tflops_per_device, 0.1);
   }
   if (t.worker_busy_fraction >= 0) j["workerBusyFraction"] = t.worker_busy_fraction;
@@ -153,6 +159,7 @@ Trial TrialFromJson(const json& j) {
   t.stall_fraction = j.value("stallFraction", 0.0);
   t.oom_killed = j.value("oomKilled", false);
   t.samples = j.value("samples", 0);
+  t.buffered_step_seconds = j.value("bufferedStepSeconds", 0.0);
   t.worker_busy_fraction = j.value("workerBusyFraction", -1.0);
   t.worker_memory_bytes = j.value("workerMemoryBytes", 0.0);
   t.trainer_memory_bytes = j.value("trainerMemoryBytes", 0.0);

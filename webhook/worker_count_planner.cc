@@ -208,7 +208,17 @@ Plan PlanWorkerCount(const json& object, WorkloadKind kind, const std::string& n
   if (history && history->recommendation_attempt > plan.attempt)
     for (const Trial& t : history->trials)
       if (t.attempt == plan.attempt) measured = &t;
-  if (measured) {
+  // Initial mode: the value of the first attempt is kept for every later one.
+  const Trial* first_trial = nullptr;
+  if (history && policy.mode == Mode::kInitial)
+    for (const Trial& t : history->trials)
+      if (!first_trial || t.attempt < first_trial->attempt) first_trial = &t;
+  if (first_trial && !measured) {
+    plan.workers = first_trial->workers;
+    plan.reason = "policy mode Initial: keeps the value attempt " +
+                  std::to_string(first_trial->attempt) + " was given (" +
+                  std::to_string(first_trial->workers) + ")";
+  } else if (measured) {
     plan.workers = measured->workers;
     plan.reason = "attempt " + std::to_string(plan.attempt) + " ran with " +
                   std::to_string(measured->workers) + " workers";

@@ -192,3 +192,58 @@ TEST_F(ExporterPlannerTest, JobSetsKeepTheirSpecAndGetNoSidecar) {
 
 }  // namespace
 }  // namespace graintune::webhook
+
+namespace graintune::webhook {
+namespace {
+
+TuningHistory MeasuredThenRecommended() {
+  TuningHistory h;
+  Trial t;
+  t.attempt = 0;
+  t.workers = 4;
+  t.samples = 20;
+  h.trials = {t};
+  h.recommended_workers = 9;
+  h.recommendation_attempt = 1;
+  h.recommendation_reason = "jump";
+  return h;
+}
+
+json JobOfAttempt(int attempt) {
+  json job = SeedJob();
+  job["metadata"]["labels"]["jobset.sigs.k8s.io/jobset-name"] = "llama";
+  job["metadata"]["labels"]["jobset.sigs.k8s.io/restart-attempt"] = std::to_string(attempt);
+  return job;
+}
+
+TEST(PlannerAttemptsTest, AutoGivesANewAttemptTheRecommendationAndALatePodItsAttemptsValue) {
+  MachineTypeTableShapes shapes;
+  InMemoryHistory history;
+  history.Put("team-a", "llama", MeasuredThenRecommended());
+  InMemoryConfigMaps configmaps;
+  FixedPolicy policy;
+  PlannerSources sources{shapes, history, configmaps, policy};
+  Plan next = PlanWorkerCount(JobOfAttempt(1), WorkloadKind::kJob, "team-a", sources);
+  EXPECT_EQ(next.workers, 9);
+  EXPECT_EQ(next.attempt, 1);
+  EXPECT_EQ(next.mutated["metadata"]["annotations"][kAttemptAnnotation], "1");
+  Plan late = PlanWorkerCount(JobOfAttempt(0), WorkloadKind::kJob, "team-a", sources);
+  EXPECT_EQ(late.workers, 4);  // all pods of one attempt get one value
+}
+
+TEST(PlannerAttemptsTest, InitialModeKeepsTheFirstAttemptsValue) {
+  MachineTypeTableShapes shapes;
+  InMemoryHistory history;
+  history.Put("team-a", "llama", MeasuredThenRecommended());
+  InMemoryConfigMaps configmaps;
+  Policy initial;
+  initial.mode = Mode::kInitial;
+  FixedPolicy policy(initial);
+  Plan next = PlanWorkerCount(JobOfAttempt(1), WorkloadKind::kJob, "team-a",
+                              PlannerSources{shapes, history, configmaps, policy});
+  EXPECT_EQ(next.workers, 4);
+  EXPECT_NE(next.reason.find("policy mode Initial"), std::string::npos) << next.reason;
+}
+
+}  // namespace
+}  // namespace graintune::webhook

@@ -25,7 +25,9 @@ std::vector<std::string> ExporterArgs(const Json& sidecar, const std::string& me
     }
     args.push_back(v);
   }
-  args.insert(args.end(), {"--bind-address", pod_ip, "--poll-interval-ms", "100"});
+  // No shared PID namespace here: an empty /proc, so nothing of this machine is sampled.
+  args.insert(args.end(), {"--bind-address", pod_ip, "--poll-interval-ms", "100", "--proc-root",
+                           metrics_file + ".proc"});
   return args;
 }
 
@@ -90,6 +92,7 @@ void PodRunner::Poll() {
     const std::string dir = cp_.dir() + "/pods/" + name + "-" + uid.substr(0, 8);
     std::filesystem::create_directories(dir);
     const std::string metrics = dir + "/metrics.jsonl";
+    std::filesystem::create_directories(metrics + ".proc");
     auto r = std::make_unique<Running>();
     r->name = name;
     std::vector<std::string> exporter = {options_.exporter_binary};

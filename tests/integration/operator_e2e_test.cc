@@ -54,7 +54,7 @@ class OperatorE2E : public ::testing::Test {
   void SetUpCluster(ControlPlane& cp) {
     static bool nodes = false;
     if (!nodes) {
-      for (int i = 0; i < 4; ++i) {
+      for (int i = 0; i < 12; ++i) {
         Result<Json> node = TpuNode({.name = "v6e-8-" + std::to_string(i), .topology = "2x4"});
         ASSERT_TRUE(node.ok());
         auto r = cp.AdminClient()->Create(kube::resources::kNodes, "", *node);
@@ -88,6 +88,11 @@ class OperatorE2E : public ::testing::Test {
                         ",jobset.sigs.k8s.io/restart-attempt=" + std::to_string(attempt);
     auto r = cp.AdminClient()->List(kube::resources::kPods, ns, lo);
     return r.ok() ? r->items : std::vector<Json>{};
+  }
+
+  // Frees the fake TPU hosts for the next test.
+  static void DeleteNamespace(ControlPlane& cp, const std::string& ns) {
+    cp.Kubectl({"delete", "namespace", ns, "--wait=false"});
   }
 
   static int WorkersOf(const Json& pod) {
@@ -137,6 +142,17 @@ spec:
   }, std::chrono::seconds(90))) << Text(cp->Kubectl({"get", "graintunings", "-A", "-o", "yaml"}))
                                  << TailOfFile(cp->dir() + "/operator-op-a.log")
                                  << TailOfFile(cp->dir() + "/operator-op-b.log");
+  EXPECT_EQ((*Tuning(*cp, ns, "llama"))["spec"].value("policyName", ""), "tune-cap");
+  // Both operator replicas die; a new one starts from what is in the API and loses nothing.
+  const int samples_before = (*Tuning(*cp, ns, "llama"))["status"]["trials"][0]["samples"];
+  op_a.value().Kill();
+  op_b.value().Kill();
+  auto op_c = StartOperator(*cp, "op-c");
+  ASSERT_TRUE(op_c.ok());
+  std::this_thread::sleep_for(std::chrono::seconds(2));
+  ASSERT_GE((*Tuning(*cp, ns, "llama"))["status"]["trials"][0]["samples"].get<int>(), samples_before);
+  EXPECT_TRUE((*Tuning(*cp, ns, "llama"))["status"]["trials"][0].value("dataBound", false));
+
   // The platform lifts the cap; the operator re-decides for attempt 1.
   ASSERT_TRUE(cp->Kubectl({"patch", "graintunepolicy", "tune-cap", "--type=merge", "-p",
                            R"({"spec":{"maxWorkers":64}})"}).ok());
@@ -176,6 +192,101 @@ spec:
   std::printf("%s\n", events.c_str());
   EXPECT_NE(events.find("RecommendationChanged"), std::string::npos) << events;
   EXPECT_NE(events.find("Converged"), std::string::npos) << events;
+  DeleteNamespace(*cp, ns);
+}
+
+TEST_F(OperatorE2E, AnOomKilledAttemptCapsTheNextOne) {
+  GRAINTUNE_USE_CONTROL_PLANE(cp, ControlPlaneKind::kFull);
+  SetUpCluster(*cp);
+  auto webhook = WebhookUnderTest::Start(*cp, {.binary = GRAINTUNE_WEBHOOK_BIN});
+  ASSERT_TRUE(webhook.ok()) << webhook.error();
+  auto op = StartOperator(*cp, "op-oom");
+  ASSERT_TRUE(op.ok());
+  const std::string ns = "oom";
+  ASSERT_TRUE(cp->Kubectl({"create", "namespace", ns}).ok());
+  ASSERT_TRUE(cp->Kubectl({"apply", "-f", "-"}, SmallJobSet(ns, "oomy")).ok());
+  ASSERT_TRUE(WaitFor([&] { return Pods(*cp, ns, "oomy", 0).size() == 2; }, std::chrono::seconds(60)));
+  const int first = WorkersOf(Pods(*cp, ns, "oomy", 0)[0]);
+  ASSERT_GT(first, 1);
+  // The kernel kills one host's trainer for memory.
+  ASSERT_TRUE(cp->Kubectl({"annotate", "pod", "-n", ns, Pods(*cp, ns, "oomy", 0)[0]["metadata"]["name"],
+                           "graintune.dev/test-terminate=OOMKilled"}).ok());
+  ASSERT_TRUE(WaitFor([&] { return Pods(*cp, ns, "oomy", 1).size() == 2; }, std::chrono::seconds(60)))
+      << Text(cp->Kubectl({"get", "graintunings,jobset,pods", "-n", ns, "-o", "wide"}));
+  for (const Json& p : Pods(*cp, ns, "oomy", 1)) EXPECT_LT(WorkersOf(p), first);
+  auto gt = Tuning(*cp, ns, "oomy");
+  ASSERT_TRUE(gt);
+  EXPECT_TRUE((*gt)["status"]["trials"][0].value("oomKilled", false));
+  bool capped = false;
+  for (const Json& c : (*gt)["status"]["conditions"])
+    capped |= c["type"] == "CappedByOOM" && c["status"] == "True";
+  EXPECT_TRUE(capped);
+  const std::string events = Text(cp->Kubectl({"get", "events", "-n", ns}));
+  EXPECT_NE(events.find("CappedByOOM"), std::string::npos) << events;
+  DeleteNamespace(*cp, ns);
+}
+
+TEST_F(OperatorE2E, OffNeverMutatesAndInitialKeepsTheFirstValue) {
+  GRAINTUNE_USE_CONTROL_PLANE(cp, ControlPlaneKind::kFull);
+  SetUpCluster(*cp);
+  auto webhook = WebhookUnderTest::Start(*cp, {.binary = GRAINTUNE_WEBHOOK_BIN});
+  ASSERT_TRUE(webhook.ok()) << webhook.error();
+  auto op = StartOperator(*cp, "op-modes");
+  ASSERT_TRUE(op.ok());
+  PodRunner runner(*cp, {.exporter_binary = GRAINTUNE_EXPORTER_BIN,
+                         .trainer_binary = GRAINTUNE_TRAINER_EMULATOR_BIN});
+  runner.Start();
+  for (const std::string ns : {"modes-off", "modes-initial"})
+    ASSERT_TRUE(cp->Kubectl({"create", "namespace", ns}).ok());
+  ASSERT_TRUE(cp->Kubectl({"apply", "-f", "-"}, R"(
+apiVersion: graintune.dev/v1alpha1
+kind: GrainTunePolicy
+metadata: {name: modes-off}
+spec:
+  namespaceSelector: {matchLabels: {kubernetes.io/metadata.name: modes-off}}
+  mode: "Off"
+---
+apiVersion: graintune.dev/v1alpha1
+kind: GrainTunePolicy
+metadata: {name: modes-initial}
+spec:
+  namespaceSelector: {matchLabels: {kubernetes.io/metadata.name: modes-initial}}
+  mode: Initial
+  maxWorkers: 4
+)").ok());
+  // Off: recommend only. kubectl shows what graintune would do; nothing is changed.
+  Result<std::string> off = cp->Kubectl({"apply", "-f", "-"}, SmallJobSet("modes-off", "mode-off"));
+  ASSERT_TRUE(off.ok()) << off.error();
+  EXPECT_NE(off->find("policy mode Off: would set grain_worker_count="), std::string::npos) << *off;
+  ASSERT_TRUE(WaitFor([&] { return Pods(*cp, "modes-off", "mode-off", 0).size() == 2; }, std::chrono::seconds(60)));
+  for (const Json& p : Pods(*cp, "modes-off", "mode-off", 0)) {
+    EXPECT_NE(p["spec"]["containers"][0]["command"].back().get<std::string>().find("grain_worker_count=-1"),
+              std::string::npos);
+    EXPECT_FALSE(p["spec"].contains("initContainers"));
+    EXPECT_FALSE(p["metadata"].value("labels", Json::object()).contains("graintune.dev/managed"));
+  }
+
+  // Initial: attempt 0 is set (capped at 4 here) and measured; even when the cap is lifted and
+  // the operator would recommend more, the restart keeps the first value.
+  ASSERT_TRUE(cp->Kubectl({"apply", "-f", "-"}, SmallJobSet("modes-initial", "mode-initial")).ok());
+  ASSERT_TRUE(WaitFor([&] {
+    auto gt = Tuning(*cp, "modes-initial", "mode-initial");
+    return gt && (*gt)["status"].contains("trials");
+  }, std::chrono::seconds(90))) << Text(cp->Kubectl({"get", "graintunings,pods", "-n", "modes-initial"}));
+  ASSERT_TRUE(cp->Kubectl({"patch", "graintunepolicy", "modes-initial", "--type=merge", "-p",
+                           R"({"spec":{"maxWorkers":64}})"}).ok());
+  ASSERT_TRUE(WaitFor([&] {
+    auto gt = Tuning(*cp, "modes-initial", "mode-initial");
+    return gt && (*gt)["status"]["recommendation"].value("workers", 0) > 4;
+  }, std::chrono::seconds(30)));
+  for (const Json& p : Pods(*cp, "modes-initial", "mode-initial", 0))
+    ASSERT_TRUE(cp->Kubectl({"annotate", "pod", "-n", "modes-initial", p["metadata"]["name"],
+                             "graintune.dev/test-terminate=Error"}).ok());
+  ASSERT_TRUE(WaitFor([&] { return Pods(*cp, "modes-initial", "mode-initial", 1).size() == 2; },
+                      std::chrono::seconds(60)));
+  for (const Json& p : Pods(*cp, "modes-initial", "mode-initial", 1)) EXPECT_EQ(WorkersOf(p), 4);
+  DeleteNamespace(*cp, "modes-off");
+  DeleteNamespace(*cp, "modes-initial");
 }
 
 }  // namespace
