@@ -27,8 +27,13 @@ TEST(ExplainCommandTest, SeedJobSetKeepsMinusOneAndNamesTheFirstAttempt) {
   EXPECT_EQ(e["found"][0]["where"], "script");
   EXPECT_EQ(e["found"][0]["before"], "-1");
   EXPECT_GT(e["workers"].get<int>(), 4);  // the seed: 4 workers starve a v6e host
-  // The patch only annotates: the spec keeps -1 for every restart.
-  for (const json& op : e["patch"]) EXPECT_EQ(op["path"].get<std::string>().rfind("/metadata", 0), 0u) << op;
+  // The patch only annotates (the JobSet, and its pod template with the dataset name for the
+  // operator): the spec keeps -1 for every restart.
+  for (const json& op : e["patch"]) {
+    const std::string path = op["path"];
+    EXPECT_NE(path.find("/metadata"), std::string::npos) << op;
+    EXPECT_EQ(path.find("/spec/containers"), std::string::npos) << op;
+  }
   EXPECT_EQ(e["host"]["tpu_chips"], 4);
 }
 

@@ -278,6 +278,9 @@ Plan PlanWorkerCount(const json& object, WorkloadKind kind, const std::string& n
       });
       if (annotation_only && f.annotations.requests_tuning)
         Annotate(plan.mutated, f.ref.metadata_pointer, {{kWorkerCountAnnotation, "-1"}}, {});
+      // The dataset name travels to the pods, where the operator learns under it.
+      if (f.annotations.dataset)
+        Annotate(plan.mutated, f.ref.metadata_pointer, {{kDatasetAnnotation, *f.annotations.dataset}}, {});
     }
     Annotate(plan.mutated, "/metadata",
              {{kFirstAttemptAnnotation, std::to_string(plan.workers)}, {kReasonAnnotation, plan.reason}},
@@ -304,7 +307,9 @@ Plan PlanWorkerCount(const json& object, WorkloadKind kind, const std::string& n
         const std::string pointer = Apply(plan.mutated, e, value);
         plan.findings.push_back({object_name, e.container_name, e.kind, e.key, pointer, e.before, value});
       }
-      Annotate(plan.mutated, f.ref.metadata_pointer, applied, {{kManagedLabel, "true"}});
+      std::map<std::string, std::string> template_annotations = applied;
+      if (f.annotations.dataset) template_annotations[kDatasetAnnotation] = *f.annotations.dataset;
+      Annotate(plan.mutated, f.ref.metadata_pointer, template_annotations, {{kManagedLabel, "true"}});
       if (exporter && !f.edits.empty())
         InjectExporter(plan.mutated, f.ref.spec_pointer, f.ref.metadata_pointer,
                        f.edits.front().container_pointer, f.overrides, *exporter, plan.warnings);

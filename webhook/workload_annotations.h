@@ -29,6 +29,7 @@ inline constexpr char kWorkerCountAnnotation[] = "graintune.dev/worker-count";
 inline constexpr char kEvalWorkerCountAnnotation[] = "graintune.dev/eval-worker-count";
 inline constexpr char kReasonAnnotation[] = "graintune.dev/reason";
 inline constexpr char kTuningKeyAnnotation[] = "graintune.dev/tuning-key";
+inline constexpr char kDatasetAnnotation[] = "graintune.dev/dataset";
 inline constexpr char kFirstAttemptAnnotation[] = "graintune.dev/first-attempt-worker-count";
 inline constexpr char kManagedLabel[] = "graintune.dev/managed";
 // The attempt a pod's value is for (graintune writes it; JobSet's label wins when present).

@@ -192,6 +192,17 @@ spec:
   std::printf("%s\n", events.c_str());
   EXPECT_NE(events.find("RecommendationChanged"), std::string::npos) << events;
   EXPECT_NE(events.find("Converged"), std::string::npos) << events;
+  EXPECT_GT((*gt)["status"].value("learnedTokensPerSecondPerWorker", 0.0), 1000.0);
+  EXPECT_EQ((*gt)["spec"].value("dataset", ""), "c4-en-raw");
+
+  // A later workload on the same dataset starts from what was learned, not the default.
+  Result<std::string> second = cp->Kubectl({"apply", "-f", "-"}, SmallJobSet(ns, "llama-again"));
+  ASSERT_TRUE(second.ok()) << second.error();
+  auto js = cp->AdminClient()->Get(kube::resources::kJobSets, ns, "llama-again");
+  ASSERT_TRUE(js.ok());
+  const std::string reason = (*js)["metadata"]["annotations"].value("graintune.dev/reason", "");
+  EXPECT_NE(reason.find("learned by GrainTuning tune/llama"), std::string::npos) << reason;
+  std::printf("second workload on c4-en-raw: %s\n", reason.c_str());
   DeleteNamespace(*cp, ns);
 }
 
