@@ -155,4 +155,13 @@ Result<SignedCertificate> IssueCertificate(const CertificateAuthority& ca,
   return SignedCertificate{CertPem(cert.get()), PrivatePem(key.get())};
 }
 
+Result<long> SecondsUntilExpiry(const std::string& cert_pem) {
+  Result<Cert> cert = ReadCert(cert_pem);
+  if (!cert.ok()) return cert.status();
+  int days = 0, seconds = 0;
+  if (ASN1_TIME_diff(&days, &seconds, nullptr, X509_get0_notAfter(cert->get())) != 1)
+    return OpenSslError("reading the certificate's expiry");
+  return static_cast<long>(days) * 86400L + seconds;
+}
+
 }  // namespace graintune::kube

@@ -42,4 +42,7 @@ Result<CertificateAuthority> GenerateCertificateAuthority(const std::string& com
 Result<SignedCertificate> IssueCertificate(const CertificateAuthority& ca,
                                            const CertificateRequest& request);
 
+// Seconds from now until the first certificate in `pem` expires (negative when it has).
+Result<long> SecondsUntilExpiry(const std::string& cert_pem);
+
 }  // namespace graintune::kube

@@ -59,6 +59,15 @@ TEST(PkiTest, ServingCertificateCarriesItsAddresses) {
   X509_free(leaf);
 }
 
+TEST(PkiTest, ExpiryIsReadBack) {
+  Result<CertificateAuthority> ca = GenerateCertificateAuthority("test-ca", 10);
+  ASSERT_TRUE(ca.ok());
+  Result<long> left = SecondsUntilExpiry(ca->cert_pem);
+  ASSERT_TRUE(left.ok());
+  EXPECT_NEAR(static_cast<double>(*left), 10 * 86400.0, 120.0);
+  EXPECT_FALSE(SecondsUntilExpiry("garbage").ok());
+}
+
 TEST(PkiTest, BadRequestsAreErrors) {
   Result<CertificateAuthority> ca = GenerateCertificateAuthority("test-ca", 1);
   ASSERT_TRUE(ca.ok());

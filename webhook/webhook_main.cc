@@ -4,6 +4,8 @@
 //                     [--kubeconfig K | --standalone] [--exclude-namespace NS]...
 //                     [--exporter-image IMG] [--exporter-port N] [--share-process-namespace]
 //                     [--no-exporter]
+//                     [--cert-secret NS/NAME --cert-dir DIR --service-dns-name DNS...
+//                      --webhook-configuration NAME]   (self-managed certificates)
 // With API access (--kubeconfig, in-cluster, $KUBECONFIG or ~/.kube/config) host shapes come
 // from the watched Node cache, mounted MaxText YAML from the ConfigMap cache, history from
 // GrainTunings and policies from GrainTunePolicies; /readyz waits for every cache. --standalone (or no reachable configuration) uses the machine-type table
@@ -16,7 +18,9 @@
 #include "kube/config.h"
 #include "kube/informer.h"
 #include "webhook/admission.h"
+#include "kube/backoff.h"
 #include "webhook/cluster_sources.h"
+#include "webhook/serving_certificates.h"
 #include "webhook/fake_sources.h"
 #include "webhook/https_server.h"
 #include "webhook/webhook_routes.h"
@@ -47,6 +51,8 @@ int main(int argc, char** argv) {
   admit.exporter = ExporterInjection{};
   std::string kubeconfig;
   bool standalone = false;
+  ServingCertificateOptions self_signed;
+  std::string cert_dir;
   for (int i = 1; i < argc; ++i) {
     const std::string flag = argv[i];
     auto value = [&]() -> std::string {
@@ -68,17 +74,45 @@ int main(int argc, char** argv) {
     else if (flag == "--exporter-port") admit.exporter.emplace().port = IntFlag(flag, value(), 1, 65535);
     else if (flag == "--share-process-namespace") admit.exporter.emplace().share_process_namespace = true;
     else if (flag == "--no-exporter") admit.exporter.reset();
+    else if (flag == "--cert-secret") {
+      const std::string v = value();
+      const size_t slash = v.find('/');
+      if (slash == std::string::npos) {
+        std::cerr << "graintune-webhook: --cert-secret wants NAMESPACE/NAME\n";
+        return 2;
+      }
+      self_signed.secret_namespace = v.substr(0, slash);
+      self_signed.secret_name = v.substr(slash + 1);
+    }
+    else if (flag == "--webhook-configuration") self_signed.webhook_configuration = value();
+    else if (flag == "--service-dns-name") self_signed.dns_names.push_back(value());
+    else if (flag == "--cert-dir") cert_dir = value();
     else {
       std::cerr << "graintune-webhook: unknown flag " << flag << "\n";
       return 2;
     }
   }
+  const bool manage_certs = !self_signed.secret_name.empty();
+  if (manage_certs) {
+    if (cert_dir.empty() || self_signed.dns_names.empty()) {
+      std::cerr << "graintune-webhook: --cert-secret needs --cert-dir and --service-dns-name\n";
+      return 2;
+    }
+    options.cert_file = self_signed.cert_file = cert_dir + "/tls.crt";
+    options.key_file = self_signed.key_file = cert_dir + "/tls.key";
+  }
   if (options.cert_file.empty() || options.key_file.empty()) {
-    std::cerr << "graintune-webhook: --tls-cert-file and --tls-key-file are required\n";
+    std::cerr << "graintune-webhook: --tls-cert-file and --tls-key-file (or --cert-secret) are "
+                 "required\n";
     return 2;
   }
   // Sources: the API server's caches when reachable, else the built-in table.
   std::shared_ptr<graintune::kube::Informer> nodes, configmaps, graintunings, policies, namespaces;
+  std::shared_ptr<graintune::kube::Client> cert_client;
+  if (manage_certs && standalone) {
+    std::cerr << "graintune-webhook: --cert-secret needs API access, not --standalone\n";
+    return 2;
+  }
   if (!standalone) {
     graintune::Result<graintune::kube::ClientConfig> config =
         graintune::kube::LoadDefaultConfig(kubeconfig);
@@ -94,6 +128,20 @@ int main(int argc, char** argv) {
       if (!client.ok()) {
         std::cerr << "graintune-webhook: " << client.error().ToString() << "\n";
         return 1;
+      }
+      if (manage_certs) {
+        // Serving needs the pair: retry for a minute, then give up (the pod restarts).
+        graintune::kube::Backoff backoff(std::chrono::milliseconds(500), std::chrono::seconds(8));
+        graintune::Result<bool> ensured = graintune::Status::Error("not tried");
+        for (int i = 0; i < 12 && !ensured.ok(); ++i) {
+          ensured = EnsureServingCertificate(**client, self_signed);
+          if (!ensured.ok()) {
+            std::cerr << "graintune-webhook: serving certificate: " << ensured.error() << "\n";
+            std::this_thread::sleep_for(backoff.Next());
+          }
+        }
+        if (!ensured.ok()) return 1;
+        cert_client = *client;
       }
       nodes = std::make_shared<graintune::kube::Informer>(*client, graintune::kube::resources::kNodes);
       configmaps = std::make_shared<graintune::kube::Informer>(
@@ -140,7 +188,15 @@ int main(int argc, char** argv) {
   std::cerr << "graintune-webhook: serving on " << options.bind_address << ":" << server.port() << "\n";
   std::signal(SIGTERM, OnSignal);
   std::signal(SIGINT, OnSignal);
+  auto next_cert_check = std::chrono::steady_clock::now() + std::chrono::hours(12);
   while (!g_stop) {
+    if (cert_client && std::chrono::steady_clock::now() > next_cert_check) {
+      // Re-issue ahead of expiry; the server picks the new files up by itself.
+      graintune::Result<bool> r = EnsureServingCertificate(*cert_client, self_signed);
+      if (!r.ok()) std::cerr << "graintune-webhook: certificate renewal: " << r.error() << "\n";
+      next_cert_check = std::chrono::steady_clock::now() +
+                        (r.ok() ? std::chrono::hours(12) : std::chrono::hours(1));
+    }
     if (nodes && nodes->Synced() && configmaps->Synced() && graintunings->Synced() &&
         policies->Synced() && namespaces->Synced())
       routes.SetReady(true);

@@ -1,0 +1,164 @@
+// The Helm chart against the real API server: lint, server-side dry run of the rendered
+// manifests, install, least-privilege RBAC (kubectl auth can-i as each service account),
+// upgrade keeping GrainTunings, uninstall leaving nothing behind.
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+
+#include "kube/config.h"
+#include "tests/controlplane/shared_control_plane.h"
+
+namespace graintune::testing {
+namespace {
+
+class HelmChart : public ::testing::Test {
+ protected:
+  Result<std::string> Helm(ControlPlane& cp, std::vector<std::string> args) {
+    std::string cmd = "HELM_CACHE_HOME=" + cp.dir() + "/helm/cache HELM_CONFIG_HOME=" + cp.dir() +
+                      "/helm/config HELM_DATA_HOME=" + cp.dir() + "/helm/data " + cp.bin_dir() +
+                      "/helm --kubeconfig " + cp.kubeconfig_path();
+    for (const std::string& a : args) cmd += " '" + a + "'";
+    // stderr apart: helm warns there (e.g. about the crds symlink) and stdout may be manifests.
+    const std::string err = cp.dir() + "/helm-stderr";
+    cmd += " 2>" + err;
+    FILE* p = ::popen(cmd.c_str(), "r");
+    std::string out;
+    char buf[4096];
+    while (size_t n = std::fread(buf, 1, sizeof(buf), p)) out.append(buf, n);
+    const int rc = ::pclose(p);
+    Result<std::string> stderr_text = kube::ReadFileText(err);
+    if (rc != 0)
+      return Status::Error("helm " + args[0] + " failed: " + out +
+                           (stderr_text.ok() ? *stderr_text : std::string()));
+    return out;
+  }
+  static std::string Chart() { return std::string(GRAINTUNE_SOURCE_DIR) + "/charts/graintune"; }
+};
+
+TEST_F(HelmChart, LintsAndRendersManifestsTheApiServerAccepts) {
+  GRAINTUNE_USE_CONTROL_PLANE(cp, ControlPlaneKind::kApiServer);
+  Result<std::string> lint = Helm(*cp, {"lint", Chart()});
+  ASSERT_TRUE(lint.ok()) << lint.error();
+  EXPECT_NE(lint->find("0 chart(s) failed"), std::string::npos);
+  for (const std::vector<std::string>& extra :
+       {std::vector<std::string>{}, {"--set", "certificates.mode=certManager"},
+        {"--set", "localDev.enabled=true", "--set", "localDev.webhookURL=https://127.0.0.1:9443"}}) {
+    std::vector<std::string> args = {"template", "gt", Chart(), "-n", "graintune-system"};
+    args.insert(args.end(), extra.begin(), extra.end());
+    Result<std::string> rendered = Helm(*cp, args);
+    ASSERT_TRUE(rendered.ok()) << rendered.error();
+    cp->Kubectl({"create", "namespace", "graintune-system"});
+    std::string manifests = *rendered;
+    if (!extra.empty() && extra[1] == "certificates.mode=certManager") {
+      // No cert-manager CRDs here: check everything else.
+      EXPECT_NE(manifests.find("kind: Certificate"), std::string::npos);
+      continue;
+    }
+    Result<std::string> dry = cp->Kubectl({"apply", "--dry-run=server", "-f", "-"}, manifests);
+    EXPECT_TRUE(dry.ok()) << dry.error();
+  }
+  // Values are validated by values.schema.json.
+  Result<std::string> bad = Helm(*cp, {"template", "gt", Chart(), "--set", "defaultPolicy.mode=Sometimes"});
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.error().find("mode"), std::string::npos) << bad.error();
+}
+
+struct Access {
+  const char* sa;
+  const char* verb;
+  const char* resource;
+  const char* ns;  // "" = cluster scope
+  bool allowed;
+};
+
+TEST_F(HelmChart, InstallGrantsExactlyTheVerbsTheCodeUsesAndUninstallLeavesNothing) {
+  GRAINTUNE_USE_CONTROL_PLANE(cp, ControlPlaneKind::kApiServer);
+  Result<std::string> install = Helm(*cp, {"install", "gt", Chart(), "-n", "graintune-system",
+                                           "--create-namespace"});
+  ASSERT_TRUE(install.ok()) << install.error();
+
+  const Access checks[] = {
+      // The webhook: caches, its own Secret and webhook configuration.
+      {"gt-webhook", "list", "nodes", "", true},
+      {"gt-webhook", "watch", "configmaps", "", true},
+      {"gt-webhook", "watch", "graintunings.graintune.dev", "", true},
+      {"gt-webhook", "list", "graintunepolicies.graintune.dev", "", true},
+      {"gt-webhook", "watch", "namespaces", "", true},
+      {"gt-webhook", "create", "secrets", "graintune-system", true},
+      {"gt-webhook", "get", "secrets/gt-webhook-tls", "graintune-system", true},
+      {"gt-webhook", "update", "secrets/gt-webhook-tls", "graintune-system", true},
+      {"gt-webhook", "patch", "mutatingwebhookconfigurations/gt-graintune-system", "", true},
+      {"gt-webhook", "get", "secrets/other", "graintune-system", false},
+      {"gt-webhook", "list", "secrets", "graintune-system", false},
+      {"gt-webhook", "create", "pods", "default", false},
+      {"gt-webhook", "update", "graintunings.graintune.dev", "default", false},
+      {"gt-webhook", "patch", "mutatingwebhookconfigurations/someone-else", "", false},
+      // The operator: tuned pods, GrainTunings and status, Events, its Lease.
+      {"gt-operator", "watch", "pods", "", true},
+      {"gt-operator", "create", "graintunings.graintune.dev", "team", true},
+      {"gt-operator", "update", "graintunings.graintune.dev/status", "team", true},
+      {"gt-operator", "get", "jobsets.jobset.x-k8s.io", "team", true},
+      {"gt-operator", "get", "jobs.batch", "team", true},
+      {"gt-operator", "create", "events.events.k8s.io", "team", true},
+      {"gt-operator", "create", "leases.coordination.k8s.io", "graintune-system", true},
+      {"gt-operator", "update", "leases.coordination.k8s.io/gt-operator", "graintune-system", true},
+      {"gt-operator", "delete", "pods", "team", false},
+      {"gt-operator", "update", "jobsets.jobset.x-k8s.io", "team", false},
+      {"gt-operator", "get", "secrets", "team", false},
+      {"gt-operator", "update", "graintunings.graintune.dev", "team", false},
+      {"gt-operator", "update", "leases.coordination.k8s.io/kube-scheduler", "kube-system", false},
+  };
+  for (const Access& a : checks) {
+    std::string resource = a.resource;
+    std::vector<std::string> args = {"auth", "can-i", a.verb};
+    if (resource.size() > 7 && resource.substr(resource.size() - 7) == "/status") {
+      args.push_back(resource.substr(0, resource.size() - 7));
+      args.push_back("--subresource=status");
+    } else {
+      args.push_back(resource);
+    }
+    args.push_back(std::string("--as=system:serviceaccount:graintune-system:") + a.sa);
+    if (*a.ns) {
+      args.push_back("-n");
+      args.push_back(a.ns);
+    }
+    Result<std::string> r = cp->Kubectl(args);
+    // can-i exits 1 for "no"; its output says which.
+    const std::string out = r.ok() ? *r : r.error();
+    const bool yes = out.find("yes") != std::string::npos;
+    EXPECT_EQ(yes, a.allowed) << a.sa << " " << a.verb << " " << a.resource << " in '" << a.ns
+                              << "': " << out;
+  }
+
+  // Upgrade keeps what the operator learned.
+  cp->Kubectl({"create", "namespace", "team"});
+  ASSERT_TRUE(cp->Kubectl({"apply", "-f", "-"}, R"(
+apiVersion: graintune.dev/v1alpha1
+kind: GrainTuning
+metadata: {name: kept, namespace: team}
+spec: {tuningKey: kept}
+)").ok());
+  Result<std::string> upgrade = Helm(*cp, {"upgrade", "gt", Chart(), "-n", "graintune-system",
+                                           "--set", "defaultPolicy.maxWorkers=32"});
+  ASSERT_TRUE(upgrade.ok()) << upgrade.error();
+  EXPECT_TRUE(cp->Kubectl({"get", "graintuning", "kept", "-n", "team"}).ok());
+  Result<std::string> policy = cp->Kubectl({"get", "graintunepolicy", "gt-cluster-default",
+                                            "-o", "jsonpath={.spec.maxWorkers}"});
+  ASSERT_TRUE(policy.ok());
+  EXPECT_EQ(*policy, "32");
+
+  Result<std::string> uninstall = Helm(*cp, {"uninstall", "gt", "-n", "graintune-system", "--wait"});
+  ASSERT_TRUE(uninstall.ok()) << uninstall.error();
+  Result<std::string> left = cp->Kubectl(
+      {"get", "deployments,services,serviceaccounts,roles,rolebindings,clusterroles,"
+              "clusterrolebindings,mutatingwebhookconfigurations,poddisruptionbudgets,"
+              "graintunepolicies",
+       "-A", "-l", "app.kubernetes.io/instance=gt", "-o", "name"});
+  ASSERT_TRUE(left.ok()) << left.error();
+  EXPECT_EQ(*left, "") << "left behind by uninstall:\n" << *left;
+  // CRDs (and so every GrainTuning) stay, as Helm does for crds/: learning survives reinstalls.
+  EXPECT_TRUE(cp->Kubectl({"get", "graintuning", "kept", "-n", "team"}).ok());
+}
+
+}  // namespace
+}  // namespace graintune::testing
