@@ -14,6 +14,7 @@
 #include <prometheus/text_serializer.h>
 
 #include <atomic>
+#include <cstdlib>
 #include <charconv>
 #include <csignal>
 #include <iostream>
@@ -125,7 +126,8 @@ int main(int argc, char** argv) {
     std::cerr << "graintune-exporter: --metrics-file is required\n";
     return 2;
   }
-  op::StepLog log;
+  const char* uid = std::getenv("GRAINTUNE_POD_UID");
+  op::StepLog log(20000, uid ? uid : "");
   ExporterMetrics metrics;
   std::mutex metrics_mu;
   webhook::HttpsServer server(options, [&](const webhook::HttpRequest& r) -> webhook::HttpResponse {

@@ -44,7 +44,8 @@ nlohmann::json StepLog::ToJson(long since) const {
       j["tokens_per_device_per_second"] = s.tokens_per_device_per_second;
     steps.push_back(std::move(j));
   }
-  nlohmann::json doc = {{"run", totals_.run},
+  nlohmann::json doc = {{"pod_uid", pod_uid_},
+                        {"run", totals_.run},
                         {"steps", std::move(steps)},
                         {"lines", totals_.lines},
                         {"malformed_lines", totals_.malformed}};
@@ -65,6 +66,7 @@ Result<StepsDocument> ParseStepsDocument(const std::string& body) {
     return Status::Error("the exporter's /steps answer is not a steps document");
   StepsDocument out;
   try {
+    out.pod_uid = doc.value("pod_uid", "");
     out.run = doc.value("run", 0);
     out.malformed_lines = doc.value("malformed_lines", 0L);
     for (const nlohmann::json& s : doc["steps"]) {

@@ -11,6 +11,7 @@
 #include <mutex>
 #include <nlohmann/json.hpp>
 #include <optional>
+#include <string>
 #include <vector>
 
 #include "operator/maxtext_metrics.h"
@@ -20,7 +21,8 @@ namespace graintune::op {
 
 class StepLog {
  public:
-  explicit StepLog(size_t max_steps = 20000) : max_steps_(max_steps) {}
+  explicit StepLog(size_t max_steps = 20000, std::string pod_uid = "")
+      : max_steps_(max_steps), pod_uid_(std::move(pod_uid)) {}
 
   void Restart();
   void Add(const std::vector<StepSample>& samples, int lines, int malformed);
@@ -40,12 +42,14 @@ class StepLog {
  private:
   mutable std::mutex mu_;
   size_t max_steps_;
+  std::string pod_uid_;
   std::deque<StepSample> steps_;
   Totals totals_;
 };
 
 // The /steps document back into values (for the operator). Error on a malformed document.
 struct StepsDocument {
+  std::string pod_uid;  // of the pod the exporter runs in; empty when it was not told
   int run = 0;
   std::vector<StepSample> steps;
   long malformed_lines = 0;

@@ -75,7 +75,14 @@ Result<StepsDocument> TuningController::Scrape(const PodFacts& pod) {
     return Status::Error("scraping " + pod.ns + "/" + pod.name + " at " + target.server + ": " +
                          body.error().ToString());
   }
-  return ParseStepsDocument(*body);
+  Result<StepsDocument> doc = ParseStepsDocument(*body);
+  if (doc.ok() && !doc->pod_uid.empty() && doc->pod_uid != pod.uid) {
+    ++counters_.scrape_errors;
+    return Status::Error("the exporter at " + target.server + " belongs to pod " + doc->pod_uid +
+                         ", not " + pod.ns + "/" + pod.name + " (" + pod.uid +
+                         "): the address was reused; skipped");
+  }
+  return doc;
 }
 
 void TuningController::ReconcileAll() {

@@ -42,14 +42,15 @@ Result<Trial> TrialFromSteps(int attempt, int workers, const StepsDocument& doc,
   Trial trial = *t;
   trial.attempt = attempt;
   trial.workers = workers;
-  double tflops = 0;
-  int n = 0;
+  // Time-weighted: FLOPs done over time taken. A plain mean of per-step figures would count the
+  // near-zero steps of asynchronous dispatch as enormous rates.
+  double flops = 0, seconds_total = 0;
   for (size_t i = static_cast<size_t>(std::max(0, warmup_steps)); i < steps.size(); ++i)
     if (steps[i].tflops_per_device > 0) {
-      tflops += steps[i].tflops_per_device;
-      ++n;
+      flops += steps[i].tflops_per_device * steps[i].step_time_seconds;
+      seconds_total += steps[i].step_time_seconds;
     }
-  if (n > 0) trial.tflops_per_device = tflops / n;
+  if (seconds_total > 0) trial.tflops_per_device = flops / seconds_total;
   if (doc.process) {
     trial.worker_busy_fraction = doc.process->worker_busy_fraction;
     trial.worker_memory_bytes = doc.process->worker_memory_bytes;
@@ -118,7 +119,7 @@ ReconcileOutput ReconcileTuning(const ReconcileInput& in) {
     auto doc = in.steps.find(attempt);
     if (doc == in.steps.end()) continue;
     Result<Trial> t = TrialFromSteps(attempt, workers, doc->second, tokens_per_step, in.warmup_steps);
-    if (!t.ok()) continue;  // not enough steady steps yet
+    if (!t.ok() || t->samples < in.min_samples) continue;  // not enough steady steps yet
     if (stored == trials.end() || stored->second.samples <= t->samples) {
       Trial updated = *t;
       // A drain seen earlier in the attempt stays seen: a long steady tail at the starved rate

@@ -41,6 +41,9 @@ struct ReconcileInput {
   std::string dataset_kind;                    // for spec.datasetKind
   std::string now;                             // RFC 3339, for timestamps
   int warmup_steps = 2;
+  // Steady-state steps a trial needs before it is recorded: fewer judge an attempt by its
+  // first, buffered steps.
+  int min_samples = 8;
 };
 
 struct EventToRecord {

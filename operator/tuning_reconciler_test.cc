@@ -79,8 +79,8 @@ TEST(TuningReconcilerTest, ADataBoundAttemptJumpsToWhatItsMeasurementImplies) {
   EXPECT_EQ(first.status["recommendation"]["attempt"], 0);
   EXPECT_FALSE(first.status.contains("trials"));
 
-  // 14 steps: the drain is inside the window, so the attempt is judged data-bound ...
-  ReconcileOutput second = ReconcileTuning(Input(Stored(first), {Pod(0, 4)}, {{0, DataBoundSteps(14)}}));
+  // 18 steps: the drain is inside the window, so the attempt is judged data-bound ...
+  ReconcileOutput second = ReconcileTuning(Input(Stored(first), {Pod(0, 4)}, {{0, DataBoundSteps(18)}}));
   ASSERT_EQ(second.status["trials"].size(), 1u);
   EXPECT_TRUE(second.status["trials"][0]["dataBound"].get<bool>());
   EXPECT_EQ(second.status["lastTrial"]["workers"], 4);

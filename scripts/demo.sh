@@ -1,22 +1,16 @@
 #!/usr/bin/env bash
-# The README's main command. Until the local control-plane demo lands (issue: Helm chart,
-# examples and the one-command demo), it shows graintune's decision for the seed's workload:
-# the -1 it finds in an xpk-style Llama3-8B JobSet on v6e-32, the host shape, the value and
-# why, then what the across-restart logic does with simulated attempts.
+# The README's main command: the local demo. Installs the build dependencies, builds graintune,
+# builds (once, cached outside the repo, with progress) or reuses the control plane, then runs
+# graintune-demo: a real kube-apiserver with KWOK TPU nodes, graintune installed from its Helm
+# chart, the seed's Llama3-8B JobSet mutated, measured and re-tuned across a restart.
+# Everything it starts stops when it ends or is interrupted (Ctrl-C).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
-cmake -S . -B build -G Ninja >/dev/null
-ninja -C build graintune >/dev/null
-G=build/cli/graintune
-
-echo "== What graintune finds and decides for examples/llama3-8b-v6e-32-jobset.yaml"
-$G explain examples/llama3-8b-v6e-32-jobset.yaml
-echo
-echo "== The seed's measurements, reproduced by the calibrated simulator (steady state, 60 steps)"
-for w in 1 2 4 8; do
-  printf '%s workers: ' "$w"
-  $G simulate --machine-type ct6e-standard-4t --tpu-chips 4 --per-device-batch-size 2 \
-    --max-target-length 8192 --dataset-kind raw-text --tokens-per-second-per-worker 2184 \
-    --step-seconds 4.3 --workers "$w" --steps 60 | tail -1
-done
+echo "== Building graintune" >&2
+cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
+ninja -C build graintune graintune-webhook graintune-operator graintune-exporter trainer_emulator \
+  graintune-demo >/dev/null
+echo "== Control plane binaries (first run builds them from pinned Go modules: ~10-15 min)" >&2
+BIN="$(bash scripts/controlplane/build.sh | tail -n 1)"
+exec build/tests/controlplane/graintune-demo --bin-dir "$BIN" --source-dir "$PWD" --build-dir "$PWD/build"

@@ -44,6 +44,10 @@ void InjectExporter(json& object, const std::string& spec_pointer,
       {"image", options.image},
       {"restartPolicy", "Always"},
       {"args", {"--metrics-file", file, "--port", port}},
+      // The exporter names its pod in every answer, so the operator never takes another pod's
+      // figures for this one when a pod IP is reused.
+      {"env", {{{"name", "GRAINTUNE_POD_UID"},
+                {"valueFrom", {{"fieldRef", {{"fieldPath", "metadata.uid"}}}}}}}},
       {"ports", {{{"name", "gt-metrics"}, {"containerPort", options.port}}}},
       {"volumeMounts", {{{"name", kMetricsVolumeName}, {"mountPath", options.mount_path},
                          {"readOnly", true}}}},

@@ -67,6 +67,7 @@ std::string Apply(json& object, const Edit& e, int value) {
 void Annotate(json& object, const std::string& metadata_pointer,
               const std::map<std::string, std::string>& annotations,
               const std::map<std::string, std::string>& labels) {
+  if (annotations.empty() && labels.empty()) return;  // leave the object exactly as written
   json& meta = object[json::json_pointer(metadata_pointer)];
   if (!meta.is_object()) meta = json::object();
   for (const auto& [k, v] : annotations) meta["annotations"][k] = v;
@@ -122,6 +123,7 @@ Plan PlanWorkerCount(const json& object, WorkloadKind kind, const std::string& n
     PodTemplateRef ref;
     std::vector<Edit> edits;
     WorkloadAnnotations annotations;  // the object's merged over this template's
+    std::map<std::string, std::string> input_annotations;  // the graintune.dev/ inputs among them
     ContainerOverrides overrides;  // of the first container with an edit
     std::optional<ConfigValues> config;
     json container;
@@ -145,6 +147,8 @@ Plan PlanWorkerCount(const json& object, WorkloadKind kind, const std::string& n
     Found f;
     f.ref = ref;
     f.annotations = wa;
+    for (const auto& [k, v] : annotations)
+      if (IsInputAnnotation(k)) f.input_annotations[k] = v;
     for (const char* list : {"initContainers", "containers"}) {
       if (!spec.contains(list) || !spec[list].is_array()) continue;
       for (size_t i = 0; i < spec[list].size(); ++i) {
@@ -278,9 +282,13 @@ Plan PlanWorkerCount(const json& object, WorkloadKind kind, const std::string& n
       });
       if (annotation_only && f.annotations.requests_tuning)
         Annotate(plan.mutated, f.ref.metadata_pointer, {{kWorkerCountAnnotation, "-1"}}, {});
-      // The dataset name travels to the pods, where the operator learns under it.
-      if (f.annotations.dataset)
-        Annotate(plan.mutated, f.ref.metadata_pointer, {{kDatasetAnnotation, *f.annotations.dataset}}, {});
+      // The JobSet's inputs (dataset, rates, tuning key) travel to its child Jobs, which the
+      // JobSet controller makes from this template without the JobSet's own annotations: the
+      // first attempt then gets exactly the value announced here, under the same key.
+      const std::string job_metadata =
+          f.ref.metadata_pointer.substr(0, f.ref.metadata_pointer.rfind("/spec/template/metadata")) +
+          "/metadata";
+      Annotate(plan.mutated, job_metadata, f.input_annotations, {});
     }
     Annotate(plan.mutated, "/metadata",
              {{kFirstAttemptAnnotation, std::to_string(plan.workers)}, {kReasonAnnotation, plan.reason}},
@@ -307,8 +315,9 @@ Plan PlanWorkerCount(const json& object, WorkloadKind kind, const std::string& n
         const std::string pointer = Apply(plan.mutated, e, value);
         plan.findings.push_back({object_name, e.container_name, e.kind, e.key, pointer, e.before, value});
       }
-      std::map<std::string, std::string> template_annotations = applied;
-      if (f.annotations.dataset) template_annotations[kDatasetAnnotation] = *f.annotations.dataset;
+      // The inputs travel to the pods, where the operator reads them (and learns per dataset).
+      std::map<std::string, std::string> template_annotations = f.input_annotations;
+      for (const auto& [k, v] : applied) template_annotations[k] = v;
       Annotate(plan.mutated, f.ref.metadata_pointer, template_annotations, {{kManagedLabel, "true"}});
       if (exporter && !f.edits.empty())
         InjectExporter(plan.mutated, f.ref.spec_pointer, f.ref.metadata_pointer,

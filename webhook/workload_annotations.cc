@@ -22,6 +22,15 @@ std::optional<int> Integer(const std::string& text) {
 
 }  // namespace
 
+bool IsInputAnnotation(const std::string& key) {
+  if (key.rfind(kAnnotationPrefix, 0) != 0) return false;
+  for (const char* result : {kWorkerCountAnnotation, kEvalWorkerCountAnnotation, kReasonAnnotation,
+                             kFirstAttemptAnnotation, kAttemptAnnotation, "graintune.dev/exporter-port",
+                             "graintune.dev/test-terminate"})
+    if (key == result) return false;
+  return true;
+}
+
 WorkloadAnnotations ParseWorkloadAnnotations(const std::map<std::string, std::string>& annotations,
                                              std::vector<std::string>& warnings) {
   WorkloadAnnotations out;

@@ -50,6 +50,10 @@ struct WorkloadAnnotations {
   std::optional<double> step_seconds;
 };
 
+// True for the graintune.dev/ annotations a user writes as inputs to the decision (dataset,
+// rates, tuning key, ...), false for the ones graintune writes as results.
+bool IsInputAnnotation(const std::string& key);
+
 // Parses the graintune.dev/ keys of `annotations`; appends a warning per bad value.
 WorkloadAnnotations ParseWorkloadAnnotations(const std::map<std::string, std::string>& annotations,
                                              std::vector<std::string>& warnings);

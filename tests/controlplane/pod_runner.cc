@@ -97,7 +97,9 @@ void PodRunner::Poll() {
     r->name = name;
     std::vector<std::string> exporter = {options_.exporter_binary};
     for (const std::string& a : ExporterArgs(*sidecar, metrics, ip)) exporter.push_back(a);
-    Result<ChildProcess> e = ChildProcess::Spawn(exporter, dir + "/exporter.log");
+    // The downward API's metadata.uid, as the kubelet would resolve it.
+    Result<ChildProcess> e =
+        ChildProcess::Spawn(exporter, dir + "/exporter.log", {"GRAINTUNE_POD_UID=" + uid});
     Result<ChildProcess> t = ChildProcess::Spawn(
         {options_.trainer_binary, "--workers", workers, "--metrics-file", metrics, "--steps",
          std::to_string(options_.steps), "--time-scale", std::to_string(options_.time_scale)},

@@ -75,6 +75,10 @@ Result<std::unique_ptr<WebhookUnderTest>> WebhookUnderTest::Start(
     if (!ready) std::this_thread::sleep_for(std::chrono::milliseconds(100));
   }
   if (!ready) return Status::Error("graintune-webhook never became ready:\n" + w->Log());
+  if (!options.register_configuration) {
+    w->cp_ = nullptr;  // nothing of ours to remove later
+    return w;
+  }
   kube::ApiResult<kube::Json> reg = cp.AdminClient()->Apply(
       kube::resources::kMutatingWebhookConfigurations, "",
       WebhookConfiguration(w->name_, probe.server, w->ca_pem_));

@@ -15,6 +15,7 @@ struct WebhookUnderTestOptions {
   std::string binary;                     // path of graintune-webhook
   std::vector<std::string> extra_args;    // e.g. --exclude-namespace
   std::string configuration_name = "graintune";
+  bool register_configuration = true;     // false: the caller applies its own (the chart's)
 };
 
 class WebhookUnderTest {

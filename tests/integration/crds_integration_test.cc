@@ -63,7 +63,7 @@ TEST(CrdsIntegration, TuningStatusIsASubresourceWithPrinterColumns) {
   ASSERT_TRUE(created.ok()) << created.status().message();
   EXPECT_FALSE(created->contains("status")) << "status is ignored on create";
 
-  const Json trial = {{"attempt", 0}, {"workers", 4}, {"stepTimeP50Seconds", 7.4},
+  const Json trial = {{"attempt", 0}, {"workers", 4}, {"stepTimeMeanSeconds", 7.4},
                       {"tflopsPerDevice", 58.2}, {"dataBound", true}, {"samples", 20}};
   ApiResult<Json> updated = UpdateWithRetry(*c, resources::kGrainTunings, "default", "llama3-8b",
                                             "status", [&](Json& o) {

@@ -1,0 +1,200 @@
+// graintune-demo: the README's main job. On this machine it starts a real control plane with
+// KWOK TPU nodes shaped like the seed's v6e-32 slice (8 x ct6e-standard-4t), installs graintune
+// from the Helm chart (local mode: the chart's CRDs, policy and webhook configuration; the
+// webhook and operator binaries run here instead of in pods), applies the xpk-style Llama3-8B
+// JobSet with grain_worker_count=-1, runs each pod's exporter and a trainer emulator, and tells
+// what happens across a restart. It stops everything it started when it ends or is interrupted.
+//
+//   graintune-demo --bin-dir DIR --source-dir DIR --build-dir DIR
+#include <csignal>
+#include <cstdio>
+#include <functional>
+#include <iostream>
+#include <thread>
+
+#include "kube/base64.h"
+#include "kube/config.h"
+#include "tests/controlplane/control_plane.h"
+#include "tests/controlplane/pod_runner.h"
+#include "tests/controlplane/tpu_nodes.h"
+#include "tests/controlplane/webhook_under_test.h"
+
+namespace {
+
+using graintune::kube::Json;
+std::atomic<bool> g_interrupted{false};
+void OnSignal(int) { g_interrupted = true; }
+
+void Say(const std::string& text) { std::printf("%s\n", text.c_str()); std::fflush(stdout); }
+void Step(const std::string& title) { Say("\n== " + title); }
+
+bool WaitFor(const std::function<bool()>& done, int seconds) {
+  for (int i = 0; i < seconds * 4 && !g_interrupted; ++i) {
+    if (done()) return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(250));
+  }
+  return !g_interrupted && done();
+}
+
+std::string Text(const graintune::Result<std::string>& r) { return r.ok() ? *r : r.error(); }
+
+std::string Indent(const std::string& text, const std::string& pad = "   ") {
+  std::string out = pad;
+  for (char c : text) {
+    out += c;
+    if (c == '\n') out += pad;
+  }
+  while (!out.empty() && (out.back() == ' ' || out.back() == '\n')) out.pop_back();
+  return out;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  using namespace graintune;
+  using namespace graintune::testing;
+  std::string bin_dir, source_dir, build_dir;
+  for (int i = 1; i + 1 < argc; i += 2) {
+    const std::string f = argv[i];
+    if (f == "--bin-dir") bin_dir = argv[i + 1];
+    else if (f == "--source-dir") source_dir = argv[i + 1];
+    else if (f == "--build-dir") build_dir = argv[i + 1];
+  }
+  if (bin_dir.empty() || source_dir.empty() || build_dir.empty()) {
+    std::cerr << "usage: graintune-demo --bin-dir DIR --source-dir DIR --build-dir DIR\n";
+    return 2;
+  }
+  std::signal(SIGINT, OnSignal);
+  std::signal(SIGTERM, OnSignal);
+
+  Step("1. A local control plane with KWOK TPU nodes");
+  ControlPlaneOptions o;
+  o.bin_dir = bin_dir;
+  o.crd_files = {bin_dir + "/../crds/jobset.x-k8s.io_jobsets.yaml",
+                 source_dir + "/crds/graintune.dev_graintunepolicies.yaml",
+                 source_dir + "/crds/graintune.dev_graintunings.yaml"};
+  o.controllers = o.kwok = o.jobset = true;
+  o.kwok_stages_file = source_dir + "/tests/controlplane/kwok-stages.yaml";
+  Result<std::unique_ptr<ControlPlane>> started = ControlPlane::Start(o);
+  if (!started.ok()) {
+    std::cerr << "graintune-demo: " << started.error() << "\n";
+    return 1;
+  }
+  ControlPlane& cp = **started;
+  Say("   etcd, kube-apiserver, controller-manager, scheduler, JobSet controller and KWOK on "
+      "127.0.0.1 (" + cp.admin_config().server + ")");
+  for (int i = 0; i < 8; ++i) {
+    Result<Json> node = TpuNode({.name = "gke-tpu-v6e-" + std::to_string(i)});
+    cp.AdminClient()->Create(kube::resources::kNodes, "", *node);
+  }
+  Say(Indent(Text(cp.Kubectl({"get", "nodes", "-L", "node.kubernetes.io/instance-type", "-L",
+                              "cloud.google.com/gke-tpu-topology"}))));
+
+  Step("2. graintune, installed from its Helm chart (local mode)");
+  Result<std::unique_ptr<WebhookUnderTest>> webhook = WebhookUnderTest::Start(
+      cp, {.binary = build_dir + "/webhook/graintune-webhook", .register_configuration = false});
+  if (!webhook.ok()) {
+    std::cerr << "graintune-demo: " << webhook.error() << "\n";
+    return 1;
+  }
+  const std::string helm = "HELM_CACHE_HOME=" + cp.dir() + "/helm HELM_CONFIG_HOME=" + cp.dir() +
+                           "/helm HELM_DATA_HOME=" + cp.dir() + "/helm " + bin_dir + "/helm";
+  const std::string rendered = cp.dir() + "/graintune-chart.yaml";
+  const std::string render = helm + " template graintune " + source_dir + "/charts/graintune" +
+      " -n graintune-system --set localDev.enabled=true --set localDev.webhookURL=https://127.0.0.1:" +
+      std::to_string((*webhook)->port()) + " --set localDev.caBundle=" +
+      kube::Base64Encode((*webhook)->ca_pem()) + " > " + rendered + " 2>/dev/null";
+  if (std::system(render.c_str()) != 0) {
+    std::cerr << "graintune-demo: helm template failed\n";
+    return 1;
+  }
+  Say(Indent(Text(cp.Kubectl({"apply", "-f", rendered}))));
+  ChildProcess op;
+  const int op_port = FreeLoopbackPort().ok() ? *FreeLoopbackPort() : 18081;
+  if (auto p = ChildProcess::Spawn({build_dir + "/operator/graintune-operator", "--kubeconfig",
+                                    cp.kubeconfig_path(), "--resync-period-ms", "500",
+                                    "--bind-address", "127.0.0.1", "--port", std::to_string(op_port),
+                                    "--leader-elect=false"},
+                                   cp.dir() + "/operator.log");
+      p.ok())
+    op = std::move(p).value();
+  Say("   graintune-webhook and graintune-operator are running (logs in " + cp.dir() + ")");
+  PodRunner runner(cp, {.exporter_binary = build_dir + "/operator/graintune-exporter",
+                        .trainer_binary = build_dir + "/tests/integration/trainer_emulator",
+                        .time_scale = 0.05, .steps = 40});
+  runner.Start();
+
+  Step("3. The seed's job: Llama3-8B on v6e-32 with grain_worker_count=-1");
+  // The dataset annotation overstates what a worker delivers (as if the data were pre-tokenized),
+  // so attempt 0 starts with too few workers, like the seed's 4-worker run.
+  Result<std::string> manifest = kube::ReadFileText(source_dir + "/examples/llama3-8b-v6e-32-jobset.yaml");
+  std::string y = *manifest;
+  y.replace(y.find("graintune.dev/dataset: c4-en-raw"), 32,
+            "graintune.dev/dataset: c4-en-raw\n    graintune.dev/tokens-per-second-per-worker: \"9000\"");
+  for (size_t p = y.find("hostNetwork: true"); p != std::string::npos; p = y.find("hostNetwork: true"))
+    y.replace(p, 17, "hostNetwork: false");  // KWOK gives host-network pods one shared address
+  Say("   $ kubectl apply -f examples/llama3-8b-v6e-32-jobset.yaml");
+  Say(Indent(Text(cp.Kubectl({"apply", "-f", "-"}, y))));
+  auto js = cp.AdminClient()->Get(kube::resources::kJobSets, "default", "llama3-8b-v6e-32");
+  const Json ann = (*js)["metadata"].value("annotations", Json::object());
+  Say("   The JobSet keeps -1 so every restart can re-pick; graintune annotated it:");
+  Say("     graintune.dev/first-attempt-worker-count: " + ann.value("graintune.dev/first-attempt-worker-count", ""));
+  Say("     graintune.dev/reason: " + ann.value("graintune.dev/reason", ""));
+
+  auto pods_of = [&](int attempt) {
+    kube::ListOptions lo;
+    lo.label_selector = "jobset.sigs.k8s.io/jobset-name=llama3-8b-v6e-32,jobset.sigs.k8s.io/restart-attempt=" +
+                        std::to_string(attempt);
+    auto r = cp.AdminClient()->List(kube::resources::kPods, "default", lo);
+    return r.ok() ? r->items : std::vector<Json>{};
+  };
+  auto tuning = [&]() -> Json {
+    auto r = cp.AdminClient()->Get(kube::resources::kGrainTunings, "default", "llama3-8b-v6e-32");
+    return r.ok() ? *r : Json();
+  };
+  if (!WaitFor([&] { return pods_of(0).size() == 8 && runner.Started().size() >= 8; }, 90)) return 1;
+  const Json pod0 = pods_of(0)[0];
+  Say("\n   Attempt 0: 8 pods, each with grain_worker_count=" +
+      pod0["metadata"]["annotations"].value("graintune.dev/worker-count", "") +
+      " in its script and the graintune-exporter sidecar:");
+  const std::string script = pod0["spec"]["containers"][0]["command"].back();
+  const size_t at = script.find("grain_worker_count=");
+  Say("     ..." + script.substr(at > 60 ? at - 60 : 0, 90) + "...");
+
+  Step("4. The operator measures attempt 0");
+  if (!WaitFor([&] { Json g = tuning(); return g.is_object() && g["status"].contains("trials"); }, 120)) return 1;
+  WaitFor([&] { return tuning()["status"]["recommendation"].value("attempt", 0) == 1; }, 30);
+  Json g = tuning();
+  const Json t0 = g["status"]["trials"][0];
+  Say("   trial: attempt 0, " + std::to_string(t0.value("workers", 0)) + " workers, steady step " +
+      std::to_string(t0.value("stepTimeMeanSeconds", 0.0)).substr(0, 5) + " s (mean), " +
+      std::to_string(t0.value("tflopsPerDevice", 0.0)).substr(0, 5) + " TFLOP/s per chip, data-bound: " +
+      (t0.value("dataBound", false) ? "yes" : "no"));
+  Say("   recommendation for attempt 1: " + std::to_string(g["status"]["recommendation"].value("workers", 0)) +
+      " workers");
+  Say("     " + g["status"]["recommendation"].value("reason", ""));
+
+  Step("5. Attempt 0 fails; JobSet restarts the slice");
+  for (const Json& p : pods_of(0))
+    cp.Kubectl({"annotate", "pod", p["metadata"]["name"], "graintune.dev/test-terminate=Error"});
+  if (!WaitFor([&] { return pods_of(1).size() == 8; }, 90)) return 1;
+  Say("   Attempt 1: 8 new pods, each with grain_worker_count=" +
+      pods_of(1)[0]["metadata"]["annotations"].value("graintune.dev/worker-count", ""));
+
+  Step("6. The operator measures attempt 1");
+  WaitFor([&] { return tuning()["status"].value("phase", "") == "Converged" &&
+                       tuning()["status"].value("trials", Json::array()).size() == 2; }, 120);
+  const Json t1 = tuning()["status"]["trials"][1];
+  Say("   trial: attempt 1, " + std::to_string(t1.value("workers", 0)) + " workers, steady step " +
+      std::to_string(t1.value("stepTimeMeanSeconds", 0.0)).substr(0, 5) + " s (mean), " +
+      std::to_string(t1.value("tflopsPerDevice", 0.0)).substr(0, 5) + " TFLOP/s per chip, data-bound: " +
+      (t1.value("dataBound", false) ? "yes" : "no"));
+  Say("\n   $ kubectl get graintunings");
+  Say(Indent(Text(cp.Kubectl({"get", "graintunings"}))));
+  Say("\n   $ kubectl get events.events.k8s.io --field-selector regarding.kind=JobSet");
+  Say(Indent(Text(cp.Kubectl({"get", "events.events.k8s.io", "--field-selector", "regarding.kind=JobSet",
+                              "-o", "custom-columns=REASON:.reason,NOTE:.note"}))));
+  Say("\nDone: stopping everything this demo started.");
+  runner.Stop();
+  return g_interrupted ? 130 : 0;
+}
