@@ -140,6 +140,61 @@ TEST_F(WebhookE2E, MutatesExamplesWithValuesFromTheKwokNodes) {
   EXPECT_TRUE(Annotation((*plain)["spec"]["template"], "graintune.dev/reason").empty());
 }
 
+TEST_F(WebhookE2E, MultisliceAnnotationOnlyAndPolicyExamples) {
+  GRAINTUNE_USE_CONTROL_PLANE(cp, ControlPlaneKind::kFull);
+  CreateNodes(*cp);
+  Result<std::unique_ptr<WebhookUnderTest>> webhook =
+      WebhookUnderTest::Start(*cp, {.binary = GRAINTUNE_WEBHOOK_BIN});
+  ASSERT_TRUE(webhook.ok()) << webhook.error();
+  std::shared_ptr<kube::Client> c = cp->AdminClient();
+  const std::string examples = GRAINTUNE_EXAMPLES_DIR;
+
+  // Multislice: both slices' Jobs (and so all their pods) get the JobSet's first-attempt value.
+  ASSERT_TRUE(cp->Kubectl({"apply", "-f", examples + "/multislice-jobset.yaml"}).ok());
+  kube::ApiResult<Json> js = c->Get(kube::resources::kJobSets, "default", "llama3-8b-2xv6e-16");
+  ASSERT_TRUE(js.ok());
+  const std::string first = Annotation(*js, "graintune.dev/first-attempt-worker-count");
+  ASSERT_FALSE(first.empty());
+  std::vector<Json> jobs;
+  for (int i = 0; i < 300 && jobs.size() < 2; ++i) {
+    kube::ListOptions lo;
+    lo.label_selector = "jobset.sigs.k8s.io/jobset-name=llama3-8b-2xv6e-16";
+    auto r = c->List(kube::resources::kJobs, "default", lo);
+    if (r.ok()) jobs = r->items;
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  ASSERT_EQ(jobs.size(), 2u);
+  for (const Json& j : jobs) {
+    EXPECT_EQ(Annotation(j["spec"]["template"], "graintune.dev/worker-count"), first);
+    EXPECT_EQ(Annotation(j["spec"]["template"], "graintune.dev/dataset"), "c4-en-raw");
+  }
+
+  // Annotation only: the pod gets M_GRAIN_WORKER_COUNT (no node of its type here: the table).
+  ASSERT_TRUE(cp->Kubectl({"apply", "-f", examples + "/annotation-only-pod.yaml"}).ok());
+  kube::ApiResult<Json> pod = c->Get(kube::resources::kPods, "default", "gemma2-2b-smoke");
+  ASSERT_TRUE(pod.ok());
+  bool env_set = false;
+  for (const Json& e : (*pod)["spec"]["containers"][0].value("env", Json::array()))
+    env_set |= e.value("name", "") == "M_GRAIN_WORKER_COUNT" && e.value("value", "") != "-1";
+  EXPECT_TRUE(env_set) << pod->dump(2);
+
+  // Policies: the team's policy caps a Job in its namespace; elsewhere the default applies.
+  ASSERT_TRUE(cp->Kubectl({"apply", "-f", examples + "/policies.yaml"}).ok());
+  ASSERT_TRUE(cp->Kubectl({"create", "namespace", "llm-team"}).ok());
+  ASSERT_TRUE(cp->Kubectl({"label", "namespace", "llm-team", "team=llm"}).ok());
+  Result<std::string> manifest = kube::ReadFileText(examples + "/v5p-job-env.yaml");
+  std::string text = *manifest;
+  text.replace(text.find("namespace: default"), 18, "namespace: llm-team");
+  std::this_thread::sleep_for(std::chrono::seconds(1));  // the webhook's policy cache catches up
+  ASSERT_TRUE(cp->Kubectl({"apply", "-f", "-"}, text).ok());
+  kube::ApiResult<Json> capped = c->Get(kube::resources::kJobs, "llm-team", "llama2-70b-v5p");
+  ASSERT_TRUE(capped.ok());
+  const std::string reason = Annotation((*capped)["spec"]["template"], "graintune.dev/reason");
+  const int value = std::stoi((*capped)["spec"]["template"]["spec"]["containers"][0]["env"][0]["value"].get<std::string>());
+  EXPECT_GE(value, 2);
+  EXPECT_LE(value, 6) << reason;
+}
+
 TEST_F(WebhookE2E, AStoppedWebhookFailsOpen) {
   GRAINTUNE_USE_CONTROL_PLANE(cp, ControlPlaneKind::kFull);
   CreateNodes(*cp);
