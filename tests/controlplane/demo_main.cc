@@ -152,7 +152,10 @@ int main(int argc, char** argv) {
     auto r = cp.AdminClient()->Get(kube::resources::kGrainTunings, "default", "llama3-8b-v6e-32");
     return r.ok() ? *r : Json();
   };
-  if (!WaitFor([&] { return pods_of(0).size() == 8 && runner.Started().size() >= 8; }, 90)) return 1;
+  if (!WaitFor([&] { return pods_of(0).size() == 8 && runner.Started().size() >= 8; }, 90)) {
+    Say(g_interrupted ? "\nInterrupted: stopping everything." : "\nThe pods of attempt 0 did not start.");
+    return g_interrupted ? 130 : 1;
+  }
   const Json pod0 = pods_of(0)[0];
   Say("\n   Attempt 0: 8 pods, each with grain_worker_count=" +
       pod0["metadata"]["annotations"].value("graintune.dev/worker-count", "") +
@@ -194,7 +197,10 @@ int main(int argc, char** argv) {
   Say("\n   $ kubectl get events.events.k8s.io --field-selector regarding.kind=JobSet");
   Say(Indent(Text(cp.Kubectl({"get", "events.events.k8s.io", "--field-selector", "regarding.kind=JobSet",
                               "-o", "custom-columns=REASON:.reason,NOTE:.note"}))));
-  Say("\nDone: stopping everything this demo started.");
+  const bool converged = tuning()["status"].value("phase", "") == "Converged";
+  Say(converged ? "\nDone: stopping everything this demo started."
+                : "\nThe GrainTuning did not converge in time (logs in " + cp.dir() + ").");
   runner.Stop();
-  return g_interrupted ? 130 : 0;
+  if (g_interrupted) return 130;
+  return converged ? 0 : 1;
 }

@@ -57,6 +57,20 @@ TEST_F(HelmChart, LintsAndRendersManifestsTheApiServerAccepts) {
     Result<std::string> dry = cp->Kubectl({"apply", "--dry-run=server", "-f", "-"}, manifests);
     EXPECT_TRUE(dry.ok()) << dry.error();
   }
+  // Pod Security "restricted": the namespace enforces it and the API server reports no violation.
+  cp->Kubectl({"label", "namespace", "graintune-system", "--overwrite",
+               "pod-security.kubernetes.io/enforce=restricted", "pod-security.kubernetes.io/warn=restricted"});
+  Result<std::string> restricted = Helm(*cp, {"template", "gt", Chart(), "-n", "graintune-system"});
+  ASSERT_TRUE(restricted.ok());
+  Result<std::string> psa = cp->Kubectl({"apply", "--dry-run=server", "-f", "-"}, *restricted);
+  ASSERT_TRUE(psa.ok()) << psa.error();
+  EXPECT_EQ(psa->find("violate PodSecurity"), std::string::npos) << *psa;
+  // Optional monitors render when enabled.
+  Result<std::string> monitors = Helm(*cp, {"template", "gt", Chart(), "--set", "metrics.serviceMonitor.enabled=true",
+                                            "--set", "metrics.podMonitoring.enabled=true"});
+  ASSERT_TRUE(monitors.ok()) << monitors.error();
+  EXPECT_NE(monitors->find("kind: ServiceMonitor"), std::string::npos);
+  EXPECT_NE(monitors->find("kind: PodMonitoring"), std::string::npos);
   // Values are validated by values.schema.json.
   Result<std::string> bad = Helm(*cp, {"template", "gt", Chart(), "--set", "defaultPolicy.mode=Sometimes"});
   ASSERT_FALSE(bad.ok());
