@@ -1,0 +1,3 @@
+module graintune.dev/bench/gowebhook
+
+go 1.21

@@ -1,0 +1,104 @@
+#!/usr/bin/env bash
+# Webhook throughput, side by side in one run on this machine: graintune-webhook against a
+# minimal Go net/http webhook (decode the AdmissionReview, answer allowed) and nginx answering a
+# static body, all over TLS with keep-alive, driven by wrk at 16 and 128 connections. Prints
+# req/s, p50/p99 latency and each server's RSS after ~10k and ~100k requests, the ratios
+# graintune/Go and graintune/nginx, and one JSON line. Installs wrk and nginx-light if missing.
+#   bash scripts/bench-webhook.sh [seconds-per-run]
+set -euo pipefail
+cd "$(dirname "$0")/.."
+SECS="${1:-8}"
+bash scripts/setup.sh
+need=()
+command -v wrk >/dev/null || need+=(wrk)
+[ -x /usr/sbin/nginx ] || need+=(nginx-light)
+if [ "${#need[@]}" -gt 0 ]; then
+  export DEBIAN_FRONTEND=noninteractive
+  apt-get install -y -q "${need[@]}" >/dev/null 2>&1 || { apt-get update -q >/dev/null && apt-get install -y -q "${need[@]}" >/dev/null; }
+fi
+cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
+ninja -C build graintune-webhook >/dev/null
+W="$(mktemp -d /tmp/graintune-bench-XXXXXX)"
+pids=()
+cleanup() { for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done; rm -rf "$W"; }
+trap cleanup EXIT INT TERM
+D=bench/webhook_throughput
+(cd "$D/go_webhook" && GOFLAGS=-mod=mod CGO_ENABLED=0 go build -o "$W/go-webhook" .)
+openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -keyout "$W/tls.key" \
+  -out "$W/tls.crt" -subj /CN=127.0.0.1 -addext subjectAltName=IP:127.0.0.1 -days 1 2>/dev/null
+
+build/webhook/graintune-webhook --standalone --no-exporter --tls-cert-file "$W/tls.crt" \
+  --tls-key-file "$W/tls.key" --bind-address 127.0.0.1 --port 9443 --threads 2 2>"$W/gt.log" &
+pids+=($!); GT=$!
+"$W/go-webhook" -addr 127.0.0.1:9444 -cert "$W/tls.crt" -key "$W/tls.key" 2>"$W/go.log" &
+pids+=($!); GO=$!
+cat > "$W/nginx.conf" <<NGINX
+worker_processes 2;
+pid $W/nginx.pid;
+error_log $W/nginx-error.log;
+events { worker_connections 1024; }
+http {
+  access_log off;
+  client_body_temp_path $W/body; proxy_temp_path $W/proxy; fastcgi_temp_path $W/fcgi;
+  uwsgi_temp_path $W/uwsgi; scgi_temp_path $W/scgi;
+  client_max_body_size 4m; client_body_buffer_size 64k;
+  server {
+    listen 127.0.0.1:9445 ssl; ssl_certificate $W/tls.crt; ssl_certificate_key $W/tls.key;
+    ssl_protocols TLSv1.2 TLSv1.3; keepalive_requests 1000000;
+    location /mutate { default_type application/json;
+      return 200 '{"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview","response":{"uid":"x","allowed":true}}'; }
+  }
+}
+NGINX
+/usr/sbin/nginx -c "$W/nginx.conf" -g 'daemon off;' &
+pids+=($!)
+sleep 1
+NGINX_PIDS() { pgrep -f "nginx: worker process" | tr '\n' ' '; }
+rss_kb() { local t=0; for p in "$@"; do t=$((t + $(awk '/VmRSS/{print $2}' /proc/$p/status 2>/dev/null || echo 0))); done; echo $t; }
+
+run() {  # run NAME PORT BODY CONNS SECONDS -> the RESULT line
+  BODY_FILE="$3" wrk -t2 -c"$4" -d"${5}s" --latency -s "$D/post.lua" "https://127.0.0.1:$2" 2>/dev/null | grep '^RESULT'
+}
+field() { sed -n "s/.*$1=\([0-9.]*\).*/\1/p"; }
+
+echo "== graintune-webhook vs Go net/http vs nginx (TLS, keep-alive, wrk -t2, ${SECS}s per run)"
+printf '%-10s %-22s %6s %10s %8s %8s\n' server body conns req/s p50_ms p99_ms
+declare -A RPS
+for body in pod-untouched jobset-minus-one; do
+  for conns in 16 128; do
+    for s in graintune:9443 go:9444 nginx:9445; do
+      name=${s%%:*}; port=${s##*:}
+      line=$(run "$name" "$port" "$D/$body.json" "$conns" "$SECS")
+      rps=$(echo "$line" | field rps); p50=$(echo "$line" | field p50_ms); p99=$(echo "$line" | field p99_ms)
+      errors=$(echo "$line" | field errors)
+      RPS[$name.$body.$conns]=$rps
+      printf '%-10s %-22s %6s %10s %8s %8s%s\n' "$name" "$body" "$conns" "$rps" "$p50" "$p99" \
+        "$([ "$errors" != 0 ] && echo "  ($errors errors)")"
+    done
+  done
+done
+echo
+echo "== ratios (same run)"
+json="{"
+for body in pod-untouched jobset-minus-one; do
+  for conns in 16 128; do
+    g=${RPS[graintune.$body.$conns]}; o=${RPS[go.$body.$conns]}; n=${RPS[nginx.$body.$conns]}
+    rg=$(awk -v a="$g" -v b="$o" 'BEGIN{printf "%.2f", a/b}')
+    rn=$(awk -v a="$g" -v b="$n" 'BEGIN{printf "%.2f", a/b}')
+    printf '%-22s %4s conns: graintune/Go %s   graintune/nginx %s\n' "$body" "$conns" "$rg" "$rn"
+    json+="\"${body}_${conns}\":{\"graintune_rps\":$g,\"go_rps\":$o,\"nginx_rps\":$n,\"graintune_over_go\":$rg,\"graintune_over_nginx\":$rn},"
+  done
+done
+echo
+echo "== memory: RSS after ~10k and ~100k more requests (jobset-minus-one, 16 conns)"
+for s in graintune:9443:$GT go:9444:$GO; do
+  IFS=: read -r name port pid <<<"$s"
+  before=$(rss_kb "$pid")
+  BODY_FILE="$D/jobset-minus-one.json" wrk -t1 -c16 -d3s -s "$D/post.lua" "https://127.0.0.1:$port" >/dev/null 2>&1
+  at10k=$(rss_kb "$pid")
+  BODY_FILE="$D/jobset-minus-one.json" wrk -t2 -c16 -d"$((SECS * 2))s" -s "$D/post.lua" "https://127.0.0.1:$port" >/dev/null 2>&1
+  after=$(rss_kb "$pid")
+  printf '%-10s RSS %6d kB at start, %6d kB after the first batch, %6d kB after the second\n' "$name" "$before" "$at10k" "$after"
+  json+="\"rss_kb_${name}\":[${before},${at10k},${after}],"
+done
+echo "${json%,}}"
