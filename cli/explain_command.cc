@@ -10,7 +10,7 @@
 
 #include "cli/commands.h"
 #include "cli/flags.h"
-#include "cli/yaml_json.h"
+#include "webhook/yaml_json.h"
 #include "tuner/figures.h"
 #include "tuner/machine_types.h"
 #include "webhook/fake_sources.h"

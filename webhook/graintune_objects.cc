@@ -191,6 +191,25 @@ TuningHistory HistoryFromGrainTuning(const json& gt) {
   return h;
 }
 
+Result<StaticPolicies> StaticPolicies::FromObjects(std::vector<json> objects) {
+  StaticPolicies out;
+  for (json& o : objects) {
+    if (!o.is_object() || o.value("kind", "") != "GrainTunePolicy") continue;
+    Result<Policy> p = PolicyFromObject(o);
+    if (!p.ok()) return p.status();
+    out.policies_.push_back(std::move(o));
+  }
+  return out;
+}
+
+Policy StaticPolicies::PolicyFor(const std::string& ns,
+                                 const std::map<std::string, std::string>& labels) {
+  if (std::optional<json> chosen =
+          PolicyCovering(policies_, {{"kubernetes.io/metadata.name", ns}}, labels))
+    return *PolicyFromObject(*chosen);
+  return Policy{};
+}
+
 std::string GrainTuningName(const std::string& key) {
   auto valid_char = [](char c) { return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-' || c == '.'; };
   const bool valid = !key.empty() && key.size() <= 253 &&

@@ -39,6 +39,19 @@ std::vector<Trial> TrialsOf(const nlohmann::json& grain_tuning);
 // What the webhook needs from a GrainTuning: trials, the recommendation and its attempt, mode.
 TuningHistory HistoryFromGrainTuning(const nlohmann::json& grain_tuning);
 
+// GrainTunePolicies from a file, for the standalone webhook (--policy-file): every policy must
+// parse, or the file is refused with the reason. Namespace labels are not known there; a
+// namespaceSelector sees only kubernetes.io/metadata.name.
+class StaticPolicies : public PolicySource {
+ public:
+  static Result<StaticPolicies> FromObjects(std::vector<nlohmann::json> objects);
+  Policy PolicyFor(const std::string& ns, const std::map<std::string, std::string>& labels) override;
+  size_t size() const { return policies_.size(); }
+
+ private:
+  std::vector<nlohmann::json> policies_;
+};
+
 // A DNS-1123 subdomain name for a tuning key: the key itself when it is one, else a cleaned
 // form with a short hash so different keys never share a name.
 std::string GrainTuningName(const std::string& tuning_key);

@@ -52,6 +52,21 @@ TEST(GraintuneObjectsTest, PolicyFromObjectAndPrecedence) {
   EXPECT_NE(r.error().find("reservedMemory"), std::string::npos);
 }
 
+TEST(GraintuneObjectsTest, StaticPoliciesForTheStandaloneWebhook) {
+  const json team = {{"kind", "GrainTunePolicy"}, {"metadata", {{"name", "team"}}},
+                     {"spec", {{"priority", 5}, {"maxWorkers", 8},
+                               {"namespaceSelector", {{"matchLabels", {{"kubernetes.io/metadata.name", "llm"}}}}}}}};
+  Result<StaticPolicies> p = StaticPolicies::FromObjects({team, {{"kind", "ConfigMap"}}});
+  ASSERT_TRUE(p.ok()) << p.error();
+  StaticPolicies policies = *p;
+  EXPECT_EQ(policies.size(), 1u);
+  EXPECT_EQ(policies.PolicyFor("llm", {}).max_workers, 8);
+  EXPECT_EQ(policies.PolicyFor("other", {}).max_workers, Policy{}.max_workers);
+  json bad = team;
+  bad["spec"]["mode"] = "Sometimes";
+  EXPECT_FALSE(StaticPolicies::FromObjects({bad}).ok());
+}
+
 TEST(GraintuneObjectsTest, TrialsAndHistoryRoundTrip) {
   Trial t;
   t.attempt = 0;

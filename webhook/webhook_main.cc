@@ -1,7 +1,8 @@
 // graintune-webhook: the mutating admission webhook. Parses flags and wires the parts.
 //
 //   graintune-webhook --tls-cert-file F --tls-key-file F [--bind-address A] [--port N]
-//                     [--kubeconfig K | --standalone] [--exclude-namespace NS]...
+//                     [--kubeconfig K | --standalone [--policy-file P.yaml]]
+//                     [--exclude-namespace NS]...
 //                     [--exporter-image IMG] [--exporter-port N] [--share-process-namespace]
 //                     [--no-exporter]
 //                     [--cert-secret NS/NAME --cert-dir DIR --service-dns-name DNS...
@@ -20,7 +21,9 @@
 #include "webhook/admission.h"
 #include "kube/backoff.h"
 #include "webhook/cluster_sources.h"
+#include "webhook/graintune_objects.h"
 #include "webhook/serving_certificates.h"
+#include "webhook/yaml_json.h"
 #include "webhook/fake_sources.h"
 #include "webhook/https_server.h"
 #include "webhook/webhook_routes.h"
@@ -52,6 +55,7 @@ int main(int argc, char** argv) {
   std::string kubeconfig;
   bool standalone = false;
   ServingCertificateOptions self_signed;
+  std::string policy_file;
   std::string cert_dir;
   for (int i = 1; i < argc; ++i) {
     const std::string flag = argv[i];
@@ -87,6 +91,7 @@ int main(int argc, char** argv) {
     else if (flag == "--webhook-configuration") self_signed.webhook_configuration = value();
     else if (flag == "--service-dns-name") self_signed.dns_names.push_back(value());
     else if (flag == "--cert-dir") cert_dir = value();
+    else if (flag == "--policy-file") policy_file = value();
     else {
       std::cerr << "graintune-webhook: unknown flag " << flag << "\n";
       return 2;
@@ -169,12 +174,33 @@ int main(int argc, char** argv) {
   InMemoryHistory no_history;
   InMemoryConfigMaps no_configmaps;
   FixedPolicy default_policy;
+  std::optional<StaticPolicies> file_policies;
+  if (!policy_file.empty()) {
+    if (!standalone && nodes) {
+      std::cerr << "graintune-webhook: --policy-file is for --standalone; in a cluster policies are "
+                   "GrainTunePolicy objects\n";
+      return 2;
+    }
+    graintune::Result<std::string> text = graintune::kube::ReadFileText(policy_file);
+    graintune::Result<std::vector<nlohmann::json>> docs =
+        text.ok() ? ParseYamlDocuments(*text)
+                  : graintune::Result<std::vector<nlohmann::json>>(text.status());
+    graintune::Result<StaticPolicies> loaded =
+        docs.ok() ? StaticPolicies::FromObjects(*docs) : graintune::Result<StaticPolicies>(docs.status());
+    if (!loaded.ok()) {
+      std::cerr << "graintune-webhook: --policy-file " << policy_file << ": " << loaded.error() << "\n";
+      return 2;
+    }
+    file_policies = std::move(loaded).value();
+  }
   NodeShapeSource& shapes = cluster_shapes ? *cluster_shapes : table_shapes;
   ConfigMapSource& configmap_source =
       cluster_configmaps ? *cluster_configmaps : static_cast<ConfigMapSource&>(no_configmaps);
   HistorySource& history = cluster_history ? *cluster_history : static_cast<HistorySource&>(no_history);
   PolicySource& policy_source =
-      cluster_policies ? *cluster_policies : static_cast<PolicySource&>(default_policy);
+      cluster_policies ? *cluster_policies
+      : file_policies  ? static_cast<PolicySource&>(*file_policies)
+                       : static_cast<PolicySource&>(default_policy);
   Admitter admitter(PlannerSources{shapes, history, configmap_source, policy_source}, admit);
   WebhookMetrics metrics;
   WebhookRoutes routes(admitter, metrics);

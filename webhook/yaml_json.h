@@ -12,8 +12,8 @@
 
 #include "tuner/status.h"
 
-namespace graintune::cli {
+namespace graintune::webhook {
 
 Result<std::vector<nlohmann::json>> ParseYamlDocuments(const std::string& text);
 
-}  // namespace graintune::cli
+}  // namespace graintune::webhook

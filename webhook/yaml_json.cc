@@ -1,11 +1,11 @@
-#include "cli/yaml_json.h"
+#include "webhook/yaml_json.h"
 
 #include <yaml-cpp/yaml.h>
 
 #include <charconv>
 #include <regex>
 
-namespace graintune::cli {
+namespace graintune::webhook {
 namespace {
 
 nlohmann::json PlainScalar(const std::string& s) {
@@ -56,4 +56,4 @@ Result<std::vector<nlohmann::json>> ParseYamlDocuments(const std::string& text) 
   }
 }
 
-}  // namespace graintune::cli
+}  // namespace graintune::webhook
