@@ -39,9 +39,12 @@ std::string Review(json response) {
       .dump();
 }
 
-// Cheap test before any JSON work: objects with none of graintune's markers cost a scan.
+// Cheap test before any JSON work: objects with none of graintune's markers cost a scan. A
+// MaxText trainer counts as a marker: its -1 may sit in a mounted ConfigMap YAML, invisible in
+// the object (the chart's matchConditions use the same markers).
 bool MayConcernGraintune(std::string_view body) {
-  for (std::string_view marker : {"grain_worker_count", "GRAIN_WORKER_COUNT", "graintune.dev"}) {
+  for (std::string_view marker : {"grain_worker_count", "GRAIN_WORKER_COUNT", "graintune.dev",
+                                  "MaxText", "maxtext"}) {
     if (body.find(marker) != std::string_view::npos) return true;
   }
   return false;
