@@ -64,6 +64,12 @@ std::optional<DatasetProfile> GrainTuningHistory::LearnedProfile(const std::stri
   return best;
 }
 
+std::optional<int> JobCache::FailedPods(const std::string& ns, const std::string& job) {
+  std::optional<kube::Json> j = jobs_->Get(ns, job);
+  if (!j) return std::nullopt;
+  return j->value("status", kube::Json::object()).value("failed", 0);
+}
+
 Policy PolicyCache::PolicyFor(const std::string& ns,
                               const std::map<std::string, std::string>& labels) {
   std::map<std::string, std::string> ns_labels = {{"kubernetes.io/metadata.name", ns}};

@@ -49,6 +49,15 @@ class GrainTuningHistory : public HistorySource {
   std::shared_ptr<kube::Informer> graintunings_;
 };
 
+class JobCache : public JobStatusSource {
+ public:
+  explicit JobCache(std::shared_ptr<kube::Informer> jobs) : jobs_(std::move(jobs)) {}
+  std::optional<int> FailedPods(const std::string& ns, const std::string& job) override;
+
+ private:
+  std::shared_ptr<kube::Informer> jobs_;
+};
+
 // Policies from the GrainTunePolicy and Namespace caches. A policy that does not parse is
 // skipped (and reported by LastProblem) rather than applied half-way.
 class PolicyCache : public PolicySource {

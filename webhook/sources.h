@@ -63,6 +63,14 @@ class ConfigMapSource {
                                                  const std::string& key) = 0;
 };
 
+// How many pods of a Job have failed so far (its status.failed): a plain Job's pod retry is the
+// next attempt. nullopt when the Job is unknown.
+class JobStatusSource {
+ public:
+  virtual ~JobStatusSource() = default;
+  virtual std::optional<int> FailedPods(const std::string& ns, const std::string& job) = 0;
+};
+
 class PolicySource {
  public:
   virtual ~PolicySource() = default;

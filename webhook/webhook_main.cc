@@ -112,7 +112,7 @@ int main(int argc, char** argv) {
     return 2;
   }
   // Sources: the API server's caches when reachable, else the built-in table.
-  std::shared_ptr<graintune::kube::Informer> nodes, configmaps, graintunings, policies, namespaces;
+  std::shared_ptr<graintune::kube::Informer> nodes, configmaps, graintunings, policies, namespaces, jobs;
   std::shared_ptr<graintune::kube::Client> cert_client;
   if (manage_certs && standalone) {
     std::cerr << "graintune-webhook: --cert-secret needs API access, not --standalone\n";
@@ -157,7 +157,8 @@ int main(int argc, char** argv) {
           *client, graintune::kube::resources::kGrainTunePolicies);
       namespaces = std::make_shared<graintune::kube::Informer>(
           *client, graintune::kube::resources::kNamespaces);
-      for (auto* i : {&nodes, &configmaps, &graintunings, &policies, &namespaces}) (*i)->Start();
+      jobs = std::make_shared<graintune::kube::Informer>(*client, graintune::kube::resources::kJobs);
+      for (auto* i : {&nodes, &configmaps, &graintunings, &policies, &namespaces, &jobs}) (*i)->Start();
     }
   }
   MachineTypeTableShapes table_shapes;
@@ -165,7 +166,9 @@ int main(int argc, char** argv) {
   std::unique_ptr<ConfigMapSource> cluster_configmaps;
   std::unique_ptr<HistorySource> cluster_history;
   std::unique_ptr<PolicySource> cluster_policies;
+  std::unique_ptr<JobStatusSource> cluster_jobs;
   if (nodes) {
+    cluster_jobs = std::make_unique<JobCache>(jobs);
     cluster_shapes = std::make_unique<NodeCacheShapes>(nodes);
     cluster_configmaps = std::make_unique<ConfigMapCache>(configmaps);
     cluster_history = std::make_unique<GrainTuningHistory>(graintunings);
@@ -201,7 +204,8 @@ int main(int argc, char** argv) {
       cluster_policies ? *cluster_policies
       : file_policies  ? static_cast<PolicySource&>(*file_policies)
                        : static_cast<PolicySource&>(default_policy);
-  Admitter admitter(PlannerSources{shapes, history, configmap_source, policy_source}, admit);
+  Admitter admitter(
+      PlannerSources{shapes, history, configmap_source, policy_source, cluster_jobs.get()}, admit);
   WebhookMetrics metrics;
   WebhookRoutes routes(admitter, metrics);
   // Not ready until the caches are: the API server then sends requests to a replica that is.
@@ -224,11 +228,11 @@ int main(int argc, char** argv) {
                         (r.ok() ? std::chrono::hours(12) : std::chrono::hours(1));
     }
     if (nodes && nodes->Synced() && configmaps->Synced() && graintunings->Synced() &&
-        policies->Synced() && namespaces->Synced())
+        policies->Synced() && namespaces->Synced() && jobs->Synced())
       routes.SetReady(true);
     std::this_thread::sleep_for(std::chrono::milliseconds(200));
   }
-  for (auto* i : {&nodes, &configmaps, &graintunings, &policies, &namespaces})
+  for (auto* i : {&nodes, &configmaps, &graintunings, &policies, &namespaces, &jobs})
     if (*i) (*i)->Stop();
   server.Stop();
   return 0;

@@ -195,6 +195,14 @@ Plan PlanWorkerCount(const json& object, WorkloadKind kind, const std::string& n
   plan.inputs = *inputs;
   plan.tuning_key = TuningKeyOf(object, kind);
   plan.attempt = AttemptOf(object_meta);
+  // A plain Job's pod created after some of its pods failed is a retry: the next attempt(s).
+  if (kind == WorkloadKind::kPod && sources.jobs && !object_labels.count(kRestartAttemptLabel)) {
+    auto job = object_labels.find("batch.kubernetes.io/job-name");
+    if (job == object_labels.end()) job = object_labels.find("job-name");
+    if (job != object_labels.end())
+      if (std::optional<int> failed = sources.jobs->FailedPods(ns, job->second); failed && *failed > 0)
+        plan.attempt += *failed;
+  }
 
   std::optional<TuningHistory> history;
   if (Result<std::optional<TuningHistory>> h = sources.history.Lookup(ns, plan.tuning_key); h.ok()) {

@@ -34,6 +34,7 @@ struct PlannerSources {
   HistorySource& history;
   ConfigMapSource& configmaps;
   PolicySource& policies;
+  JobStatusSource* jobs = nullptr;  // optional: numbers plain Jobs' pod retries as attempts
 };
 
 struct Finding {

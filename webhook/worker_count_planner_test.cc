@@ -231,6 +231,42 @@ TEST(PlannerAttemptsTest, AutoGivesANewAttemptTheRecommendationAndALatePodItsAtt
   EXPECT_EQ(late.workers, 4);  // all pods of one attempt get one value
 }
 
+class FixedFailures : public JobStatusSource {
+ public:
+  explicit FixedFailures(int n) : n_(n) {}
+  std::optional<int> FailedPods(const std::string&, const std::string&) override { return n_; }
+
+ private:
+  int n_;
+};
+
+TEST(PlannerAttemptsTest, APlainJobsPodRetryIsTheNextAttempt) {
+  MachineTypeTableShapes shapes;
+  InMemoryHistory history;
+  history.Put("team-a", "llama", MeasuredThenRecommended());
+  InMemoryConfigMaps configmaps;
+  FixedPolicy policy;
+  // The pod the Job controller makes from its template (admitted for attempt 0) after one
+  // pod of the Job failed.
+  json pod = {{"apiVersion", "v1"}, {"kind", "Pod"},
+              {"metadata", {{"name", "llama-x"}, {"namespace", "team-a"},
+                            {"labels", {{"batch.kubernetes.io/job-name", "llama"},
+                                        {kManagedLabel, "true"}}},
+                            {"annotations", {{kWorkerCountAnnotation, "4"}, {kAttemptAnnotation, "0"}}}}},
+              {"spec", SeedJob()["spec"]["template"]["spec"]}};
+  std::string& script = pod["spec"]["containers"][0]["command"][2].get_ref<std::string&>();
+  script.replace(script.find("=-1"), 3, "=4");
+  FixedFailures one(1);
+  Plan retry = PlanWorkerCount(pod, WorkloadKind::kPod, "team-a",
+                               PlannerSources{shapes, history, configmaps, policy, &one});
+  EXPECT_EQ(retry.workers, 9);
+  EXPECT_EQ(retry.mutated["metadata"]["annotations"][kAttemptAnnotation], "1");
+  FixedFailures none(0);
+  Plan first = PlanWorkerCount(pod, WorkloadKind::kPod, "team-a",
+                               PlannerSources{shapes, history, configmaps, policy, &none});
+  EXPECT_EQ(first.workers, 4);  // no failure yet: a pod of attempt 0 keeps attempt 0's value
+}
+
 TEST(PlannerAttemptsTest, InitialModeKeepsTheFirstAttemptsValue) {
   MachineTypeTableShapes shapes;
   InMemoryHistory history;

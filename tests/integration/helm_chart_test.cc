@@ -98,6 +98,8 @@ TEST_F(HelmChart, InstallGrantsExactlyTheVerbsTheCodeUsesAndUninstallLeavesNothi
       {"gt-webhook", "watch", "graintunings.graintune.dev", "", true},
       {"gt-webhook", "list", "graintunepolicies.graintune.dev", "", true},
       {"gt-webhook", "watch", "namespaces", "", true},
+      {"gt-webhook", "watch", "jobs.batch", "", true},
+      {"gt-webhook", "update", "jobs.batch", "default", false},
       {"gt-webhook", "create", "secrets", "graintune-system", true},
       {"gt-webhook", "get", "secrets/gt-webhook-tls", "graintune-system", true},
       {"gt-webhook", "update", "secrets/gt-webhook-tls", "graintune-system", true},

@@ -206,6 +206,77 @@ spec:
   DeleteNamespace(*cp, ns);
 }
 
+TEST_F(OperatorE2E, APlainJobsPodRetryGetsTheNextValue) {
+  GRAINTUNE_USE_CONTROL_PLANE(cp, ControlPlaneKind::kFull);
+  SetUpCluster(*cp);
+  auto webhook = WebhookUnderTest::Start(*cp, {.binary = GRAINTUNE_WEBHOOK_BIN});
+  ASSERT_TRUE(webhook.ok()) << webhook.error();
+  auto op = StartOperator(*cp, "op-retry");
+  ASSERT_TRUE(op.ok());
+  PodRunner runner(*cp, {.exporter_binary = GRAINTUNE_EXPORTER_BIN,
+                         .trainer_binary = GRAINTUNE_TRAINER_EMULATOR_BIN});
+  runner.Start();
+  const std::string ns = "retry";
+  ASSERT_TRUE(cp->Kubectl({"create", "namespace", ns}).ok());
+  ASSERT_TRUE(cp->Kubectl({"apply", "-f", "-"}, R"(
+apiVersion: graintune.dev/v1alpha1
+kind: GrainTunePolicy
+metadata: {name: retry-cap}
+spec:
+  namespaceSelector: {matchLabels: {kubernetes.io/metadata.name: retry}}
+  maxWorkers: 4
+---
+apiVersion: batch/v1
+kind: Job
+metadata: {name: single-host, namespace: retry}
+spec:
+  backoffLimit: 3
+  template:
+    spec:
+      restartPolicy: Never
+      nodeSelector: {cloud.google.com/gke-tpu-accelerator: tpu-v6e-slice, cloud.google.com/gke-tpu-topology: 2x4}
+      tolerations: [{key: google.com/tpu, operator: Exists}]
+      containers:
+        - name: maxtext
+          image: maxtext:latest
+          command: [bash, -c, "python3 -m MaxText.train MaxText/configs/base.yml model_name=llama3-8b per_device_batch_size=2 max_target_length=8192 grain_worker_count=-1"]
+          resources: {limits: {google.com/tpu: 4}}
+)").ok());
+  auto job_pods = [&] {
+    kube::ListOptions lo;
+    lo.label_selector = "batch.kubernetes.io/job-name=single-host";
+    auto r = cp->AdminClient()->List(kube::resources::kPods, ns, lo);
+    return r.ok() ? r->items : std::vector<Json>{};
+  };
+  ASSERT_TRUE(WaitFor([&] { return job_pods().size() == 1; }, std::chrono::seconds(60)));
+  const Json first = job_pods()[0];
+  EXPECT_EQ(WorkersOf(first), 4);
+  ASSERT_TRUE(WaitFor([&] {
+    auto gt = Tuning(*cp, ns, "single-host");
+    return gt && (*gt)["status"].contains("trials");
+  }, std::chrono::seconds(90))) << Text(cp->Kubectl({"get", "graintunings,pods", "-n", ns}));
+  ASSERT_TRUE(cp->Kubectl({"patch", "graintunepolicy", "retry-cap", "--type=merge", "-p",
+                           R"({"spec":{"maxWorkers":64}})"}).ok());
+  int next = 0;
+  ASSERT_TRUE(WaitFor([&] {
+    auto gt = Tuning(*cp, ns, "single-host");
+    next = gt ? (*gt)["status"]["recommendation"].value("workers", 0) : 0;
+    return next > 4;
+  }, std::chrono::seconds(30)));
+  // The pod fails; the Job controller retries it; the retry is attempt 1 and gets the new value.
+  ASSERT_TRUE(cp->Kubectl({"annotate", "pod", "-n", ns, first["metadata"]["name"],
+                           "graintune.dev/test-terminate=Error"}).ok());
+  Json retry;
+  ASSERT_TRUE(WaitFor([&] {
+    for (const Json& p : job_pods())
+      if (p["metadata"]["name"] != first["metadata"]["name"]) retry = p;
+    return !retry.is_null();
+  }, std::chrono::seconds(90))) << Text(cp->Kubectl({"describe", "job", "-n", ns, "single-host"}));
+  EXPECT_EQ(WorkersOf(retry), next);
+  EXPECT_EQ(retry["metadata"]["annotations"].value("graintune.dev/attempt", ""), "1");
+  DeleteNamespace(*cp, ns);
+}
+
 TEST_F(OperatorE2E, AnOomKilledAttemptCapsTheNextOne) {
   GRAINTUNE_USE_CONTROL_PLANE(cp, ControlPlaneKind::kFull);
   SetUpCluster(*cp);
