@@ -9,6 +9,7 @@
 //   graintune-exporter --metrics-file PATH [--bind-address A] [--port N]
 //                      [--poll-interval-ms N] [--proc-root /proc] [--trainer-pattern MaxText]
 #include <prometheus/gauge.h>
+#include <prometheus/histogram.h>
 #include <prometheus/counter.h>
 #include <prometheus/registry.h>
 #include <prometheus/text_serializer.h>
@@ -67,6 +68,17 @@ class ExporterMetrics {
     malformed_ = gauge("graintune_exporter_malformed_lines", "Metrics lines skipped as malformed");
     workers_ = gauge("graintune_exporter_grain_workers", "Grain worker processes seen in /proc");
     busy_ = gauge("graintune_exporter_worker_busy_fraction", "Share of time Grain workers were busy");
+    // Every step's time, for Prometheus-side windows (the operator's --prometheus-url mode).
+    steps_ = &prometheus::BuildHistogram()
+                  .Name("graintune_exporter_step_duration_seconds")
+                  .Help("MaxText step times as read from the metrics file")
+                  .Register(*registry_)
+                  .Add({}, prometheus::Histogram::BucketBoundaries{
+                               0.05, 0.1, 0.25, 0.5, 1, 1.5, 2, 2.5, 3, 3.5, 4, 4.25, 4.5, 4.75, 5,
+                               5.5, 6, 7, 8, 9, 10, 12, 15, 20, 30, 45, 60, 120});
+  }
+  void Observe(const std::vector<graintune::op::StepSample>& samples) {
+    for (const auto& s : samples) steps_->Observe(s.step_time_seconds);
   }
   std::string Render(const graintune::op::StepLog::Totals& t) {
     run_->Set(t.run);
@@ -89,6 +101,7 @@ class ExporterMetrics {
   std::shared_ptr<prometheus::Registry> registry_;
   prometheus::Gauge *step_, *step_time_, *tflops_, *tokens_, *run_, *lines_, *malformed_,
       *workers_, *busy_;
+  prometheus::Histogram* steps_;
 };
 
 }  // namespace
@@ -155,6 +168,10 @@ int main(int argc, char** argv) {
     op::MetricsFileFollower::Update u = follower.Poll();
     if (u.restarted) log.Restart();
     log.Add(u.samples, u.lines, u.malformed);
+    {
+      std::lock_guard<std::mutex> lock(metrics_mu);
+      metrics.Observe(u.samples);
+    }
     if (std::optional<op::ProcessFigures> p = sampler.Sample(std::chrono::steady_clock::now()))
       log.SetProcess(*p);
     std::this_thread::sleep_for(std::chrono::milliseconds(poll_ms));

@@ -6,6 +6,7 @@
 //                      [--lease-name N] [--identity ID] [--resync-period-ms N]
 //                      [--bind-address A] [--port N] [--scrape-timeout-ms N]
 //                      [--lease-duration-ms N] [--renew-deadline-ms N] [--retry-period-ms N]
+//                      [--prometheus-url http(s)://HOST:PORT]   (trials from Prometheus instead)
 #include <prometheus/counter.h>
 #include <prometheus/gauge.h>
 #include <prometheus/registry.h>
@@ -48,6 +49,7 @@ int main(int argc, char** argv) {
   bool leader_elect = true;
   int resync_ms = 5000, scrape_timeout_ms = 3000;
   int lease_ms = 15000, renew_ms = 10000, retry_ms = 2000;
+  std::string prometheus_url;
   webhook::HttpsServerOptions http;
   http.bind_address = "0.0.0.0";
   http.port = 8081;
@@ -73,6 +75,7 @@ int main(int argc, char** argv) {
     else if (flag == "--lease-duration-ms") lease_ms = IntFlag(flag, value(), 1000, 600000);
     else if (flag == "--renew-deadline-ms") renew_ms = IntFlag(flag, value(), 500, 600000);
     else if (flag == "--retry-period-ms") retry_ms = IntFlag(flag, value(), 100, 600000);
+    else if (flag == "--prometheus-url") prometheus_url = value();
     else if (flag == "--bind-address") http.bind_address = value();
     else if (flag == "--port") http.port = static_cast<unsigned short>(IntFlag(flag, value(), 1, 65535));
     else {
@@ -107,8 +110,19 @@ int main(int argc, char** argv) {
   caches.configmaps = std::make_shared<kube::Informer>(*client, kube::resources::kConfigMaps);
   caches.Start();
   auto recorder = std::make_shared<kube::EventRecorder>(*client, "graintune.dev/operator", identity);
-  op::TuningController controller(*client, caches, recorder,
-                                  {.scrape_timeout = std::chrono::milliseconds(scrape_timeout_ms)});
+  op::ControllerOptions controller_options{.scrape_timeout = std::chrono::milliseconds(scrape_timeout_ms)};
+  if (!prometheus_url.empty()) {
+    kube::ClientConfig pc;
+    pc.server = prometheus_url;
+    pc.allow_plain_http = true;
+    auto prom = kube::Client::FromConfig(pc);
+    if (!prom.ok()) {
+      std::cerr << "graintune-operator: --prometheus-url: " << prom.error().ToString() << "\n";
+      return 2;
+    }
+    controller_options.prometheus = *prom;
+  }
+  op::TuningController controller(*client, caches, recorder, controller_options);
 
   std::atomic<bool> leading{!leader_elect};
   auto registry = std::make_shared<prometheus::Registry>();

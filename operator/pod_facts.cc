@@ -57,6 +57,7 @@ PodFacts PodFactsFromJson(const json& pod) {
   const json status = pod.value("status", json::object());
   f.phase = status.value("phase", "Pending");
   f.pod_ip = status.value("podIP", "");
+  f.started = status.value("startTime", "");
   for (const char* list : {"containerStatuses", "initContainerStatuses"}) {
     if (!status.contains(list) || !status[list].is_array()) continue;
     for (const json& cs : status[list])

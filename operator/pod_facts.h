@@ -26,6 +26,7 @@ struct PodFacts {
   std::string owner_name;
   std::string dataset;       // graintune.dev/dataset
   std::string created;       // metadata.creationTimestamp
+  std::string started;       // status.startTime
 };
 
 PodFacts PodFactsFromJson(const nlohmann::json& pod);

@@ -5,6 +5,7 @@
 #include <map>
 
 #include "kube/backoff.h"
+#include "operator/prometheus_source.h"
 #include "webhook/cluster_sources.h"
 #include "webhook/fake_sources.h"
 #include "webhook/graintune_objects.h"
@@ -22,6 +23,13 @@ std::string NowRfc3339() {
   char buf[32];
   std::strftime(buf, sizeof(buf), "%Y-%m-%dT%H:%M:%SZ", &tm);
   return buf;
+}
+
+// Seconds from an RFC 3339 UTC timestamp (2026-11-30T06:00:00Z) to now; 0 when unparseable.
+double SecondsSince(const std::string& when) {
+  std::tm tm{};
+  if (when.size() < 20 || !strptime(when.c_str(), "%Y-%m-%dT%H:%M:%S", &tm)) return 0;
+  return std::difftime(std::time(nullptr), timegm(&tm));
 }
 
 void Log(const std::string& line) { std::cerr << "graintune-operator: " << line << "\n"; }
@@ -132,6 +140,19 @@ void TuningController::ReconcileKey(const std::string& ns, const std::string& ke
   std::map<int, bool> scraped;
   for (const PodFacts& p : in.pods) {
     if (p.phase != "Running" || p.pod_ip.empty() || scraped[p.attempt]) continue;
+    if (options_.prometheus) {
+      const double run_seconds = SecondsSince(p.started);
+      if (run_seconds <= 0 || !in.inputs) continue;
+      Result<Trial> t = TrialFromPrometheus(*options_.prometheus, p.uid, run_seconds, p.attempt,
+                                            p.workers, in.inputs->demand.tokens_per_step_per_host);
+      if (!t.ok()) {
+        Log(ns + "/" + p.name + ": " + t.error());
+        continue;
+      }
+      in.measured[p.attempt] = *t;
+      scraped[p.attempt] = true;
+      continue;
+    }
     Result<StepsDocument> doc = Scrape(p);
     if (!doc.ok()) {
       Log(doc.error());

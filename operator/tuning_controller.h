@@ -34,6 +34,8 @@ struct ControllerOptions {
   std::chrono::milliseconds scrape_timeout{3000};
   size_t max_scrape_bytes = 8u << 20;
   int warmup_steps = 2;
+  // When set, trials come from this Prometheus (query API) instead of the exporters' /steps.
+  std::shared_ptr<kube::Client> prometheus;
 };
 
 struct ControllerCounters {

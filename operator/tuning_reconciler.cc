@@ -117,8 +117,11 @@ ReconcileOutput ReconcileTuning(const ReconcileInput& in) {
       continue;
     }
     auto doc = in.steps.find(attempt);
-    if (doc == in.steps.end()) continue;
-    Result<Trial> t = TrialFromSteps(attempt, workers, doc->second, tokens_per_step, in.warmup_steps);
+    auto pre = in.measured.find(attempt);
+    if (doc == in.steps.end() && pre == in.measured.end()) continue;
+    Result<Trial> t = doc != in.steps.end()
+                          ? TrialFromSteps(attempt, workers, doc->second, tokens_per_step, in.warmup_steps)
+                          : Result<Trial>(pre->second);
     if (!t.ok() || t->samples < in.min_samples) continue;  // not enough steady steps yet
     if (stored == trials.end() || stored->second.samples <= t->samples) {
       Trial updated = *t;

@@ -36,6 +36,7 @@ struct ReconcileInput {
   std::optional<nlohmann::json> grain_tuning;  // as stored; nullopt: it must be created
   std::vector<PodFacts> pods;                  // of this key, any attempt
   std::map<int, StepsDocument> steps;          // attempt -> what one of its pods reported
+  std::map<int, Trial> measured;               // attempt -> a trial built elsewhere (Prometheus)
   std::optional<TuningInputs> inputs;          // nullopt: the pods' spec could not be read
   std::string policy_name;                     // for spec.policyName
   std::string dataset_kind;                    // for spec.datasetKind

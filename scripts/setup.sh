@@ -14,6 +14,7 @@ PACKAGES=(
   prometheus-cpp-dev                    # metric types and text exposition
   libgtest-dev libgmock-dev             # unit tests
   python3                               # small test helpers
+  prometheus                            # a real Prometheus for the operator's query-API source test
 )
 
 missing=()
