@@ -1,8 +1,8 @@
 #include "webhook/admission.h"
 
-#include <openssl/evp.h>
-
 #include <algorithm>
+
+#include "kube/base64.h"
 
 namespace graintune::webhook {
 namespace {
@@ -52,15 +52,6 @@ bool MayConcernGraintune(std::string_view body) {
 
 }  // namespace
 
-std::string Base64(std::string_view bytes) {
-  std::string out(4 * ((bytes.size() + 2) / 3), '\0');
-  const int n = EVP_EncodeBlock(reinterpret_cast<unsigned char*>(out.data()),
-                                reinterpret_cast<const unsigned char*>(bytes.data()),
-                                static_cast<int>(bytes.size()));
-  out.resize(static_cast<size_t>(std::max(0, n)));
-  return out;
-}
-
 AdmissionResult Admitter::Admit(std::string_view body) const {
   if (body.size() > options_.max_body_bytes)
     return BadRequest("request body too large: " + std::to_string(body.size()) + " bytes, limit " +
@@ -108,7 +99,7 @@ AdmissionResult Admitter::Admit(std::string_view body) const {
     if (plan.changed) {
       const json patch = json::diff(object, plan.mutated);
       response["patchType"] = "JSONPatch";
-      response["patch"] = Base64(patch.dump());
+      response["patch"] = kube::Base64Encode(patch.dump());
       result.outcome = "mutated";
       result.mutations = static_cast<int>(plan.findings.size());
     }

@@ -52,7 +52,4 @@ class Admitter {
   AdmitterOptions options_;
 };
 
-// Standard base64 (for AdmissionResponse.patch).
-std::string Base64(std::string_view bytes);
-
 }  // namespace graintune::webhook

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 #include <openssl/evp.h>
 
+#include "kube/base64.h"
 #include "webhook/fake_sources.h"
 
 namespace graintune::webhook {
@@ -124,10 +125,10 @@ TEST_F(AdmissionTest, HistoryDownFailsOpenToAFreshDecision) {
   EXPECT_NE(r.body.find("history unavailable"), std::string::npos);
 }
 
-TEST_F(AdmissionTest, Base64) {
-  EXPECT_EQ(Base64(""), "");
-  EXPECT_EQ(Base64("f"), "Zg==");
-  EXPECT_EQ(Base64("foobar"), "Zm9vYmFy");
+TEST_F(AdmissionTest, Base64OfThePatch) {
+  EXPECT_EQ(kube::Base64Encode(""), "");
+  EXPECT_EQ(kube::Base64Encode("f"), "Zg==");
+  EXPECT_EQ(kube::Base64Encode("foobar"), "Zm9vYmFy");
 }
 
 }  // namespace
