@@ -24,6 +24,7 @@
 #include "operator/metrics_file_follower.h"
 #include "operator/process_stats.h"
 #include "operator/step_log.h"
+#include "webhook/command_line.h"
 #include "webhook/https_server.h"
 
 namespace {
@@ -32,14 +33,7 @@ std::atomic<bool> g_stop{false};
 void OnSignal(int) { g_stop = true; }
 
 int IntFlag(const std::string& flag, const std::string& text, int lo, int hi) {
-  int value = 0;
-  auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
-  if (ec != std::errc() || ptr != text.data() + text.size() || value < lo || value > hi) {
-    std::cerr << "graintune-exporter: " << flag << " wants an integer in [" << lo << ", " << hi
-              << "], got '" << text << "'\n";
-    std::exit(2);
-  }
-  return value;
+  return graintune::webhook::IntFlagOrExit("graintune-exporter", flag, text, lo, hi);
 }
 
 long SinceParameter(const std::string& target) {

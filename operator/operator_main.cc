@@ -14,7 +14,6 @@
 #include <unistd.h>
 
 #include <atomic>
-#include <charconv>
 #include <csignal>
 #include <iostream>
 #include <thread>
@@ -23,6 +22,7 @@
 #include "kube/config.h"
 #include "kube/leader_election.h"
 #include "operator/tuning_controller.h"
+#include "webhook/command_line.h"
 #include "webhook/https_server.h"
 
 namespace {
@@ -31,14 +31,7 @@ std::stop_source g_stop;
 void OnSignal(int) { g_stop.request_stop(); }
 
 int IntFlag(const std::string& flag, const std::string& text, int lo, int hi) {
-  int value = 0;
-  auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
-  if (ec != std::errc() || ptr != text.data() + text.size() || value < lo || value > hi) {
-    std::cerr << "graintune-operator: " << flag << " wants an integer in [" << lo << ", " << hi
-              << "], got '" << text << "'\n";
-    std::exit(2);
-  }
-  return value;
+  return graintune::webhook::IntFlagOrExit("graintune-operator", flag, text, lo, hi);
 }
 
 }  // namespace

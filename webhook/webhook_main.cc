@@ -11,7 +11,6 @@
 // from the watched Node cache, mounted MaxText YAML from the ConfigMap cache, history from
 // GrainTunings and policies from GrainTunePolicies; /readyz waits for every cache. --standalone (or no reachable configuration) uses the machine-type table
 // alone.
-#include <charconv>
 #include <csignal>
 #include <iostream>
 #include <thread>
@@ -25,6 +24,7 @@
 #include "webhook/serving_certificates.h"
 #include "webhook/yaml_json.h"
 #include "webhook/fake_sources.h"
+#include "webhook/command_line.h"
 #include "webhook/https_server.h"
 #include "webhook/webhook_routes.h"
 
@@ -32,16 +32,8 @@ namespace {
 std::atomic<bool> g_stop{false};
 void OnSignal(int) { g_stop = true; }
 
-// An integer flag in [lo, hi]; anything else is a usage error (exit 2), never an exception.
 int IntFlag(const std::string& flag, const std::string& text, int lo, int hi) {
-  int value = 0;
-  auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
-  if (ec != std::errc() || ptr != text.data() + text.size() || value < lo || value > hi) {
-    std::cerr << "graintune-webhook: " << flag << " wants an integer in [" << lo << ", " << hi
-              << "], got '" << text << "'\n";
-    std::exit(2);
-  }
-  return value;
+  return graintune::webhook::IntFlagOrExit("graintune-webhook", flag, text, lo, hi);
 }
 }  // namespace
 
