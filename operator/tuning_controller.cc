@@ -94,18 +94,19 @@ Result<StepsDocument> TuningController::Scrape(const PodFacts& pod) {
 }
 
 void TuningController::ReconcileAll() {
-  // Pods of each (namespace, tuning key).
-  std::map<std::pair<std::string, std::string>, std::vector<json>> groups;
-  for (const json& pod : caches_.pods->List()) {
-    const PodFacts f = PodFactsFromJson(pod);
+  // Pods of each (namespace, tuning key), each read once.
+  std::map<std::pair<std::string, std::string>, std::vector<TunedPod>> groups;
+  for (json& pod : caches_.pods->List()) {
+    PodFacts f = PodFactsFromJson(pod);
     if (f.workers <= 0 || f.tuning_key.empty()) continue;
-    groups[{f.ns, f.tuning_key}].push_back(pod);
+    const std::pair<std::string, std::string> key{f.ns, f.tuning_key};
+    groups[key].push_back({std::move(f), std::move(pod)});
   }
   for (const auto& [key, pods] : groups) ReconcileKey(key.first, key.second, pods);
 }
 
 void TuningController::ReconcileKey(const std::string& ns, const std::string& key,
-                                    const std::vector<json>& pod_objects) {
+                                    const std::vector<TunedPod>& pods) {
   ++counters_.reconciles;
   ReconcileInput in;
   in.ns = ns;
@@ -114,10 +115,10 @@ void TuningController::ReconcileKey(const std::string& ns, const std::string& ke
   in.warmup_steps = options_.warmup_steps;
   const std::string name = webhook::GrainTuningName(key);
   in.grain_tuning = caches_.graintunings->Get(ns, name);
-  const json* newest = nullptr;
-  for (const json& p : pod_objects) {
-    in.pods.push_back(PodFactsFromJson(p));
-    if (!newest || in.pods.back().attempt >= PodFactsFromJson(*newest).attempt) newest = &p;
+  const TunedPod* newest = nullptr;
+  for (const TunedPod& p : pods) {
+    in.pods.push_back(p.facts);
+    if (!newest || p.facts.attempt >= newest->facts.attempt) newest = &p;
   }
 
   // The decision inputs, read from the newest pod exactly as the webhook read them.
@@ -126,7 +127,7 @@ void TuningController::ReconcileKey(const std::string& ns, const std::string& ke
   webhook::PolicyCache policies(caches_.policies, caches_.namespaces);
   webhook::InMemoryHistory no_history;
   const webhook::Plan plan = webhook::PlanWorkerCount(
-      *newest, webhook::WorkloadKind::kPod, ns,
+      newest->object, webhook::WorkloadKind::kPod, ns,
       webhook::PlannerSources{shapes, no_history, configmaps, policies});
   if (plan.inputs) {
     in.inputs = plan.inputs;

@@ -53,8 +53,12 @@ class TuningController {
 
  private:
   Result<StepsDocument> Scrape(const PodFacts& pod);
+  struct TunedPod {
+    PodFacts facts;
+    nlohmann::json object;
+  };
   void ReconcileKey(const std::string& ns, const std::string& key,
-                    const std::vector<nlohmann::json>& pods);
+                    const std::vector<TunedPod>& pods);
 
   std::shared_ptr<kube::Client> client_;
   ControllerCaches caches_;
