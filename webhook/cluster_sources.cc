@@ -2,13 +2,24 @@
 
 namespace graintune::webhook {
 
+std::shared_ptr<const std::vector<NodeFacts>> NodeCacheShapes::Facts() {
+  // The version is read before the list, so what is cached is at least as new as its label.
+  const std::string version = nodes_->ResourceVersion();
+  std::lock_guard<std::mutex> lock(mu_);
+  if (!facts_ || version != facts_version_) {
+    auto facts = std::make_shared<std::vector<NodeFacts>>();
+    for (const kube::Json& node : nodes_->List())
+      if (Result<NodeFacts> f = NodeFactsFromJson(node); f.ok()) facts->push_back(*f);
+    facts_ = std::move(facts);
+    facts_version_ = version;
+  }
+  return facts_;
+}
+
 Result<HostShape> NodeCacheShapes::ShapeFor(const NodeSelection& selection) {
   std::string why_table = "no Node matches the pod's node selection";
   if (nodes_->Synced()) {
-    std::vector<NodeFacts> facts;
-    for (const kube::Json& node : nodes_->List())
-      if (Result<NodeFacts> f = NodeFactsFromJson(node); f.ok()) facts.push_back(*f);
-    if (std::optional<HostShape> shape = ShapeFromNodes(facts, selection)) return *shape;
+    if (std::optional<HostShape> shape = ShapeFromNodes(*Facts(), selection)) return *shape;
   } else {
     why_table = "the Node cache is not synced yet";
   }

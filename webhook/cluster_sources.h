@@ -6,6 +6,9 @@
 #pragma once
 
 #include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
 
 #include "kube/informer.h"
 #include "webhook/graintune_objects.h"
@@ -20,8 +23,15 @@ class NodeCacheShapes : public NodeShapeSource {
   Result<HostShape> ShapeFor(const NodeSelection& selection) override;
 
  private:
+  // The cache's Nodes read into NodeFacts, re-read only when the cache has moved on: admission
+  // requests reuse one parse instead of parsing every Node each time.
+  std::shared_ptr<const std::vector<NodeFacts>> Facts();
+
   std::shared_ptr<kube::Informer> nodes_;
   MachineTypeTableShapes table_;
+  std::mutex mu_;
+  std::string facts_version_;
+  std::shared_ptr<const std::vector<NodeFacts>> facts_;
 };
 
 class ConfigMapCache : public ConfigMapSource {
