@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <fstream>
 #include <nlohmann/json.hpp>
 #include <sstream>
 
@@ -56,7 +57,11 @@ TEST(RecommendCommandTest, BadInputsAreClearErrors) {
     std::string message;
   } cases[] = {
       {{"--machine-type", "n2-standard-8"}, "unknown machine type 'n2-standard-8'"},
-      {{}, "--machine-type is required"},
+      {{}, "--machine-type (e.g. ct6e-standard-4t) or --host-cpu with --host-memory is required"},
+      {{"--host-cpu", "2"}, "--host-cpu and --host-memory go together"},
+      {{"--host-cpu", "0", "--host-memory", "1Gi"}, "--host-cpu must be in"},
+      {{"--host-cpu", "2", "--host-memory", "8Gi"}, "--tpu-chips is required with --host-cpu"},
+      {With(kSeed, {"--history", "/nonexistent.json"}), "--history cannot read /nonexistent.json"},
       {With(kSeed, {"--per-device-batch-size", "-2"}), "per_device_batch_size must be > 0"},
       {With(kSeed, {"--worker-memory", "2Gx"}), "--worker-memory"},
       {With(kSeed, {"--worker-memory", "-1Gi"}), "must not be negative"},
@@ -72,6 +77,44 @@ TEST(RecommendCommandTest, BadInputsAreClearErrors) {
     EXPECT_EQ(r.code, 2) << c.message;
     EXPECT_NE(r.err.find(c.message), std::string::npos) << r.err;
   }
+}
+
+// A host the machine-type table lacks: its own cpu and memory bound the pick.
+TEST(RecommendCommandTest, HostFromFlags) {
+  const Args small = {"--host-cpu", "2", "--host-memory", "8Gi", "--tpu-chips", "4",
+                      "--per-device-batch-size", "2", "--max-target-length", "8192",
+                      "--step-seconds", "1", "--dataset-kind", "raw-text", "--reserved-cpu", "0",
+                      "--reserved-memory", "0", "--output", "json"};
+  Outcome r = Call(RunRecommend, small);
+  ASSERT_EQ(r.code, 0) << r.err;
+  nlohmann::json j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["host"]["cpu_cores"], 2.0);
+  EXPECT_LE(j["budgets"]["cpu"].get<int>(), 2);
+  EXPECT_LE(j["workers"].get<int>(), 2);
+  // The same flags on a table machine type replace its figures.
+  Outcome both = Call(RunRecommend, With(small, {"--machine-type", "ct6e-standard-4t"}));
+  ASSERT_EQ(both.code, 0) << both.err;
+  EXPECT_EQ(nlohmann::json::parse(both.out)["host"]["cpu_cores"], 2.0);
+}
+
+// --history: a data-bound first attempt makes the next pick jump to what it measured.
+TEST(RecommendCommandTest, HistoryDrivesTheNextPick) {
+  const std::string path = ::testing::TempDir() + "/graintune-history.json";
+  const Args base = With(kSeed, {"--model-name", "llama3-8b", "--step-seconds", "4.3",
+                                 "--output", "json", "--history", path});
+  // The seed's 4-worker run: 4.3 s while the buffer lasts, then starved at ~8.6 s.
+  std::ofstream(path) << R"([{"workers": 4, "step_seconds": [30, 4.3, 4.3, 4.3, 4.3, 4.3, 8.6,
+      8.4, 8.8, 8.6, 8.5, 8.7, 8.6, 8.6, 8.4, 8.8]}])";
+  Outcome r = Call(RunRecommend, base);
+  ASSERT_EQ(r.code, 0) << r.err;
+  nlohmann::json j = nlohmann::json::parse(r.out);
+  EXPECT_GE(j["workers"].get<int>(), 7) << j["reason"];  // ~2x the starved rate needed, not 5
+  EXPECT_NE(j["reason"].get<std::string>().find("attempt 0"), std::string::npos) << j["reason"];
+
+  std::ofstream(path) << R"([{"workers": 4, "step_seconds": [1, 2]}])";
+  Outcome bad = Call(RunRecommend, base);
+  EXPECT_EQ(bad.code, 2);
+  EXPECT_NE(bad.err.find("attempt 0: "), std::string::npos) << bad.err;
 }
 
 TEST(SimulateCommandTest, JsonContract) {

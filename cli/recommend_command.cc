@@ -1,7 +1,10 @@
-// graintune recommend: the first pick for a host, workload and dataset, with its reason.
+// graintune recommend: the first pick for a host, workload and dataset, with its reason; with
+// --history FILE (cli/history_file.h), the pick the across-restart logic makes after those
+// attempts instead.
 #include <nlohmann/json.hpp>
 
 #include "cli/commands.h"
+#include "cli/history_file.h"
 #include "cli/tuning_flags.h"
 #include "tuner/figures.h"
 #include "tuner/grain_baseline.h"
@@ -9,7 +12,9 @@
 namespace graintune::cli {
 
 int RunRecommend(const Args& args, std::ostream& out, std::ostream& err) {
-  Result<Flags> flags = Flags::Parse(args, TuningFlagNames());
+  std::set<std::string> names = TuningFlagNames();
+  names.insert("history");
+  Result<Flags> flags = Flags::Parse(args, names);
   if (!flags.ok()) {
     err << "graintune recommend: " << flags.error() << "\n";
     return 2;
@@ -20,7 +25,16 @@ int RunRecommend(const Args& args, std::ostream& out, std::ostream& err) {
     return 2;
   }
   const TuningInputs& in = setup->inputs;
-  const Decision d = Decide(in, {});
+  std::vector<Trial> trials;
+  if (std::optional<std::string> history = flags->Get("history")) {
+    Result<std::vector<Trial>> read = ReadHistoryFile(*history, in.demand.tokens_per_step_per_host);
+    if (!read.ok()) {
+      err << "graintune recommend: --history " << read.error() << "\n";
+      return 2;
+    }
+    trials = *read;
+  }
+  const Decision d = Decide(in, trials);
   const int grain_pick = GrainPickPerformanceWorkers(in.demand.element_bytes, in.host.cpu_cores);
 
   if (flags->Get("output").value_or("text") == "json") {

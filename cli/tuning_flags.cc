@@ -11,7 +11,7 @@ const std::set<std::string>& TuningFlagNames() {
       "dataset-kind",  "tokens-per-second-per-worker", "worker-memory",
       "min-workers",   "max-workers",   "reserved-cpu",
       "reserved-memory", "safety-factor", "objective",
-      "output"};
+      "host-cpu",      "host-memory",   "output"};
   return kNames;
 }
 
@@ -29,15 +29,37 @@ Status Take(Result<std::optional<T>> parsed, std::optional<U>& out) {
 
 Result<TuningSetup> TuningFromFlags(const Flags& flags) {
   TuningSetup setup;
-  std::optional<std::string> machine = flags.Get("machine-type");
-  if (!machine) return Status::Error("--machine-type is required (e.g. ct6e-standard-4t)");
-  std::optional<MachineType> type = FindMachineType(*machine);
-  if (!type) {
-    std::string known;
-    for (const MachineType& t : AllMachineTypes()) known += " " + std::string(t.name);
-    return Status::Error("unknown machine type '" + *machine + "'; known:" + known);
+  std::optional<double> host_cpu, host_memory;
+  for (Status s : {Take(flags.Number("host-cpu"), host_cpu),
+                   Take(flags.Quantity("host-memory"), host_memory)}) {
+    if (!s.ok()) return s;
   }
-  setup.inputs.host = HostShapeOf(*type);
+  if (host_cpu.has_value() != host_memory.has_value())
+    return Status::Error("--host-cpu and --host-memory go together");
+  if (host_cpu && !(*host_cpu > 0 && *host_cpu <= 4096))
+    return Status::Error("--host-cpu must be in (0, 4096]");
+  if (host_memory && !(*host_memory > 0)) return Status::Error("--host-memory must be > 0");
+
+  std::optional<std::string> machine = flags.Get("machine-type");
+  if (machine) {
+    std::optional<MachineType> type = FindMachineType(*machine);
+    if (!type) {
+      std::string known;
+      for (const MachineType& t : AllMachineTypes()) known += " " + std::string(t.name);
+      return Status::Error("unknown machine type '" + *machine + "'; known:" + known);
+    }
+    setup.inputs.host = HostShapeOf(*type);
+  } else if (!host_cpu) {
+    return Status::Error(
+        "--machine-type (e.g. ct6e-standard-4t) or --host-cpu with --host-memory is required");
+  }
+  if (host_cpu) {
+    // A host the table does not know (or a measured one): its allocatable figures as given,
+    // the chip generation of --machine-type when one was named too.
+    setup.inputs.host.cpu_cores = *host_cpu;
+    setup.inputs.host.memory_bytes = *host_memory;
+    setup.inputs.host.source = "--host-cpu/--host-memory";
+  }
 
   WorkloadShape& w = setup.workload;
   std::optional<int> chips;
@@ -50,6 +72,10 @@ Result<TuningSetup> TuningFromFlags(const Flags& flags) {
   if (chips) {
     if (*chips < 1 || *chips > 64) return Status::Error("--tpu-chips must be in [1, 64]");
     w.chips_per_host = *chips;
+  }
+  if (!machine) {
+    if (!chips) return Status::Error("--tpu-chips is required with --host-cpu (chips per host)");
+    setup.inputs.host.tpu_chips = *chips;
   }
   w.model_name = flags.Get("model-name").value_or("");
   w.generation = setup.inputs.host.generation;

@@ -1,6 +1,7 @@
 // The flags `graintune recommend` and `graintune simulate` share, turned into tuner values.
 //
-// --machine-type T (required), --tpu-chips N, --per-device-batch-size B, --max-target-length L,
+// --machine-type T or --host-cpu C --host-memory Q (a host the table lacks; with both, the
+// table's figures are replaced), --tpu-chips N (required without --machine-type), --per-device-batch-size B, --max-target-length L,
 // --model-name M, --step-seconds S, --dataset-kind K, --tokens-per-second-per-worker X,
 // --worker-memory Q, and policy bounds --min-workers, --max-workers, --reserved-cpu,
 // --reserved-memory, --safety-factor, --objective. Every bad value is an error naming its flag.

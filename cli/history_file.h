@@ -1,0 +1,26 @@
+// The --history file of `graintune recommend`: earlier attempts as step times, so the
+// across-restart logic can be asked what it would pick next without a cluster.
+//
+// Format: a JSON array, oldest attempt first, each entry
+//   {"workers": 4, "step_seconds": [30.1, 4.3, ...]}        a run's per-step seconds (step 1 first)
+//   {"workers": 12, "oom_killed": true}                      an attempt killed for memory
+// with optional "warmup_steps" (default 2: dropped before summarising, like the operator) and
+// "worker_memory_bytes" (peak RSS of one worker, when measured). Each run is summarised by
+// SummarizeSteps with the demand's tokens per step. Every malformed entry is an error naming it.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "tuner/status.h"
+#include "tuner/trial.h"
+
+namespace graintune::cli {
+
+// Parses the file's text (not the path) into trials, attempt = position in the array.
+Result<std::vector<Trial>> ParseHistory(const std::string& text, double tokens_per_step_per_host);
+
+// Reads and parses the file at `path`.
+Result<std::vector<Trial>> ReadHistoryFile(const std::string& path, double tokens_per_step_per_host);
+
+}  // namespace graintune::cli

@@ -1,0 +1,296 @@
+"""From a manifest to what MaxText's own config loader sees, before and after graintune.
+
+The chain, for every Pod, Job and JobSet of a manifest:
+  1. `graintune explain --output json` (the webhook's planner, standalone) gives the value chosen
+     per -1 and the JSONPatch; the patch is applied with the `jsonpatch` package.
+  2. A JobSet keeps -1 in its spec (the webhook only annotates it), so its child Jobs are made the
+     way the JobSet controller makes them (replicated Job template + jobset-name and
+     restart-attempt labels) and go through step 1 as Jobs: that is where the value lands.
+  3. Each container that starts MaxText is run for real: its command + args (with Kubernetes'
+     $(VAR) expansion) under bash/sh with its env, on a PATH where `python3`/`python` are a
+     capture shim. So the shell's own parsing of a rewritten `bash -c` script decides what
+     MaxText's argv is, and an `export M_...` in the script reaches the environment.
+  4. Each captured invocation is replayed in a fresh interpreter through
+     maxtext.configs.pyconfig.initialize_pydantic(argv) with the captured M_* environment, and
+     the resulting grain_worker_count / grain_worker_count_eval (or MaxText's error) come back.
+
+Filesystem: the container image's layout is not ours. A sandbox root stands in for `/`:
+ConfigMap volumes are written under it at their mountPath, absolute paths in MaxText's argv that
+exist there are mapped into it, MaxText/configs and src/MaxText/configs (the layouts of a MaxText
+checkout) point at the installed package's configs, and `cd` to an absolute path in a bash script
+stays in that checkout (BASH_ENV defines a `cd` function; scripts are otherwise untouched).
+"""
+
+from __future__ import annotations
+
+import copy
+import dataclasses
+import json
+import os
+import re
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+from typing import Any, Iterator
+
+import jsonpatch
+import yaml
+
+HERE = Path(__file__).resolve().parent
+SHIM_NAMES = ("python3", "python", "pip", "pip3", "sleep", "gsutil", "gcloud")
+MAXTEXT_HINT = re.compile(r"python|maxtext", re.IGNORECASE)
+
+
+@dataclasses.dataclass
+class Invocation:
+  """One start of MaxText inside a container, as the capture shim saw it."""
+
+  argv: list[str]  # pyconfig's argv: [script, config.yml?, key=value, ...]
+  env: dict[str, str]  # the M_* variables MaxText reads
+
+
+@dataclasses.dataclass
+class ContainerRun:
+  pod: str  # object the pod spec came from, e.g. "Job default/foo"
+  container: str
+  invocations: list[Invocation]
+  shell_status: int
+
+
+@dataclasses.dataclass
+class MaxTextView:
+  """What MaxText's config loader made of one invocation."""
+
+  grain_worker_count: int | None = None
+  grain_worker_count_eval: int | None = None
+  error: str | None = None
+
+
+def graintune_bin() -> str:
+  path = os.environ.get("GRAINTUNE_BIN")
+  if not path or not os.access(path, os.X_OK):
+    raise RuntimeError("GRAINTUNE_BIN must name the built graintune CLI (scripts/check-maxtext-config.sh sets it)")
+  return path
+
+
+def load_manifest(path: Path) -> list[dict[str, Any]]:
+  return [d for d in yaml.safe_load_all(path.read_text()) if isinstance(d, dict)]
+
+
+def explain(docs: list[dict[str, Any]], workdir: Path) -> list[dict[str, Any]]:
+  """Runs `graintune explain --output json` on the documents; one report entry per workload."""
+  manifest = workdir / f"explain-{len(list(workdir.glob('explain-*')))}.yaml"
+  manifest.write_text("\n---\n".join(json.dumps(d) for d in docs))
+  done = subprocess.run([graintune_bin(), "explain", str(manifest), "--output", "json"],
+                        capture_output=True, text=True, timeout=60, check=False)
+  if done.returncode != 0:
+    raise RuntimeError(f"graintune explain failed ({done.returncode}): {done.stderr}")
+  return json.loads(done.stdout)
+
+
+WORKLOAD_KINDS = {("v1", "Pod"), ("batch/v1", "Job"), ("jobset.x-k8s.io/v1alpha2", "JobSet")}
+
+
+def is_workload(doc: dict[str, Any]) -> bool:
+  return (doc.get("apiVersion"), doc.get("kind")) in WORKLOAD_KINDS
+
+
+def object_name(doc: dict[str, Any]) -> str:
+  meta = doc.get("metadata", {})
+  return f"{doc['kind']} {meta.get('namespace', 'default')}/{meta.get('name', '')}"
+
+
+def child_jobs(jobset: dict[str, Any], attempt: int = 0) -> list[tuple[dict[str, Any], int]]:
+  """The Jobs the JobSet controller creates for one attempt, with their replica counts (one per
+  replicated Job; replicas share a template, so one stands for all; in xpk's multislice JobSets
+  each replica is one slice)."""
+  meta = jobset.get("metadata", {})
+  name, namespace = meta.get("name", ""), meta.get("namespace", "default")
+  jobs = []
+  for rj in jobset.get("spec", {}).get("replicatedJobs", []):
+    template = copy.deepcopy(rj.get("template", {}))
+    labels = {"jobset.sigs.k8s.io/jobset-name": name,
+              "jobset.sigs.k8s.io/replicatedjob-name": rj.get("name", ""),
+              "jobset.sigs.k8s.io/restart-attempt": str(attempt)}
+    job_meta = template.get("metadata", {})
+    job_meta.update({"name": f"{name}-{rj.get('name', '')}-0", "namespace": namespace})
+    job_meta.setdefault("labels", {}).update(labels)
+    pod_meta = template.setdefault("spec", {}).setdefault("template", {}).setdefault("metadata", {})
+    pod_meta.setdefault("labels", {}).update(labels)
+    jobs.append(({"apiVersion": "batch/v1", "kind": "Job", "metadata": job_meta, "spec": template["spec"]},
+                 int(rj.get("replicas", 1))))
+  return jobs
+
+
+@dataclasses.dataclass
+class PlannedPod:
+  """A pod spec a trainer would run with, and what graintune said about it."""
+
+  source: str  # "Job default/foo" (a JobSet's pods come from its child Jobs)
+  spec: dict[str, Any]
+  namespace: str
+  findings: list[dict[str, Any]]  # explain's "found" entries: container, key, value, where
+  announced: int | None = None  # a JobSet's first-attempt value, for its child Jobs to match
+  slices: int = 1  # TPU slices the job spans (the JobSet's replicas), for MaxText's DCN checks
+
+
+def pod_spec_of(doc: dict[str, Any]) -> dict[str, Any]:
+  if doc["kind"] == "Pod":
+    return doc.get("spec", {})
+  return doc.get("spec", {}).get("template", {}).get("spec", {})
+
+
+def plan_pods(docs: list[dict[str, Any]], workdir: Path, mutate: bool = True) -> list[PlannedPod]:
+  """Pod specs after graintune (mutate=True) or as written (mutate=False), JobSets expanded."""
+  configmaps = [d for d in docs if d.get("kind") == "ConfigMap"]
+  workloads = [d for d in docs if is_workload(d)]
+  pods: list[PlannedPod] = []
+  if not mutate:
+    for doc in workloads:
+      for obj, slices in child_jobs(doc) if doc["kind"] == "JobSet" else [(doc, 1)]:
+        pods.append(PlannedPod(object_name(obj), pod_spec_of(obj),
+                               obj.get("metadata", {}).get("namespace", "default"), [], slices=slices))
+    return pods
+
+  report = {entry["object"]: entry for entry in explain(configmaps + workloads, workdir)}
+  for doc in workloads:
+    entry = report[object_name(doc)]
+    mutated = jsonpatch.apply_patch(doc, entry["patch"])
+    if doc["kind"] != "JobSet":
+      pods.append(PlannedPod(object_name(doc), pod_spec_of(mutated),
+                             doc.get("metadata", {}).get("namespace", "default"), entry["found"]))
+      continue
+    jobs = child_jobs(mutated)
+    job_report = {e["object"]: e for e in explain(configmaps + [job for job, _ in jobs], workdir)}
+    announced = entry["workers"] if entry["found"] else None
+    for job, slices in jobs:
+      job_entry = job_report[object_name(job)]
+      job_after = jsonpatch.apply_patch(job, job_entry["patch"])
+      pods.append(PlannedPod(object_name(job), pod_spec_of(job_after),
+                             job.get("metadata", {}).get("namespace", "default"), job_entry["found"],
+                             announced, slices))
+  return pods
+
+
+def expand_kubernetes_vars(text: str, env: dict[str, str]) -> str:
+  """Kubernetes' $(VAR) expansion of command/args: defined names expand, $$ escapes, the rest
+  stays as written."""
+  out, i = [], 0
+  while i < len(text):
+    if text.startswith("$$", i):
+      out.append("$")
+      i += 2
+    elif text.startswith("$(", i) and (end := text.find(")", i + 2)) != -1 and text[i + 2:end] in env:
+      out.append(env[text[i + 2:end]])
+      i = end + 1
+    else:
+      out.append(text[i])
+      i += 1
+  return "".join(out)
+
+
+class Sandbox:
+  """A stand-in filesystem root plus the shim directory, for one pod."""
+
+  def __init__(self, root: Path, configs_dir: Path):
+    self.root = root
+    self.bin = root / "_shim"
+    self.captures = root / "_captures"
+    self.checkout = root / "deps"  # MaxText images start in their checkout (/deps)
+    for d in (self.bin, self.captures, self.checkout / "MaxText", self.checkout / "src" / "MaxText"):
+      d.mkdir(parents=True, exist_ok=True)
+    for link in (self.checkout / "MaxText" / "configs", self.checkout / "src" / "MaxText" / "configs"):
+      if not link.exists():
+        link.symlink_to(configs_dir)
+    wrapper = f'#!/bin/sh\nexec "{sys.executable}" "{HERE / "capture_shim.py"}" "$(basename "$0")" "$@"\n'
+    for name in SHIM_NAMES:
+      shim = self.bin / name
+      shim.write_text(wrapper)
+      shim.chmod(0o755)
+    (root / "_bash_env").write_text(
+        'cd() { case "$1" in /*) if [ -d "$GRAINTUNE_SANDBOX$1" ]; then builtin cd "$GRAINTUNE_SANDBOX$1"; '
+        'fi ;; *) builtin cd "$@" ;; esac; }\n')
+
+  def mount_configmaps(self, spec: dict[str, Any], namespace: str, configmaps: list[dict[str, Any]],
+                       container: dict[str, Any]) -> None:
+    volumes = {v.get("name"): v for v in spec.get("volumes", [])}
+    for mount in container.get("volumeMounts", []):
+      volume = volumes.get(mount.get("name"), {})
+      cm_name = volume.get("configMap", {}).get("name")
+      if not cm_name:
+        continue
+      for cm in configmaps:
+        meta = cm.get("metadata", {})
+        if meta.get("name") == cm_name and meta.get("namespace", "default") == namespace:
+          target = self.root / mount["mountPath"].lstrip("/")
+          target.mkdir(parents=True, exist_ok=True)
+          for key, value in cm.get("data", {}).items():
+            (target / key).write_text(value)
+
+
+def run_container(pod: PlannedPod, container: dict[str, Any], configmaps: list[dict[str, Any]],
+                  configs_dir: Path, root: Path) -> ContainerRun:
+  """Runs the container's command for real with the shim in place, in the sandbox `root` (which
+  must outlive the replay: mounted config files are read then); returns MaxText's starts."""
+  box = Sandbox(root, configs_dir)
+  box.mount_configmaps(pod.spec, pod.namespace, configmaps, container)
+  env = {e["name"]: e["value"] for e in container.get("env", []) if "value" in e}
+  argv = [expand_kubernetes_vars(a, env) for a in container.get("command", []) + container.get("args", [])]
+  full_env = {"PATH": f"{box.bin}:/usr/bin:/bin", "HOME": str(root), "LANG": "C.UTF-8",
+              "BASH_ENV": str(box.root / "_bash_env"), "GRAINTUNE_SANDBOX": str(box.root),
+              "GRAINTUNE_CAPTURES": str(box.captures), **env}
+  done = subprocess.run(argv, cwd=box.checkout, env=full_env, capture_output=True, text=True,
+                        timeout=60, check=False)
+  invocations = []
+  for capture in sorted(box.captures.glob("*.json"), key=lambda p: int(p.stem)):
+    seen = json.loads(capture.read_text())
+    invocations.append(Invocation(pyconfig_argv(seen["argv"], box.root), seen["env"]))
+  return ContainerRun(pod.source, container.get("name", ""), invocations, done.returncode)
+
+
+def pyconfig_argv(shim_argv: list[str], root: Path) -> list[str]:
+  """`python3 -m MaxText.train X.yml k=v` -> pyconfig's ["train.py", "X.yml", "k=v"], with
+  absolute paths that exist in the sandbox mapped into it."""
+  args = shim_argv[1:]
+  if args[:1] == ["-m"]:
+    args = [args[1].rsplit(".", 1)[-1] + ".py"] + args[2:]
+  mapped = []
+  for a in args:
+    if a.startswith("/") and (root / a.lstrip("/")).exists():
+      a = str(root / a.lstrip("/"))
+    mapped.append(a)
+  return mapped
+
+
+def is_maxtext_start(inv: Invocation) -> bool:
+  script = inv.argv[0] if inv.argv else ""
+  return script.endswith("train.py")
+
+
+def maxtext_view(inv: Invocation, configs_dir: Path, slices: int = 1) -> MaxTextView:
+  """Replays one invocation through MaxText's config loader in a fresh interpreter, on a stand-in
+  for `slices` TPU slices (load_maxtext_config.py)."""
+  with tempfile.TemporaryDirectory(prefix="graintune-pyconfig-") as tmp:
+    checkout = Path(tmp)
+    for rel in ("MaxText", "src/MaxText"):
+      (checkout / rel).mkdir(parents=True)
+      (checkout / rel / "configs").symlink_to(configs_dir)
+    env = {k: v for k, v in os.environ.items() if not k.startswith("M_")}
+    env.update(inv.env)
+    env.update({"JAX_PLATFORMS": "cpu", "HOME": tmp, "GRAINTUNE_NUM_SLICES": str(slices)})
+    done = subprocess.run([sys.executable, str(HERE / "load_maxtext_config.py"), json.dumps(inv.argv)],
+                          cwd=checkout, env=env, capture_output=True, text=True, timeout=120, check=False)
+  lines = [l for l in done.stdout.splitlines() if l.startswith("{")]
+  if done.returncode != 0 or not lines:
+    return MaxTextView(error=f"loader exited {done.returncode}: {done.stderr[-2000:]}")
+  return MaxTextView(**json.loads(lines[-1]))
+
+
+def maxtext_containers(pod: PlannedPod) -> Iterator[dict[str, Any]]:
+  """Containers whose command could start MaxText (others, like `nginx` or `tail -f`, are not
+  run: they would not end)."""
+  for container in pod.spec.get("initContainers", []) + pod.spec.get("containers", []):
+    words = " ".join(container.get("command", []) + container.get("args", []))
+    if MAXTEXT_HINT.search(words):
+      yield container

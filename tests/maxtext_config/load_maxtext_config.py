@@ -1,0 +1,47 @@
+"""Loads one MaxText configuration through MaxText's own loader and prints what it decided.
+
+Usage: load_maxtext_config.py '<json argv>'   (argv as MaxText's train.py receives it, the
+M_* overrides in the environment). Prints one JSON line: grain_worker_count and
+grain_worker_count_eval, or {"error": ...} with MaxText's exception (exit status 0 either way;
+a crash of the loader itself exits non-zero).
+
+One step of initialize_pydantic is not config parsing: joining the slice's JAX distributed
+runtime (max_utils.maybe_initialize_jax_distributed_system), which on a TPU config waits for a
+coordinator that does not exist here. It is replaced by a no-op. And the slice count MaxText
+reads off the TPU devices (max_utils.get_num_slices, for its DCN parallelism checks) comes from
+$GRAINTUNE_NUM_SLICES, the JobSet's replicas, unless the config sets num_slices itself.
+Everything else is MaxText's.
+"""
+
+import json
+import os
+import sys
+
+
+def main() -> int:
+  argv = json.loads(sys.argv[1])
+  from maxtext.configs import pyconfig  # pylint: disable=import-outside-toplevel
+  from maxtext.utils import max_utils  # pylint: disable=import-outside-toplevel
+
+  max_utils.maybe_initialize_jax_distributed_system = lambda raw_keys: None
+  slices_from_devices = max_utils.get_num_slices
+
+  def get_num_slices(raw_keys, config=None):
+    if raw_keys.get("num_slices", -1) != -1:
+      return slices_from_devices(raw_keys, config)
+    return int(os.environ.get("GRAINTUNE_NUM_SLICES", "1"))
+
+  max_utils.get_num_slices = get_num_slices
+
+  try:
+    config = pyconfig.initialize_pydantic(argv)
+  except (ValueError, TypeError, KeyError) as e:  # MaxText's own refusals: conflicts, bad values
+    print(json.dumps({"error": f"{type(e).__name__}: {e}"}))
+    return 0
+  print(json.dumps({"grain_worker_count": config.grain_worker_count,
+                    "grain_worker_count_eval": config.grain_worker_count_eval}))
+  return 0
+
+
+if __name__ == "__main__":
+  sys.exit(main())
