@@ -58,8 +58,22 @@ TEST(DecisionTest, FirstPickFeedsTheChipsWithTheReasonSpelledOut) {
   EXPECT_EQ(d.phase, Phase::kExploring);
   EXPECT_NE(d.reason.find("demand 15.2k tok/s/host"), std::string::npos) << d.reason;
   EXPECT_NE(d.reason.find("2.1k tok/s per worker (annotated)"), std::string::npos) << d.reason;
-  EXPECT_NE(d.reason.find("cpu budget 170"), std::string::npos) << d.reason;
+  EXPECT_NE(d.reason.find("cpu budget 171"), std::string::npos) << d.reason;  // 170.6 cores left
   EXPECT_NE(d.reason.find("-> 10"), std::string::npos) << d.reason;
+}
+
+// The cpu budget rounds the cores left to the nearest worker: on a small host, a worker with
+// three quarters of a core adds throughput (real Grain, bench/real_grain), one with a third
+// does not count.
+TEST(DecisionTest, CpuBudgetRoundsToTheNearestWorker) {
+  TuningInputs in = SeedInputs();
+  in.host.cpu_cores = 2;
+  for (auto [reserved, budget] : {std::pair{0.25, 2}, {0.6, 1}, {1.4, 1}, {1.7, 0}, {3.0, 0}}) {
+    in.policy.reserved_cpu_cores = reserved;
+    const Budgets b = ComputeBudgets(in);
+    EXPECT_EQ(b.cpu, budget) << "reserved " << reserved;
+    EXPECT_GE(b.ceiling, 1);  // never zero workers
+  }
 }
 
 TEST(DecisionTest, UnknownEverythingIsStillSoundNeverOne) {
