@@ -43,9 +43,19 @@ TEST(ScenarioMatrixTest, MeetsTheBenchmarkTargets) {
   EXPECT_GE(s.first_pick_median_ratio_unannotated, 0.90);
   EXPECT_EQ(s.graintune_oom_count, 0);
   EXPECT_GE(s.after_two_restarts_median_ratio, 0.99);
-  // The few misses are resource-bound scenarios (see the README); none is far off.
-  EXPECT_GE(s.after_two_restarts_share_at_0_99, 0.95);
-  EXPECT_GE(s.after_two_restarts_min_ratio, 0.80);
+  EXPECT_GE(s.after_two_restarts_share_at_0_99, 0.98);
+  // Every miss is one graintune declines on purpose: the oracle's workers plus the trainer need
+  // more than 90% of the host's allocatable memory, inside the headroom graintune keeps (the
+  // simulator's memory is exact; a real run's peaks are not).
+  for (const ScenarioResult& r : results) {
+    if (r.methods.at("after_two_restarts").ratio >= 0.99) continue;
+    const PipelineParams& t = r.scenario->truth;
+    const double oracle_memory =
+        t.trainer_memory_bytes +
+        r.oracle_workers * (t.worker_memory_bytes + (t.per_worker_buffer + 1) * t.element_bytes);
+    EXPECT_GT(oracle_memory, 0.9 * t.host_memory_bytes)
+        << r.scenario->host_type << " " << r.scenario->model << " " << r.scenario->kind;
+  }
   EXPECT_GT(s.first_pick_median_ratio_unannotated, s.baseline_median_ratio.at("maxtext_default"));
   EXPECT_GT(s.baseline_oom_count.at("all_cores"), 0);  // what "all cores" costs
 }
