@@ -5,7 +5,7 @@
 // data-bound rate when workers are too few.
 //
 //   trainer_emulator --workers N --metrics-file F [--steps K] [--time-scale S] [--seed X]
-//                    [--pipeline-command CMD]
+//                    [--pipeline-command CMD] [--exit-when-done 1]
 // Time is scaled (0.05: a 4.3 s step takes 215 ms) but reported step times are the simulated
 // ones. The file is truncated at start and each step's line is written when the next step ends
 // (one step late), as MaxText does.
@@ -84,6 +84,7 @@ int main(int argc, char** argv) {
   std::string file;
   const char* pipeline_env = std::getenv("GRAINTUNE_TRAINER_PIPELINE_COMMAND");
   std::string pipeline = pipeline_env != nullptr ? pipeline_env : "";
+  bool exit_when_done = false;  // a real trainer idles after its last step; tests want it to end
   for (int i = 1; i + 1 < argc; i += 2) {
     const std::string flag = argv[i], value = argv[i + 1];
     if (flag == "--workers") workers = std::stoi(value);
@@ -92,6 +93,7 @@ int main(int argc, char** argv) {
     else if (flag == "--seed") seed = std::stoull(value);
     else if (flag == "--metrics-file") file = value;
     else if (flag == "--pipeline-command") pipeline = value;
+    else if (flag == "--exit-when-done") exit_when_done = value == "1" || value == "true";
   }
   if (workers <= 0 || file.empty() || steps < 2) {
     std::cerr << "usage: trainer_emulator --workers N --metrics-file F [--steps K] [--time-scale S]\n";
@@ -113,6 +115,7 @@ int main(int argc, char** argv) {
       AppendMetricsLine(file, s, sim.step_seconds[s - 1], p.compute_step_seconds, p.tokens_per_step);
     }
   }
+  if (exit_when_done) return 0;
   // Then idle like a trainer between checkpoints until stopped.
   while (true) std::this_thread::sleep_for(std::chrono::seconds(60));
 }
