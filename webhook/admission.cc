@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "kube/base64.h"
+#include "webhook/scoped_patch.h"
 
 namespace graintune::webhook {
 namespace {
@@ -97,7 +98,7 @@ AdmissionResult Admitter::Admit(std::string_view body) const {
                                 options_.exporter ? &*options_.exporter : nullptr);
     json response = Response(uid, plan.warnings);
     if (plan.changed) {
-      const json patch = json::diff(object, plan.mutated);
+      const json patch = ScopedPatch(object, plan.mutated, plan.touched);
       response["patchType"] = "JSONPatch";
       response["patch"] = kube::Base64Encode(patch.dump());
       result.outcome = "mutated";

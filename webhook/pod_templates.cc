@@ -101,6 +101,15 @@ std::map<std::string, std::string> StringMap(const nlohmann::json& metadata, con
   return out;
 }
 
+const std::string* StringEntry(const nlohmann::json& metadata, const char* field, const std::string& key) {
+  if (!metadata.is_object()) return nullptr;
+  auto map = metadata.find(field);
+  if (map == metadata.end() || !map->is_object()) return nullptr;
+  auto entry = map->find(key);
+  if (entry == map->end() || !entry->is_string()) return nullptr;
+  return entry->get_ptr<const std::string*>();
+}
+
 std::string PointerToken(const std::string& key) {
   std::string out;
   for (char c : key) {

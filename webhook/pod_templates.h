@@ -32,6 +32,10 @@ NodeSelection NodeSelectionOf(const nlohmann::json& pod_spec);
 // metadata.annotations / metadata.labels of `metadata` as a string map (non-strings skipped).
 std::map<std::string, std::string> StringMap(const nlohmann::json& metadata, const char* field);
 
+// One entry of metadata.annotations / metadata.labels when it is a string, without copying the
+// map; nullptr otherwise. The pointer lives as long as `metadata`.
+const std::string* StringEntry(const nlohmann::json& metadata, const char* field, const std::string& key);
+
 // Escapes a key for use in a JSON pointer ("graintune.dev/reason" -> "graintune.dev~1reason").
 std::string PointerToken(const std::string& key);
 

@@ -18,17 +18,24 @@ bool IsKeyChar(char c) {
 }  // namespace
 
 std::vector<ShellWord> SplitShellWords(std::string_view s) {
+  // The word being read grows in scratch buffers that keep their capacity; each finished word
+  // is copied out at its exact size (this runs on every admission of a bash -c trainer, and
+  // growing two fresh buffers a character at a time was most of its cost).
   std::vector<ShellWord> words;
-  ShellWord current;
+  std::string text;
+  std::vector<size_t> offsets;
+  text.reserve(256);
+  offsets.reserve(256);
   bool in_word = false;
   auto flush = [&] {
-    if (in_word) words.push_back(std::move(current));
-    current = ShellWord{};
+    if (in_word) words.push_back(ShellWord{text, offsets});
+    text.clear();
+    offsets.clear();
     in_word = false;
   };
   auto put = [&](char c, size_t at) {
-    current.text.push_back(c);
-    current.raw_offset.push_back(at);
+    text.push_back(c);
+    offsets.push_back(at);
     in_word = true;
   };
   size_t i = 0;

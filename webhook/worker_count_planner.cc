@@ -6,6 +6,7 @@
 #include <cmath>
 
 #include "webhook/mounted_config.h"
+#include "webhook/scoped_patch.h"
 #include "webhook/site_finders.h"
 #include "webhook/tuning_inputs_builder.h"
 #include "webhook/workload_annotations.h"
@@ -66,8 +67,9 @@ std::string Apply(json& object, const Edit& e, int value) {
 
 void Annotate(json& object, const std::string& metadata_pointer,
               const std::map<std::string, std::string>& annotations,
-              const std::map<std::string, std::string>& labels) {
+              const std::map<std::string, std::string>& labels, std::vector<std::string>& touched) {
   if (annotations.empty() && labels.empty()) return;  // leave the object exactly as written
+  touched.push_back(metadata_pointer);
   json& meta = object[json::json_pointer(metadata_pointer)];
   if (!meta.is_object()) meta = json::object();
   for (const auto& [k, v] : annotations) meta["annotations"][k] = v;
@@ -77,32 +79,29 @@ void Annotate(json& object, const std::string& metadata_pointer,
 }  // namespace
 
 int AttemptOf(const json& metadata) {
-  const std::map<std::string, std::string> labels = StringMap(metadata, "labels");
-  for (const char* key : {kRestartAttemptLabel, kAttemptAnnotation}) {
-    std::map<std::string, std::string> from =
-        std::string(key) == kAttemptAnnotation ? StringMap(metadata, "annotations") : labels;
-    if (auto it = from.find(key); it != from.end()) {
+  for (const auto& [field, key] : {std::pair{"labels", kRestartAttemptLabel},
+                                   std::pair{"annotations", kAttemptAnnotation}}) {
+    if (const std::string* value = StringEntry(metadata, field, key)) {
       int v = 0;
-      auto [ptr, ec] = std::from_chars(it->second.data(), it->second.data() + it->second.size(), v);
-      if (ec == std::errc() && ptr == it->second.data() + it->second.size() && v >= 0) return v;
+      auto [ptr, ec] = std::from_chars(value->data(), value->data() + value->size(), v);
+      if (ec == std::errc() && ptr == value->data() + value->size() && v >= 0) return v;
     }
   }
   return 0;
 }
 
 std::string TuningKeyOf(const json& object, WorkloadKind kind) {
-  std::map<std::string, std::string> annotations =
-      StringMap(object.value("metadata", json::object()), "annotations");
-  if (auto it = annotations.find(kTuningKeyAnnotation); it != annotations.end()) return it->second;
-  std::map<std::string, std::string> labels =
-      StringMap(object.value("metadata", json::object()), "labels");
+  static const json kEmpty = json::object();
+  auto meta_it = object.is_object() ? object.find("metadata") : object.end();
+  const json& meta = object.is_object() && meta_it != object.end() ? *meta_it : kEmpty;
+  if (const std::string* key = StringEntry(meta, "annotations", kTuningKeyAnnotation)) return *key;
   // A JobSet is its own key; a Job learns under its JobSet; a Pod under its JobSet or Job.
   std::vector<std::string> owners;
   if (kind == WorkloadKind::kJob) owners = {"jobset.sigs.k8s.io/jobset-name"};
   if (kind == WorkloadKind::kPod)
     owners = {"jobset.sigs.k8s.io/jobset-name", "batch.kubernetes.io/job-name", "job-name"};
   for (const std::string& owner : owners) {
-    if (auto it = labels.find(owner); it != labels.end()) return it->second;
+    if (const std::string* name = StringEntry(meta, "labels", owner)) return *name;
   }
   std::string name = MetaString(object, "name");
   if (name.empty()) name = MetaString(object, "generateName");
@@ -289,18 +288,19 @@ Plan PlanWorkerCount(const json& object, WorkloadKind kind, const std::string& n
         return e.kind == SiteKind::kAnnotation;
       });
       if (annotation_only && f.annotations.requests_tuning)
-        Annotate(plan.mutated, f.ref.metadata_pointer, {{kWorkerCountAnnotation, "-1"}}, {});
+        Annotate(plan.mutated, f.ref.metadata_pointer, {{kWorkerCountAnnotation, "-1"}}, {},
+                 plan.touched);
       // The JobSet's inputs (dataset, rates, tuning key) travel to its child Jobs, which the
       // JobSet controller makes from this template without the JobSet's own annotations: the
       // first attempt then gets exactly the value announced here, under the same key.
       const std::string job_metadata =
           f.ref.metadata_pointer.substr(0, f.ref.metadata_pointer.rfind("/spec/template/metadata")) +
           "/metadata";
-      Annotate(plan.mutated, job_metadata, f.input_annotations, {});
+      Annotate(plan.mutated, job_metadata, f.input_annotations, {}, plan.touched);
     }
     Annotate(plan.mutated, "/metadata",
              {{kFirstAttemptAnnotation, std::to_string(plan.workers)}, {kReasonAnnotation, plan.reason}},
-             {});
+             {}, plan.touched);
     plan.warnings.push_back("graintune: grain_worker_count=-1 will be " +
                             std::to_string(plan.workers) + " for the first attempt (" +
                             plan.reason + "); each restart is re-picked");
@@ -321,19 +321,25 @@ Plan PlanWorkerCount(const json& object, WorkloadKind kind, const std::string& n
       for (const Edit& e : edits) {
         const int value = IsEvalKey(e.key) ? plan.eval_workers : plan.workers;
         const std::string pointer = Apply(plan.mutated, e, value);
+        plan.touched.push_back(e.container_pointer);
         plan.findings.push_back({object_name, e.container_name, e.kind, e.key, pointer, e.before, value});
       }
       // The inputs travel to the pods, where the operator reads them (and learns per dataset).
       std::map<std::string, std::string> template_annotations = f.input_annotations;
       for (const auto& [k, v] : applied) template_annotations[k] = v;
-      Annotate(plan.mutated, f.ref.metadata_pointer, template_annotations, {{kManagedLabel, "true"}});
-      if (exporter && !f.edits.empty())
+      Annotate(plan.mutated, f.ref.metadata_pointer, template_annotations, {{kManagedLabel, "true"}},
+               plan.touched);
+      if (exporter && !f.edits.empty()) {
+        plan.touched.push_back(f.ref.spec_pointer);
+        plan.touched.push_back(f.ref.metadata_pointer);
         InjectExporter(plan.mutated, f.ref.spec_pointer, f.ref.metadata_pointer,
                        f.edits.front().container_pointer, f.overrides, *exporter, plan.warnings);
+      }
     }
-    if (kind == WorkloadKind::kJob) Annotate(plan.mutated, "/metadata", applied, {});
+    if (kind == WorkloadKind::kJob) Annotate(plan.mutated, "/metadata", applied, {}, plan.touched);
   }
-  plan.changed = plan.mutated != object;
+  for (const json::json_pointer& p : CoveringPointers(object, plan.mutated, plan.touched))
+    plan.changed = plan.changed || !object.contains(p) || object.at(p) != plan.mutated.at(p);
   return plan;
 }
 

@@ -50,6 +50,9 @@ struct Finding {
 struct Plan {
   nlohmann::json mutated;                  // the object to store (== input when unchanged)
   bool changed = false;
+  // JSON pointers of the subtrees `mutated` may differ in from the input (nothing outside them
+  // does): ScopedPatch(input, mutated, touched) is the patch.
+  std::vector<std::string> touched;
   std::vector<Finding> findings;
   std::vector<std::string> warnings;
   std::optional<Decision> decision;        // set when a value was decided
