@@ -3,7 +3,8 @@
 # minimal Go net/http webhook (decode the AdmissionReview, answer allowed) and nginx answering a
 # static body, all over TLS with keep-alive, driven by wrk at 16 and 128 connections. Prints
 # req/s, p50/p99 latency and each server's RSS after ~10k and ~100k requests, the ratios
-# graintune/Go and graintune/nginx, and one JSON line. Installs wrk and nginx-light if missing.
+# graintune/Go and graintune/nginx, the Admitter's instructions per request under callgrind
+# (repeatable, unlike times), and one JSON line. Installs wrk and nginx-light if missing.
 #   bash scripts/bench-webhook.sh [seconds-per-run]
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -17,7 +18,7 @@ if [ "${#need[@]}" -gt 0 ]; then
   apt-get install -y -q "${need[@]}" >/dev/null 2>&1 || { apt-get update -q >/dev/null && apt-get install -y -q "${need[@]}" >/dev/null; }
 fi
 cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
-ninja -C build graintune-webhook >/dev/null
+ninja -C build graintune-webhook admission_cost >/dev/null
 W="$(mktemp -d /tmp/graintune-bench-XXXXXX)"
 pids=()
 cleanup() { for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done; rm -rf "$W"; }
@@ -100,5 +101,18 @@ for s in graintune:9443:$GT go:9444:$GO; do
   after=$(rss_kb "$pid")
   printf '%-10s RSS %6d kB at start, %6d kB after the first batch, %6d kB after the second\n' "$name" "$before" "$at10k" "$after"
   json+="\"rss_kb_${name}\":[${before},${at10k},${after}],"
+done
+echo
+echo "== instructions per admission (valgrind callgrind: Admitter only, no server/TLS; repeatable)"
+for body in pod-untouched jobset-minus-one; do
+  count() {
+    valgrind --tool=callgrind --callgrind-out-file=/dev/null build/bench/admission_cost "$D/$body.json" "$1" 2>&1 |
+      sed -n 's/.*refs: *\([0-9,]*\).*/\1/p' | tr -d ,
+  }
+  if command -v valgrind >/dev/null; then
+    per=$(( ($(count 400) - $(count 200)) / 200 ))
+    printf '%-22s %8d instructions\n' "$body" "$per"
+    json+="\"instructions_${body}\":$per,"
+  fi
 done
 echo "${json%,}}"

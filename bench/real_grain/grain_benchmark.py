@@ -265,13 +265,14 @@ def main() -> int:
   picks = {"oracle": oracle, **picks}
 
   print()
-  print(f"{'workers':>8} {'capacity':>10} {'paced':>10} {'of best':>8} {'peak RSS/worker':>16}")
+  print(f"{'workers':>8} {'batches/s':>10} {'capacity':>10} {'paced':>10} {'of best':>8} {'peak RSS/worker':>16}")
   for n in sorted(measured):
     m = measured[n]
     rss = f"{max(m.worker_peak_rss) / MIB:.0f} MiB" if m.worker_peak_rss else "-"
     paced_text = f"{m.paced_tokens_per_s / 1e3:8.1f}k" if m.paced_step_seconds else "-"
     frac = f"{m.paced_tokens_per_s / best_paced:8.3f}" if m.paced_step_seconds else "-"
-    print(f"{n:>8} {m.capacity_tokens_per_s / 1e3:9.1f}k {paced_text:>10} {frac:>8} {rss:>16}")
+    print(f"{n:>8} {m.capacity_tokens_per_s / batch_tokens:10.2f} {m.capacity_tokens_per_s / 1e3:9.1f}k "
+          f"{paced_text:>10} {frac:>8} {rss:>16}")
   print()
   print(f"{'method':<34} {'workers':>7} {'paced/best':>10} {'capacity/best':>13}")
   rows = {}
