@@ -14,7 +14,6 @@
 #include "tuner/figures.h"
 #include "tuner/machine_types.h"
 #include "webhook/fake_sources.h"
-#include "webhook/scoped_patch.h"
 #include "webhook/worker_count_planner.h"
 
 namespace graintune::cli {
@@ -77,7 +76,7 @@ int RunExplain(const Args& args, std::ostream& out, std::ostream& err) {
     if (kind == WorkloadKind::kOther) continue;
     const std::string ns = doc.value("metadata", json::object()).value("namespace", "default");
     const Plan plan = PlanWorkerCount(doc, kind, ns, PlannerSources{*shapes, history, configmaps, policies});
-    const json patch = ScopedPatch(doc, plan.mutated, plan.touched);
+    const json& patch = plan.patch;
     json entry = {{"object", ToString(kind) + " " + ns + "/" +
                                  doc.value("metadata", json::object()).value("name", "")},
                   {"workers", plan.workers},

@@ -3,7 +3,6 @@
 #include <algorithm>
 
 #include "kube/base64.h"
-#include "webhook/scoped_patch.h"
 
 namespace graintune::webhook {
 namespace {
@@ -98,9 +97,8 @@ AdmissionResult Admitter::Admit(std::string_view body) const {
                                 options_.exporter ? &*options_.exporter : nullptr);
     json response = Response(uid, plan.warnings);
     if (plan.changed) {
-      const json patch = ScopedPatch(object, plan.mutated, plan.touched);
       response["patchType"] = "JSONPatch";
-      response["patch"] = kube::Base64Encode(patch.dump());
+      response["patch"] = kube::Base64Encode(plan.patch.dump());
       result.outcome = "mutated";
       result.mutations = static_cast<int>(plan.findings.size());
     }

@@ -338,8 +338,8 @@ Plan PlanWorkerCount(const json& object, WorkloadKind kind, const std::string& n
     }
     if (kind == WorkloadKind::kJob) Annotate(plan.mutated, "/metadata", applied, {}, plan.touched);
   }
-  for (const json::json_pointer& p : CoveringPointers(object, plan.mutated, plan.touched))
-    plan.changed = plan.changed || !object.contains(p) || object.at(p) != plan.mutated.at(p);
+  plan.patch = ScopedPatch(object, plan.mutated, plan.touched);
+  plan.changed = !plan.patch.empty();
   return plan;
 }
 

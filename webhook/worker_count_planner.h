@@ -51,8 +51,10 @@ struct Plan {
   nlohmann::json mutated;                  // the object to store (== input when unchanged)
   bool changed = false;
   // JSON pointers of the subtrees `mutated` may differ in from the input (nothing outside them
-  // does): ScopedPatch(input, mutated, touched) is the patch.
+  // does), and the RFC 6902 patch from the input to `mutated` computed over them
+  // (webhook/scoped_patch.h); changed == !patch.empty().
   std::vector<std::string> touched;
+  nlohmann::json patch = nlohmann::json::array();
   std::vector<Finding> findings;
   std::vector<std::string> warnings;
   std::optional<Decision> decision;        // set when a value was decided
