@@ -165,6 +165,25 @@ spec:
     return rec.value("attempt", 0) == 1 && next > 4;
   }, std::chrono::seconds(30))) << Text(cp->Kubectl({"get", "graintunings", "-n", ns, "-o", "yaml"}));
   EXPECT_GE(next, 8) << "a jump to what the measurement implies, not +1";
+  // Attempt 0 is still running: each scrape may refine its trial and with it the value for
+  // attempt 1 (seen in CI: 16, then 14 a few steps later). Take the value once the trial has
+  // stopped changing for 3 s, i.e. its trainer has written its last step.
+  int last_samples = -1;
+  auto stable_since = std::chrono::steady_clock::now();
+  ASSERT_TRUE(WaitFor([&] {
+    auto gt = Tuning(*cp, ns, "llama");
+    if (!gt) return false;
+    const int samples = (*gt)["status"]["trials"][0].value("samples", 0);
+    const auto now = std::chrono::steady_clock::now();
+    if (samples != last_samples) {
+      last_samples = samples;
+      stable_since = now;
+    }
+    const Json rec = (*gt)["status"].value("recommendation", Json::object());
+    next = rec.value("workers", 0);
+    return rec.value("attempt", 0) == 1 && now - stable_since >= std::chrono::seconds(3);
+  }, std::chrono::seconds(60))) << Text(cp->Kubectl({"get", "graintunings", "-n", ns, "-o", "yaml"}));
+  EXPECT_GE(next, 8);
 
   // Attempt 0 fails; JobSet restarts it; attempt 1's pods get the recommended value.
   for (const Json& p : Pods(*cp, ns, "llama", 0))
