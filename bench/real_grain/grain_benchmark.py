@@ -104,7 +104,9 @@ def measure_capacity(base, m: Measurement, seconds: float, warmup_batches: int) 
   """Adds one free-running round to `m`."""
   it = iter(pipeline.with_workers(base, m.workers))
   with ChildMemorySampler() as sampler:
-    for _ in range(warmup_batches):
+    # Every worker delivers twice before the window opens: worker start-up (spawn, imports,
+    # tokenizer load) is not the steady state being measured.
+    for _ in range(max(warmup_batches, 2 * m.workers)):
       next(it)
     batches = real = 0
     start = time.perf_counter()
