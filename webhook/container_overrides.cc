@@ -16,6 +16,11 @@ bool IsConfigPath(const std::string& word) {
   return (EndsWith(word, ".yml") || EndsWith(word, ".yaml")) && word.find('=') == std::string::npos;
 }
 
+// The script words ScanContainer looks at: assignments and config paths.
+bool MayBeAssignmentOrConfig(std::string_view word) {
+  return word.find('=') != std::string_view::npos || word.ends_with(".yml") || word.ends_with(".yaml");
+}
+
 bool MentionsMaxText(const std::string& text) {
   return text.find("MaxText") != std::string::npos || text.find("maxtext") != std::string::npos ||
          text.find("train.py") != std::string::npos;
@@ -110,7 +115,7 @@ ContainerOverrides ScanContainer(const nlohmann::json& container) {
     out.invokes_maxtext = out.invokes_maxtext || MentionsMaxText(e.text);
     if (next_is_script) {
       next_is_script = false;
-      for (const ShellWord& word : SplitShellWords(e.text)) {
+      for (const ShellWord& word : SplitShellWords(e.text, MayBeAssignmentOrConfig)) {
         Assignment a;
         if (ParseAssignment(word, a)) {
           AddAssignment(out, a, SiteKind::kScript, e.pointer);

@@ -17,7 +17,7 @@ bool IsKeyChar(char c) {
 
 }  // namespace
 
-std::vector<ShellWord> SplitShellWords(std::string_view s) {
+std::vector<ShellWord> SplitShellWords(std::string_view s, bool (*keep)(std::string_view word)) {
   // The word being read grows in scratch buffers that keep their capacity; each finished word
   // is copied out at its exact size (this runs on every admission of a bash -c trainer, and
   // growing two fresh buffers a character at a time was most of its cost).
@@ -28,7 +28,7 @@ std::vector<ShellWord> SplitShellWords(std::string_view s) {
   offsets.reserve(256);
   bool in_word = false;
   auto flush = [&] {
-    if (in_word) words.push_back(ShellWord{text, offsets});
+    if (in_word && (keep == nullptr || keep(text))) words.push_back(ShellWord{text, offsets});
     text.clear();
     offsets.clear();
     in_word = false;

@@ -18,7 +18,10 @@ struct ShellWord {
   std::vector<size_t> raw_offset;  // raw_offset[i]: byte offset in the script of text[i]
 };
 
-std::vector<ShellWord> SplitShellWords(std::string_view script);
+// `keep`, when given, decides from a finished word's text whether it is returned at all (callers
+// that want only `key=value` words skip copying the rest).
+std::vector<ShellWord> SplitShellWords(std::string_view script,
+                                       bool (*keep)(std::string_view word) = nullptr);
 
 // A `key=value` assignment within a word (or a plain argv element).
 struct Assignment {

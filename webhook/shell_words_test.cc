@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 namespace graintune::webhook {
 namespace {
 
@@ -59,6 +61,29 @@ TEST(ShellWordsTest, UnterminatedQuotesDoNotCrash) {
   EXPECT_EQ(Texts("a \"b c").size(), 2u);
   EXPECT_EQ(Texts("x=$(echo").size(), 1u);
   EXPECT_TRUE(SplitShellWords("").empty());
+}
+
+}  // namespace
+}  // namespace graintune::webhook
+
+namespace graintune::webhook {
+namespace {
+
+// A filter drops whole words only; the kept ones keep their exact raw offsets.
+TEST(ShellWordsTest, KeepFilterDropsWordsNotOffsets) {
+  const std::string script = "echo start && python3 -m MaxText.train 'run_name=a b' grain_worker_count=-1";
+  const std::vector<ShellWord> all = SplitShellWords(script);
+  const std::vector<ShellWord> kept =
+      SplitShellWords(script, [](std::string_view w) { return w.find('=') != std::string_view::npos; });
+  ASSERT_EQ(kept.size(), 2u);
+  EXPECT_EQ(kept[0].text, "run_name=a b");
+  EXPECT_EQ(kept[1].text, "grain_worker_count=-1");
+  for (const ShellWord& k : kept) {
+    auto same = std::find_if(all.begin(), all.end(), [&](const ShellWord& a) { return a.text == k.text; });
+    ASSERT_NE(same, all.end());
+    EXPECT_EQ(same->raw_offset, k.raw_offset);
+  }
+  EXPECT_EQ(script.substr(kept[1].raw_offset.front(), kept[1].text.size()), "grain_worker_count=-1");
 }
 
 }  // namespace
