@@ -14,6 +14,7 @@
 #include "kube/base64.h"
 #include "webhook/admission.h"
 #include "webhook/fake_sources.h"
+#include "webhook/pod_templates.h"
 
 namespace graintune::webhook {
 namespace {
@@ -111,6 +112,33 @@ TEST_P(AdmissionTable, PatchIsExactlyAsRecorded) {
   ASSERT_TRUE(golden.contains(GetParam())) << "no recorded patch for " << GetParam();
   EXPECT_EQ(actual, golden[GetParam()]) << "actual:\n" << actual.dump(1);
   EXPECT_TRUE(actual["allowed"].get<bool>());  // fail open, always
+}
+
+// The planner's contract with ScopedPatch: nothing outside the subtrees it reports as touched
+// changes. If a new mutation forgot to report its subtree, its patch would silently lack it;
+// here it would differ from the full diff. With and without the exporter sidecar.
+TEST_P(AdmissionTable, PlannerPatchEqualsTheFullDiff) {
+  const json* c = nullptr;
+  for (const json& x : Table()["cases"])
+    if (x["name"] == GetParam()) c = &x;
+  ASSERT_NE(c, nullptr);
+  MachineTypeTableShapes shapes;
+  InMemoryHistory history;
+  InMemoryConfigMaps configmaps;
+  for (const json& cm : Table()["configmaps"])
+    configmaps.Put(cm["namespace"], cm["name"], cm["key"], cm["data"]);
+  FixedPolicy policies;
+  const json& object = (*c)["object"];
+  const std::string api = object["apiVersion"];
+  const WorkloadKind kind =
+      KindOf(api.find('/') == std::string::npos ? "" : api.substr(0, api.find('/')), object["kind"]);
+  const ExporterInjection exporter;
+  for (const ExporterInjection* with : {static_cast<const ExporterInjection*>(nullptr), &exporter}) {
+    const Plan plan = PlanWorkerCount(object, kind, (*c)["namespace"],
+                                      PlannerSources{shapes, history, configmaps, policies}, with);
+    EXPECT_EQ(plan.patch, json::diff(object, plan.mutated)) << (with ? "with" : "without") << " exporter";
+    EXPECT_EQ(plan.changed, plan.mutated != object);
+  }
 }
 
 INSTANTIATE_TEST_SUITE_P(Manifests, AdmissionTable, ::testing::ValuesIn(CaseNames()),
