@@ -10,22 +10,10 @@
 # arguments go to grain_benchmark.py (e.g. --max-workers 6 --seconds 10).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-bash scripts/setup.sh
-cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
-ninja -C build graintune >/dev/null
-
-PYTHON="$(command -v python3)"
-"$PYTHON" -c 'import sys; sys.exit(0 if sys.version_info >= (3, 10) else 1)' ||
-  { echo "bench-real-grain: FAILED: grain 0.2.18 needs Python >= 3.10, found $("$PYTHON" -V)" >&2; exit 1; }
-REQ=bench/real_grain/requirements.txt
-VENV="$HOME/.cache/graintune/venv-grain-$(cat "$REQ" <("$PYTHON" -V) | sha256sum | cut -c1-12)"
-if [ ! -x "$VENV/bin/python" ] || [ ! -f "$VENV/.complete" ]; then
-  echo "== Creating $VENV with $("$PYTHON" -V) (pinned grain + tokenizers)" >&2
-  rm -rf "$VENV"
-  "$PYTHON" -m venv "$VENV"
-  "$VENV/bin/pip" install --quiet --disable-pip-version-check --no-deps -r "$REQ"
-  touch "$VENV/.complete"
-fi
+. scripts/lib/python_env.sh
+build_graintune_cli
+PYTHON="$(find_python 10 bench-real-grain "grain 0.2.18 needs it")"
+VENV="$(pinned_venv grain "$PYTHON" bench/real_grain/requirements.txt "pinned grain + tokenizers")"
 cd bench/real_grain
 # Grain logs a warning that jax (its optional profiler) is absent; nothing here uses it.
 exec "$VENV/bin/python" -W ignore::UserWarning grain_benchmark.py --graintune "$OLDPWD/build/cli/graintune" "$@" \
