@@ -52,16 +52,32 @@ void Redact(json& value) {
   }
 }
 
-json Outcome(const json& c) {
+// The table's case of that name, or nullptr.
+const json* Case(const std::string& name) {
+  for (const json& c : Table()["cases"])
+    if (c["name"] == name) return &c;
+  return nullptr;
+}
+
+// What every case is planned against: the machine-type table, no history, the table's
+// ConfigMaps, the built-in policy.
+struct TableSources {
   MachineTypeTableShapes shapes;
   InMemoryHistory history;
   InMemoryConfigMaps configmaps;
-  for (const json& cm : Table()["configmaps"])
-    configmaps.Put(cm["namespace"], cm["name"], cm["key"], cm["data"]);
   FixedPolicy policies;
+  TableSources() {
+    for (const json& cm : Table()["configmaps"])
+      configmaps.Put(cm["namespace"], cm["name"], cm["key"], cm["data"]);
+  }
+  PlannerSources Planner() { return PlannerSources{shapes, history, configmaps, policies}; }
+};
+
+json Outcome(const json& c) {
+  TableSources sources;
   AdmitterOptions options;
   options.exporter = ExporterInjection{};
-  Admitter admitter(PlannerSources{shapes, history, configmaps, policies}, options);
+  Admitter admitter(sources.Planner(), options);
   const json& object = c["object"];
   const std::string kind = object["kind"];
   const std::string api = object["apiVersion"];
@@ -99,9 +115,7 @@ TEST_P(AdmissionTable, PatchIsExactlyAsRecorded) {
   const std::string golden_path = std::string(GRAINTUNE_WEBHOOK_TESTDATA) + "/admission_table.expected.json";
   json golden = ReadJson(golden_path);
   if (golden.is_discarded()) golden = json::object();
-  const json* c = nullptr;
-  for (const json& x : Table()["cases"])
-    if (x["name"] == GetParam()) c = &x;
+  const json* c = Case(GetParam());
   ASSERT_NE(c, nullptr);
   const json actual = Outcome(*c);
   if (const char* update = std::getenv("GRAINTUNE_UPDATE_GOLDEN"); update && std::string(update) == "1") {
@@ -118,24 +132,16 @@ TEST_P(AdmissionTable, PatchIsExactlyAsRecorded) {
 // changes. If a new mutation forgot to report its subtree, its patch would silently lack it;
 // here it would differ from the full diff. With and without the exporter sidecar.
 TEST_P(AdmissionTable, PlannerPatchEqualsTheFullDiff) {
-  const json* c = nullptr;
-  for (const json& x : Table()["cases"])
-    if (x["name"] == GetParam()) c = &x;
+  const json* c = Case(GetParam());
   ASSERT_NE(c, nullptr);
-  MachineTypeTableShapes shapes;
-  InMemoryHistory history;
-  InMemoryConfigMaps configmaps;
-  for (const json& cm : Table()["configmaps"])
-    configmaps.Put(cm["namespace"], cm["name"], cm["key"], cm["data"]);
-  FixedPolicy policies;
+  TableSources sources;
   const json& object = (*c)["object"];
   const std::string api = object["apiVersion"];
   const WorkloadKind kind =
       KindOf(api.find('/') == std::string::npos ? "" : api.substr(0, api.find('/')), object["kind"]);
   const ExporterInjection exporter;
   for (const ExporterInjection* with : {static_cast<const ExporterInjection*>(nullptr), &exporter}) {
-    const Plan plan = PlanWorkerCount(object, kind, (*c)["namespace"],
-                                      PlannerSources{shapes, history, configmaps, policies}, with);
+    const Plan plan = PlanWorkerCount(object, kind, (*c)["namespace"], sources.Planner(), with);
     EXPECT_EQ(plan.patch, json::diff(object, plan.mutated)) << (with ? "with" : "without") << " exporter";
     EXPECT_EQ(plan.changed, plan.mutated != object);
   }
