@@ -143,14 +143,12 @@ def grain_pick(base, ram_budget_mb: int) -> int:
 
 def graintune_recommend(binary: str, flags: list[str], history: list[dict] | None) -> dict:
   cmd = [binary, "recommend", *flags, "--output", "json"]
-  with tempfile.NamedTemporaryFile("w", suffix=".json", delete=False) as f:
-    json.dump(history or [], f)
-  if history:
-    cmd += ["--history", f.name]
-  try:
+  with tempfile.NamedTemporaryFile("w", suffix=".json") as f:
+    if history:  # the first pick has none
+      json.dump(history, f)
+      f.flush()
+      cmd += ["--history", f.name]
     done = subprocess.run(cmd, capture_output=True, text=True, timeout=60, check=False)
-  finally:
-    os.unlink(f.name)
   if done.returncode != 0:
     raise RuntimeError(f"{' '.join(cmd)} failed: {done.stderr}")
   return json.loads(done.stdout)

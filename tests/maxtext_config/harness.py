@@ -190,6 +190,16 @@ def expand_kubernetes_vars(text: str, env: dict[str, str]) -> str:
   return "".join(out)
 
 
+def make_checkout(directory: Path, configs_dir: Path) -> None:
+  """The layouts of a MaxText checkout MaxText/configs/... paths resolve in (MaxText/configs and
+  src/MaxText/configs), pointing at the installed package's configs."""
+  for rel in ("MaxText", "src/MaxText"):
+    (directory / rel).mkdir(parents=True, exist_ok=True)
+    link = directory / rel / "configs"
+    if not link.exists():
+      link.symlink_to(configs_dir)
+
+
 class Sandbox:
   """A stand-in filesystem root plus the shim directory, for one pod."""
 
@@ -198,11 +208,9 @@ class Sandbox:
     self.bin = root / "_shim"
     self.captures = root / "_captures"
     self.checkout = root / "deps"  # MaxText images start in their checkout (/deps)
-    for d in (self.bin, self.captures, self.checkout / "MaxText", self.checkout / "src" / "MaxText"):
+    for d in (self.bin, self.captures):
       d.mkdir(parents=True, exist_ok=True)
-    for link in (self.checkout / "MaxText" / "configs", self.checkout / "src" / "MaxText" / "configs"):
-      if not link.exists():
-        link.symlink_to(configs_dir)
+    make_checkout(self.checkout, configs_dir)
     wrapper = f'#!/bin/sh\nexec "{sys.executable}" "{HERE / "capture_shim.py"}" "$(basename "$0")" "$@"\n'
     for name in SHIM_NAMES:
       shim = self.bin / name
@@ -273,9 +281,7 @@ def maxtext_view(inv: Invocation, configs_dir: Path, slices: int = 1) -> MaxText
   for `slices` TPU slices (load_maxtext_config.py)."""
   with tempfile.TemporaryDirectory(prefix="graintune-pyconfig-") as tmp:
     checkout = Path(tmp)
-    for rel in ("MaxText", "src/MaxText"):
-      (checkout / rel).mkdir(parents=True)
-      (checkout / rel / "configs").symlink_to(configs_dir)
+    make_checkout(checkout, configs_dir)
     env = {k: v for k, v in os.environ.items() if not k.startswith("M_")}
     env.update(inv.env)
     env.update({"JAX_PLATFORMS": "cpu", "HOME": tmp, "GRAINTUNE_NUM_SLICES": str(slices)})
