@@ -236,8 +236,7 @@ Plan PlanWorkerCount(const json& object, WorkloadKind kind, const std::string& n
   } else if (history && history->recommended_workers &&
              (policy.mode != Mode::kInitial || history->recommendation_attempt == 0)) {
     // A plain Job's pod retry carries no attempt label: it is the attempt recommended for.
-    const std::map<std::string, std::string> own_labels = StringMap(object_meta, "labels");
-    if (!own_labels.count(kRestartAttemptLabel)) plan.attempt = history->recommendation_attempt;
+    if (!object_labels.count(kRestartAttemptLabel)) plan.attempt = history->recommendation_attempt;
     plan.workers = *history->recommended_workers;
     plan.reason = "attempt " + std::to_string(history->recommendation_attempt) + ": " +
                   history->recommendation_reason;
