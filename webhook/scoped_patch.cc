@@ -20,7 +20,7 @@ Path PathOf(const json& before, const json& after, const json::json_pointer& p) 
   Path path;
   for (json::json_pointer q = p; !q.empty(); q = q.parent_pointer()) path.tokens.push_back(q.back());
   std::reverse(path.tokens.begin(), path.tokens.end());
-  path.added = !p.empty() && !before.contains(p);
+  path.added = !before.contains(p);
   const json* node = path.added ? &after : &before;
   for (const std::string& token : path.tokens) {
     path.index.push_back(node->is_array());
@@ -48,6 +48,16 @@ bool IsPrefix(const Path& prefix, const Path& of) {
          std::equal(prefix.tokens.begin(), prefix.tokens.end(), of.tokens.begin());
 }
 
+// The operations for one covering pointer, in diff's form.
+void AppendOps(const json& before, const json& after, const json::json_pointer& p, json& patch) {
+  if (!before.contains(p)) {  // a member only `after` has
+    patch.push_back({{"op", "add"}, {"path", p.to_string()}, {"value", after.at(p)}});
+    return;
+  }
+  if (before.at(p) == after.at(p)) return;
+  for (json& op : json::diff(before.at(p), after.at(p), p.to_string())) patch.push_back(std::move(op));
+}
+
 }  // namespace
 
 std::vector<json::json_pointer> CoveringPointers(const json& before, const json& after,
@@ -57,13 +67,13 @@ std::vector<json::json_pointer> CoveringPointers(const json& before, const json&
     json::json_pointer p(text);
     // Widen to a subtree present in both, of the same type (diff replaces a changed type whole),
     // or to a member only `after` has whose parent object both have (diff adds it whole).
+    // (The empty pointer is the whole document, which both contain.)
     while (!p.empty()) {
       const bool in_before = before.contains(p), in_after = after.contains(p);
       if (in_before && in_after && before.at(p).type() == after.at(p).type()) break;
       const json::json_pointer parent = p.parent_pointer();
-      if (!in_before && in_after && (parent.empty() || (before.contains(parent) && after.contains(parent))) &&
-          (parent.empty() ? before : before.at(parent)).is_object() &&
-          (parent.empty() ? after : after.at(parent)).is_object())
+      if (!in_before && in_after && before.contains(parent) && before.at(parent).is_object() &&
+          after.at(parent).is_object())
         break;
       p = parent;
     }
@@ -81,22 +91,6 @@ std::vector<json::json_pointer> CoveringPointers(const json& before, const json&
   }
   return out;
 }
-
-namespace {
-
-// The operations for one covering pointer, in diff's form.
-void AppendOps(const json& before, const json& after, const json::json_pointer& p, json& patch) {
-  if (!p.empty() && !before.contains(p)) {  // a member only `after` has
-    patch.push_back({{"op", "add"}, {"path", p.to_string()}, {"value", after.at(p)}});
-    return;
-  }
-  const json& a = p.empty() ? before : before.at(p);
-  const json& b = p.empty() ? after : after.at(p);
-  if (a == b) return;
-  for (json& op : json::diff(a, b, p.to_string())) patch.push_back(std::move(op));
-}
-
-}  // namespace
 
 json ScopedPatch(const json& before, const json& after, const std::vector<std::string>& touched) {
   json patch = json::array();
