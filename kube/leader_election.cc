@@ -119,7 +119,12 @@ void LeaderElector::Run(std::stop_token stop) {
       const std::chrono::milliseconds jitter(pick(rng));
       SleepFor(config_.retry_period + jitter, stop);
     }
-    if (stop.stop_requested()) break;
+    if (stop.stop_requested()) {
+      // The stop may have cut off the answer to a write that landed: release in case it did
+      // (Release changes nothing unless the Lease names us).
+      Release();
+      break;
+    }
     leading_ = true;
     if (callbacks_.on_started_leading) callbacks_.on_started_leading();
     // Renew: every retry period; give up when no renewal succeeded within the renew deadline.
