@@ -11,6 +11,9 @@
 //   kind other than Pod/Job/JobSet      200 allowed, unchanged
 //   object missing or not an object     200 allowed, unchanged, with a warning
 //   internal error while planning       200 allowed, unchanged, with a warning
+// A body with none of graintune's markers (no grain_worker_count, graintune.dev, MaxText) is
+// answered from its header alone (review_header.h): 200 allowed as soon as apiVersion, kind,
+// request.uid and request.kind are read, without reading (or validating) the rest.
 // dryRun requests get the same answer (graintune's admission path has no side effects).
 // Thread-safe if the sources are.
 #pragma once

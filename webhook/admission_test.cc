@@ -118,6 +118,36 @@ TEST_F(AdmissionTest, BadInputsGetDefinedAnswers) {
   }
 }
 
+// A request with nothing of graintune's in it is answered from its header: the same answer the
+// full path gives, and a body broken after the header is not read (the API server never sends
+// one; graintune allows it like any other object it has nothing to do with).
+TEST_F(AdmissionTest, RequestsWithoutMarkersAreAnsweredFromTheirHeader) {
+  const std::string head =
+      R"({"kind":"AdmissionReview","apiVersion":"admission.k8s.io/v1","request":{"uid":"u-9",)"
+      R"("kind":{"group":"","version":"v1","kind":"Pod"},"operation":"CREATE","namespace":"web",)";
+  const std::string pod = head + R"("object":{"kind":"Pod","spec":{"containers":[{"name":"nginx"}]}}}})";
+  AdmissionResult fast = admitter_.Admit(pod);
+  EXPECT_EQ(fast.http_status, 200);
+  EXPECT_EQ(fast.outcome, "unchanged");
+  EXPECT_EQ(fast.kind, "Pod");
+  EXPECT_EQ(json::parse(fast.body),
+            json::parse(R"({"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview",)"
+                        R"("response":{"uid":"u-9","allowed":true}})"));
+  // The full path (a marker in the body) answers such a Pod the same way.
+  AdmissionResult full = admitter_.Admit(head + R"("object":{"kind":"Pod","metadata":{"labels":)"
+                                                R"({"x":"graintune.dev"}}}}})");
+  EXPECT_EQ(full.body, fast.body);
+  EXPECT_EQ(full.kind, fast.kind);
+
+  AdmissionResult broken_tail = admitter_.Admit(head + R"("object":{"kind": oops)");
+  EXPECT_EQ(broken_tail.http_status, 200);
+  EXPECT_EQ(json::parse(broken_tail.body)["response"]["uid"], "u-9");
+  // Broken before the header is complete: the full path's 400.
+  EXPECT_EQ(admitter_.Admit(R"({"kind":"AdmissionReview","apiVersion":"admission.k8s.io/v1","request":{"uid")")
+                .http_status,
+            400);
+}
+
 TEST_F(AdmissionTest, HistoryDownFailsOpenToAFreshDecision) {
   history_.FailWithForTest("GrainTuning cache not synced");
   AdmissionResult r = admitter_.Admit(ReviewOf(JobObject()).dump());
