@@ -1,7 +1,10 @@
 #!/usr/bin/env bash
 # Webhook throughput, side by side in one run on this machine: graintune-webhook against a
 # minimal Go net/http webhook (decode the AdmissionReview, answer allowed) and nginx answering a
-# static body, all over TLS with keep-alive, driven by wrk at 16 and 128 connections. Prints
+# static body, all over TLS with keep-alive, driven by wrk at 16 and 128 connections; beside
+# them, graintune's own server doing only the Go baseline's work (bench/webhook_throughput/
+# decode_only_server.cc: nlohmann parse, answer allowed), the ceiling of any mutating path on
+# this stack. Prints
 # req/s, p50/p99 latency and each server's RSS after ~10k and ~100k requests, the ratios
 # graintune/Go and graintune/nginx, the Admitter's instructions per request under callgrind
 # (repeatable, unlike times), and one JSON line. Installs wrk and nginx-light if missing.
@@ -18,7 +21,7 @@ if [ "${#need[@]}" -gt 0 ]; then
   apt-get install -y -q "${need[@]}" >/dev/null 2>&1 || { apt-get update -q >/dev/null && apt-get install -y -q "${need[@]}" >/dev/null; }
 fi
 cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
-ninja -C build graintune-webhook admission_cost >/dev/null
+ninja -C build graintune-webhook admission_cost decode_only_server >/dev/null
 W="$(mktemp -d /tmp/graintune-bench-XXXXXX)"
 pids=()
 cleanup() { for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done; rm -rf "$W"; }
@@ -51,6 +54,9 @@ http {
   }
 }
 NGINX
+build/bench/decode_only_server --port 9446 --tls-cert-file "$W/tls.crt" --tls-key-file "$W/tls.key" \
+  2>"$W/decode.log" &
+pids+=($!)
 /usr/sbin/nginx -c "$W/nginx.conf" -g 'daemon off;' &
 pids+=($!)
 sleep 1
@@ -67,7 +73,7 @@ printf '%-10s %-22s %6s %10s %8s %8s\n' server body conns req/s p50_ms p99_ms
 declare -A RPS
 for body in pod-untouched jobset-minus-one; do
   for conns in 16 128; do
-    for s in graintune:9443 go:9444 nginx:9445; do
+    for s in graintune:9443 decode-only:9446 go:9444 nginx:9445; do
       name=${s%%:*}; port=${s##*:}
       line=$(run "$name" "$port" "$D/$body.json" "$conns" "$SECS")
       rps=$(echo "$line" | field rps); p50=$(echo "$line" | field p50_ms); p99=$(echo "$line" | field p99_ms)
@@ -84,10 +90,14 @@ json="{"
 for body in pod-untouched jobset-minus-one; do
   for conns in 16 128; do
     g=${RPS[graintune.$body.$conns]}; o=${RPS[go.$body.$conns]}; n=${RPS[nginx.$body.$conns]}
+    d=${RPS[decode-only.$body.$conns]}
     rg=$(awk -v a="$g" -v b="$o" 'BEGIN{printf "%.2f", a/b}')
     rn=$(awk -v a="$g" -v b="$n" 'BEGIN{printf "%.2f", a/b}')
-    printf '%-22s %4s conns: graintune/Go %s   graintune/nginx %s\n' "$body" "$conns" "$rg" "$rn"
-    json+="\"${body}_${conns}\":{\"graintune_rps\":$g,\"go_rps\":$o,\"nginx_rps\":$n,\"graintune_over_go\":$rg,\"graintune_over_nginx\":$rn},"
+    rd=$(awk -v a="$d" -v b="$o" 'BEGIN{printf "%.2f", a/b}')
+    rdn=$(awk -v a="$d" -v b="$n" 'BEGIN{printf "%.2f", a/b}')
+    printf '%-22s %4s conns: graintune/Go %s   graintune/nginx %s   (ceiling: decode-only/Go %s, /nginx %s)\n' \
+      "$body" "$conns" "$rg" "$rn" "$rd" "$rdn"
+    json+="\"${body}_${conns}\":{\"graintune_rps\":$g,\"decode_only_rps\":$d,\"go_rps\":$o,\"nginx_rps\":$n,\"graintune_over_go\":$rg,\"graintune_over_nginx\":$rn,\"decode_only_over_go\":$rd,\"decode_only_over_nginx\":$rdn},"
   done
 done
 echo
