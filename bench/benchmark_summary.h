@@ -23,6 +23,11 @@ struct Summary {
   int graintune_oom_count = 0;
   std::map<std::string, double> baseline_median_ratio;
   std::map<std::string, int> baseline_oom_count;
+  // Per memory margin: the minimum over scenarios of the best ratio reachable with exact
+  // knowledge while keeping that share of host memory free, and how many scenarios fall
+  // below 0.99 with it.
+  std::map<double, double> exact_knowledge_min_ratio_with_memory_free;
+  std::map<double, int> exact_knowledge_below_0_99_with_memory_free;
 };
 
 Summary Summarize(const std::vector<ScenarioResult>& results);

@@ -127,6 +127,15 @@ ScenarioResult Evaluate(const Scenario& scenario, uint64_t seed) {
       break;
     }
   }
+  for (double margin : kMemoryMargins) {
+    double within = 0;
+    for (int n = 1; n <= max_workers; ++n) {
+      PipelineParams p = scenario.truth;
+      p.workers = n;
+      if (HostMemoryInUse(p) <= (1 - margin) * p.host_memory_bytes) within = std::max(within, measure(n));
+    }
+    result.best_ratio_with_memory_free[margin] = within / result.oracle_tokens_per_second;
+  }
   auto score = [&](int workers) {
     MethodResult m;
     m.workers = std::max(1, workers);

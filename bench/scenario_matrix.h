@@ -41,8 +41,14 @@ struct ScenarioResult {
   // "first_pick", "after_one_restart", "after_two_restarts", "maxtext_default",
   // "maxtext_auto", "all_cores".
   std::map<std::string, MethodResult> methods;
+  // The most any method could reach, as a share of the oracle's throughput, when it knows the
+  // hidden truth exactly but keeps this share of host memory free (kMemoryMargins): what the
+  // oracle's last workers cost in memory safety.
+  std::map<double, double> best_ratio_with_memory_free;
   std::vector<std::string> trace;  // each graintune decision's reason and the trial behind it
 };
+
+inline constexpr double kMemoryMargins[] = {0.02, 0.05, 0.10};
 
 std::vector<Scenario> BuildScenarios(uint64_t seed);
 ScenarioResult Evaluate(const Scenario& scenario, uint64_t seed);

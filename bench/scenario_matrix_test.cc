@@ -49,11 +49,11 @@ TEST(ScenarioMatrixTest, MeetsTheBenchmarkTargets) {
   // simulator's memory is exact; a real run's peaks are not).
   for (const ScenarioResult& r : results) {
     if (r.methods.at("after_two_restarts").ratio >= 0.99) continue;
-    const PipelineParams& t = r.scenario->truth;
-    const double oracle_memory =
-        t.trainer_memory_bytes +
-        r.oracle_workers * (t.worker_memory_bytes + (t.per_worker_buffer + 1) * t.element_bytes);
-    EXPECT_GT(oracle_memory, 0.9 * t.host_memory_bytes)
+    PipelineParams t = r.scenario->truth;
+    t.workers = r.oracle_workers;
+    // Not even exact knowledge of the truth reaches 0.99 there while keeping 5% of memory free.
+    EXPECT_LT(r.best_ratio_with_memory_free.at(0.05), 0.99);
+    EXPECT_GT(HostMemoryInUse(t), 0.9 * t.host_memory_bytes)
         << r.scenario->host_type << " " << r.scenario->model << " " << r.scenario->kind;
   }
   EXPECT_GT(s.first_pick_median_ratio_unannotated, s.baseline_median_ratio.at("maxtext_default"));

@@ -12,12 +12,15 @@ PipelineParams SeedCalibratedParams() {
   return p;
 }
 
+double HostMemoryInUse(const PipelineParams& p) {
+  return p.trainer_memory_bytes +
+         std::max(1, p.workers) * (p.worker_memory_bytes + (p.per_worker_buffer + 1) * p.element_bytes);
+}
+
 SimulationResult Simulate(const PipelineParams& p, int steps, uint64_t seed) {
   SimulationResult result;
   const int n = std::max(1, p.workers);
-  const double worker_total =
-      n * (p.worker_memory_bytes + (p.per_worker_buffer + 1) * p.element_bytes);
-  if (p.trainer_memory_bytes + worker_total > p.host_memory_bytes) {
+  if (HostMemoryInUse(p) > p.host_memory_bytes) {
     result.oom = true;
     return result;
   }

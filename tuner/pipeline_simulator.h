@@ -61,6 +61,10 @@ PipelineParams SeedCalibratedParams();
 
 SimulationResult Simulate(const PipelineParams& params, int steps, uint64_t seed);
 
+// The host memory the trainer and params.workers workers hold (each worker's process and its
+// buffered batches); above params.host_memory_bytes, Simulate reports an OOM kill.
+double HostMemoryInUse(const PipelineParams& params);
+
 // Mean tokens/s per host over steps [from, end) of a long run; 0 for an OOM run.
 double SteadyTokensPerSecond(const PipelineParams& params, int steps, uint64_t seed);
 
