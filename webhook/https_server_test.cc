@@ -10,6 +10,7 @@
 #include <chrono>
 #include <filesystem>
 #include <fstream>
+#include <mutex>
 #include <thread>
 
 #include "webhook/fake_sources.h"
@@ -157,6 +158,38 @@ TEST_F(HttpsServerTest, ReloadsARotatedCertificateWithoutRestart) {
   Reply after = Call(server_->port(), next->ca_pem, "GET", "/healthz", "");
   EXPECT_EQ(after.status, 200);
   EXPECT_EQ(after.peer_cn, "rotated.graintune.svc");
+}
+
+// Each connection is served by one I/O thread; successive connections go to the threads in turn.
+TEST_F(HttpsServerTest, ConnectionsAreDealtToTheIoThreadsInTurn) {
+  std::mutex mu;
+  std::vector<std::thread::id> served_by;
+  HttpsServerOptions options;  // plain HTTP: the dealing does not depend on TLS
+  options.threads = 3;
+  HttpsServer server(options, [&](const HttpRequest&) {
+    std::lock_guard<std::mutex> lock(mu);
+    served_by.push_back(std::this_thread::get_id());
+    return HttpResponse{200, "text/plain", "ok"};
+  });
+  ASSERT_TRUE(server.Start().ok());
+  auto get = [&] {
+    asio::io_context io;
+    beast::tcp_stream stream(io);
+    stream.connect(tcp::endpoint(asio::ip::make_address("127.0.0.1"), server.port()));
+    http::request<http::string_body> req{http::verb::get, "/", 11};
+    req.set(http::field::host, "127.0.0.1");
+    http::write(stream, req);
+    beast::flat_buffer buffer;
+    http::response<http::string_body> res;
+    http::read(stream, buffer, res);
+    return res.body();
+  };
+  for (int i = 0; i < 6; ++i) EXPECT_EQ(get(), "ok");
+  ASSERT_EQ(served_by.size(), 6u);
+  for (size_t i = 0; i < 3; ++i) {
+    EXPECT_EQ(served_by[i], served_by[i + 3]) << "connection " << i;
+    for (size_t j = i + 1; j < 3; ++j) EXPECT_NE(served_by[i], served_by[j]) << i << " and " << j;
+  }
 }
 
 TEST_F(HttpsServerTest, BadCertificateFilesAreAnErrorNotACrash) {
