@@ -1,14 +1,21 @@
 #include "tuner/figures.h"
 
+#include <charconv>
 #include <cmath>
 #include <cstdio>
 
 namespace graintune {
 
 std::string Fixed(double value, int digits) {
-  char buf[64];
-  std::snprintf(buf, sizeof(buf), "%.*f", digits, value);
-  return buf;
+  // to_chars: the same correctly rounded digits as printf's %.*f, without its locale and
+  // format parsing (reasons are formatted on every admission).
+  char buf[352];  // DBL_MAX in fixed notation has 309 digits before the point
+  const auto [end, ec] = std::to_chars(buf, buf + sizeof(buf), value, std::chars_format::fixed, digits);
+  if (ec != std::errc()) {
+    std::snprintf(buf, sizeof(buf), "%.*f", digits, value);
+    return buf;
+  }
+  return std::string(buf, end);
 }
 
 std::string Compact(double value) {

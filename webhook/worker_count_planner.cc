@@ -125,7 +125,7 @@ Plan PlanWorkerCount(const json& object, WorkloadKind kind, const std::string& n
     std::map<std::string, std::string> input_annotations;  // the graintune.dev/ inputs among them
     ContainerOverrides overrides;  // of the first container with an edit
     std::optional<ConfigValues> config;
-    json container;
+    const json* container = nullptr;  // in `object`
   };
   std::vector<Found> found;
   for (const PodTemplateRef& ref : LocatePodTemplates(object, kind)) {
@@ -166,10 +166,10 @@ Plan PlanWorkerCount(const json& object, WorkloadKind kind, const std::string& n
                                    config ? &*config : nullptr, wa, managed, policy};
         const size_t before = f.edits.size();
         for (const auto& finder : DefaultSiteFinders()) finder->Find(ctx, f.edits, plan.warnings);
-        if (f.edits.size() > before && f.container.is_null()) {
+        if (f.edits.size() > before && !f.container) {
           f.overrides = overrides;
           f.config = config;
-          f.container = c;
+          f.container = &c;
         }
       }
     }
@@ -182,7 +182,7 @@ Plan PlanWorkerCount(const json& object, WorkloadKind kind, const std::string& n
   const json& primary_spec = object.at(json::json_pointer(primary.ref.spec_pointer));
   std::vector<std::string> input_warnings;
   Result<TuningInputs> inputs = BuildTuningInputs(
-      primary_spec, primary.container, primary.overrides, primary.config ? &*primary.config : nullptr,
+      primary_spec, *primary.container, primary.overrides, primary.config ? &*primary.config : nullptr,
       primary.annotations, policy, InputSources{sources.shapes, sources.history}, input_warnings);
   plan.warnings.insert(plan.warnings.end(), input_warnings.begin(), input_warnings.end());
   if (!inputs.ok()) {
