@@ -31,7 +31,9 @@ D=bench/webhook_throughput
 openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -keyout "$W/tls.key" \
   -out "$W/tls.crt" -subj /CN=127.0.0.1 -addext subjectAltName=IP:127.0.0.1 -days 1 2>/dev/null
 
-build/webhook/graintune-webhook --standalone --no-exporter --tls-cert-file "$W/tls.crt" \
+# graintune-webhook runs with the glibc settings the chart gives it (webhook.glibcTunables).
+TUNABLES="$(sed -n 's/^  glibcTunables: *//p' charts/graintune/values.yaml)"
+GLIBC_TUNABLES="$TUNABLES" build/webhook/graintune-webhook --standalone --no-exporter --tls-cert-file "$W/tls.crt" \
   --tls-key-file "$W/tls.key" --bind-address 127.0.0.1 --port 9443 --threads 2 2>"$W/gt.log" &
 pids+=($!); GT=$!
 "$W/go-webhook" -addr 127.0.0.1:9444 -cert "$W/tls.crt" -key "$W/tls.key" 2>"$W/go.log" &
@@ -54,7 +56,7 @@ http {
   }
 }
 NGINX
-build/bench/decode_only_server --port 9446 --tls-cert-file "$W/tls.crt" --tls-key-file "$W/tls.key" \
+GLIBC_TUNABLES="$TUNABLES" build/bench/decode_only_server --port 9446 --tls-cert-file "$W/tls.crt" --tls-key-file "$W/tls.key" \
   2>"$W/decode.log" &
 pids+=($!)
 /usr/sbin/nginx -c "$W/nginx.conf" -g 'daemon off;' &
@@ -114,15 +116,17 @@ for s in graintune:9443:$GT go:9444:$GO; do
 done
 echo
 echo "== instructions per admission (valgrind callgrind: Admitter only, no server/TLS; repeatable)"
+printf '%-22s %14s %22s\n' body "glibc defaults" "GLIBC_TUNABLES=$TUNABLES"
 for body in pod-untouched jobset-minus-one; do
   count() {
-    valgrind --tool=callgrind --callgrind-out-file=/dev/null build/bench/admission_cost "$D/$body.json" "$1" 2>&1 |
-      sed -n 's/.*refs: *\([0-9,]*\).*/\1/p' | tr -d ,
+    env GLIBC_TUNABLES="$2" valgrind --tool=callgrind --callgrind-out-file=/dev/null \
+      build/bench/admission_cost "$D/$body.json" "$1" 2>&1 | sed -n 's/.*refs: *\([0-9,]*\).*/\1/p' | tr -d ,
   }
   if command -v valgrind >/dev/null; then
-    per=$(( ($(count 400) - $(count 200)) / 200 ))
-    printf '%-22s %8d instructions\n' "$body" "$per"
-    json+="\"instructions_${body}\":$per,"
+    plain=$(( ($(count 400 "") - $(count 200 "")) / 200 ))
+    tuned=$(( ($(count 400 "$TUNABLES") - $(count 200 "$TUNABLES")) / 200 ))
+    printf '%-22s %14d %22d\n' "$body" "$plain" "$tuned"
+    json+="\"instructions_${body}\":$tuned,\"instructions_${body}_glibc_defaults\":$plain,"
   fi
 done
 echo "${json%,}}"
