@@ -71,6 +71,15 @@ TEST_F(HelmChart, LintsAndRendersManifestsTheApiServerAccepts) {
   ASSERT_TRUE(monitors.ok()) << monitors.error();
   EXPECT_NE(monitors->find("kind: ServiceMonitor"), std::string::npos);
   EXPECT_NE(monitors->find("kind: PodMonitoring"), std::string::npos);
+  // The webhook gets glibc's larger per-thread cache unless the value is emptied.
+  Result<std::string> tuned = Helm(*cp, {"template", "gt", Chart(), "-s", "templates/webhook.yaml"});
+  ASSERT_TRUE(tuned.ok()) << tuned.error();
+  EXPECT_NE(tuned->find("{name: GLIBC_TUNABLES, value: \"glibc.malloc.tcache_count=256\"}"), std::string::npos)
+      << *tuned;
+  Result<std::string> plain = Helm(*cp, {"template", "gt", Chart(), "-s", "templates/webhook.yaml",
+                                         "--set", "webhook.glibcTunables="});
+  ASSERT_TRUE(plain.ok()) << plain.error();
+  EXPECT_EQ(plain->find("GLIBC_TUNABLES"), std::string::npos);
   // Values are validated by values.schema.json.
   Result<std::string> bad = Helm(*cp, {"template", "gt", Chart(), "--set", "defaultPolicy.mode=Sometimes"});
   ASSERT_FALSE(bad.ok());
