@@ -1,6 +1,8 @@
 #include "webhook/shell_words.h"
 
+#include <array>
 #include <cctype>
+#include <numeric>
 
 namespace graintune::webhook {
 namespace {
@@ -9,6 +11,14 @@ bool IsBreak(char c) {
   return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == ';' || c == '&' || c == '|' ||
          c == '(' || c == ')' || c == '<' || c == '>';
 }
+
+// Characters that stand for themselves inside a word: not a quote, backslash, `$` or break.
+constexpr std::array<bool, 256> kPlain = [] {
+  std::array<bool, 256> t{};
+  for (int c = 0; c < 256; ++c) t[c] = true;
+  for (unsigned char c : std::string_view("'\"\\$ \t\n\r;&|()<>")) t[c] = false;
+  return t;
+}();
 
 bool IsKeyStart(char c) { return std::isalpha(static_cast<unsigned char>(c)) || c == '_'; }
 bool IsKeyChar(char c) {
@@ -86,8 +96,15 @@ std::vector<ShellWord> SplitShellWords(std::string_view s, bool (*keep)(std::str
       flush();
       ++i;
     } else {
-      put(c, i);
-      ++i;
+      // This character and the plain ones after it, in one go (most of a script is plain).
+      size_t end = i + 1;
+      while (end < s.size() && kPlain[static_cast<unsigned char>(s[end])]) ++end;
+      text.append(s.substr(i, end - i));
+      const size_t first = offsets.size();
+      offsets.resize(first + (end - i));
+      std::iota(offsets.begin() + static_cast<std::ptrdiff_t>(first), offsets.end(), i);
+      in_word = true;
+      i = end;
     }
   }
   flush();

@@ -24,6 +24,29 @@ TEST(ShellWordsTest, SplitsLikeAShell) {
   EXPECT_EQ(Texts("a \\\n b"), (std::vector<std::string>{"a", "b"}));
 }
 
+TEST(ShellWordsTest, HashAndDollarInsideWordsAreLiteral) {
+  EXPECT_EQ(Texts("a#b c$d $ e #f\ng"), (std::vector<std::string>{"a#b", "c$d", "$", "e", "g"}));
+  EXPECT_EQ(Texts("x=1$'y' \"p\"q"), (std::vector<std::string>{"x=1$y", "pq"}));
+}
+
+// Every character of every word sits at its offset in the raw script, offsets increasing.
+TEST(ShellWordsTest, EveryOffsetPointsAtItsCharacter) {
+  const std::string script =
+      "echo XPK Start: $(date);\n_sigterm() (kill -SIGTERM $! 2>/dev/null;);\ntrap _sigterm SIGTERM;\n"
+      "(export TPU_STDERR_LOG_LEVEL=0 && python3 -m MaxText.train MaxText/configs/base.yml "
+      "run_name=\"llama 3\" model_name='llama3-8b' a\\ b=c#d grain_worker_count=-1 "
+      "x=\"q\\\"z\" ${HOME}/p) & PID=$!;\nwait $PID; # done";
+  for (const ShellWord& w : SplitShellWords(script)) {
+    ASSERT_EQ(w.text.size(), w.raw_offset.size()) << w.text;
+    for (size_t i = 0; i < w.text.size(); ++i) {
+      EXPECT_EQ(script[w.raw_offset[i]], w.text[i]) << w.text << " at " << i;
+      if (i > 0) {
+        EXPECT_GT(w.raw_offset[i], w.raw_offset[i - 1]) << w.text;
+      }
+    }
+  }
+}
+
 TEST(ShellWordsTest, AssignmentOffsetsPointIntoTheRawScript) {
   const std::string script = "run 'grain_worker_count=-1' grain_worker_count_eval=\"-1\" k=v";
   std::vector<ShellWord> words = SplitShellWords(script);
