@@ -173,16 +173,21 @@ int main(int argc, char** argv) {
       std::to_string(t0.value("stepTimeMeanSeconds", 0.0)).substr(0, 5) + " s (mean), " +
       std::to_string(t0.value("tflopsPerDevice", 0.0)).substr(0, 5) + " TFLOP/s per chip, data-bound: " +
       (t0.value("dataBound", false) ? "yes" : "no"));
-  Say("   recommendation for attempt 1: " + std::to_string(g["status"]["recommendation"].value("workers", 0)) +
-      " workers");
+  const int first_recommendation = g["status"]["recommendation"].value("workers", 0);
+  Say("   recommendation for attempt 1: " + std::to_string(first_recommendation) +
+      " workers (re-measured while attempt 0 keeps running)");
   Say("     " + g["status"]["recommendation"].value("reason", ""));
 
   Step("5. Attempt 0 fails; JobSet restarts the slice");
   for (const Json& p : pods_of(0))
     cp.Kubectl({"annotate", "pod", p["metadata"]["name"], "graintune.dev/test-terminate=Error"});
   if (!WaitFor([&] { return pods_of(1).size() == 8; }, 90)) return 1;
-  Say("   Attempt 1: 8 new pods, each with grain_worker_count=" +
-      pods_of(1)[0]["metadata"]["annotations"].value("graintune.dev/worker-count", ""));
+  const std::string given = pods_of(1)[0]["metadata"]["annotations"].value("graintune.dev/worker-count", "");
+  Say("   Attempt 1: 8 new pods, each with grain_worker_count=" + given +
+      (given == std::to_string(first_recommendation)
+           ? std::string()
+           : " (the recommendation when attempt 0 ended, refined from " +
+                 std::to_string(first_recommendation) + " by its later steps: see the events below)"));
 
   Step("6. The operator measures attempt 1");
   WaitFor([&] { return tuning()["status"].value("phase", "") == "Converged" &&
