@@ -8,10 +8,11 @@
 # req/s, p50/p99 latency and each server's RSS after ~10k and ~100k requests, the ratios
 # graintune/Go and graintune/nginx, the Admitter's instructions per request under callgrind
 # (repeatable, unlike times), and one JSON line. Installs wrk and nginx-light if missing.
-#   bash scripts/bench-webhook.sh [seconds-per-run]
+#   [ROUNDS=3] bash scripts/bench-webhook.sh [seconds-per-run, default 4]
 set -euo pipefail
 cd "$(dirname "$0")/.."
-SECS="${1:-8}"
+SECS="${1:-4}"
+ROUNDS="${ROUNDS:-3}"
 bash scripts/setup.sh
 need=()
 command -v wrk >/dev/null || need+=(wrk)
@@ -70,16 +71,29 @@ run() {  # run NAME PORT BODY CONNS SECONDS -> the RESULT line
 }
 field() { sed -n "s/.*$1=\([0-9.]*\).*/\1/p"; }
 
-echo "== graintune-webhook vs Go net/http vs nginx (TLS, keep-alive, wrk -t2, ${SECS}s per run)"
+median() { tr ' ' '\n' | grep -v '^$' | sort -g | awk '{v[NR]=$1} END {print (NR%2 ? v[(NR+1)/2] : (v[NR/2]+v[NR/2+1])/2)}'; }
+
+# The machine is shared: each figure is the median of ROUNDS runs, the servers taking turns
+# within each round, so a noisy moment hits every server alike rather than one of them.
+echo "== graintune-webhook vs Go net/http vs nginx (TLS, keep-alive, wrk -t2, median of $ROUNDS rounds of ${SECS}s)"
 printf '%-10s %-22s %6s %10s %8s %8s\n' server body conns req/s p50_ms p99_ms
 declare -A RPS
+SERVERS="graintune:9443 decode-only:9446 go:9444 nginx:9445"
 for body in pod-untouched jobset-minus-one; do
   for conns in 16 128; do
-    for s in graintune:9443 decode-only:9446 go:9444 nginx:9445; do
-      name=${s%%:*}; port=${s##*:}
-      line=$(run "$name" "$port" "$D/$body.json" "$conns" "$SECS")
-      rps=$(echo "$line" | field rps); p50=$(echo "$line" | field p50_ms); p99=$(echo "$line" | field p99_ms)
-      errors=$(echo "$line" | field errors)
+    declare -A R=() P50=() P99=() ERR=()
+    for round in $(seq "$ROUNDS"); do
+      for s in $SERVERS; do
+        name=${s%%:*}; port=${s##*:}
+        line=$(run "$name" "$port" "$D/$body.json" "$conns" "$SECS")
+        R[$name]+=" $(echo "$line" | field rps)"; P50[$name]+=" $(echo "$line" | field p50_ms)"
+        P99[$name]+=" $(echo "$line" | field p99_ms)"; ERR[$name]+=" $(echo "$line" | field errors)"
+      done
+    done
+    for s in $SERVERS; do
+      name=${s%%:*}
+      rps=$(echo "${R[$name]}" | median); p50=$(echo "${P50[$name]}" | median); p99=$(echo "${P99[$name]}" | median)
+      errors=$(echo "${ERR[$name]}" | tr ' ' '\n' | awk '{t+=$1} END {print t+0}')
       RPS[$name.$body.$conns]=$rps
       printf '%-10s %-22s %6s %10s %8s %8s%s\n' "$name" "$body" "$conns" "$rps" "$p50" "$p99" \
         "$([ "$errors" != 0 ] && echo "  ($errors errors)")"
@@ -103,15 +117,25 @@ for body in pod-untouched jobset-minus-one; do
   done
 done
 echo
-echo "== memory: RSS after ~10k and ~100k more requests (jobset-minus-one, 16 conns)"
+echo "== memory: RSS after 10k and after 100k more requests (jobset-minus-one, 16 conns)"
+load_until() {  # load_until PORT N: 2 s runs until at least N requests were answered; prints the count
+  local done=0
+  while [ "$done" -lt "$2" ]; do
+    n=$(run x "$1" "$D/jobset-minus-one.json" 16 2 | field requests)
+    done=$((done + ${n:-0}))
+    [ "${n:-0}" -gt 0 ] || break
+  done
+  echo "$done"
+}
 for s in graintune:9443:$GT go:9444:$GO; do
   IFS=: read -r name port pid <<<"$s"
   before=$(rss_kb "$pid")
-  BODY_FILE="$D/jobset-minus-one.json" wrk -t1 -c16 -d3s -s "$D/post.lua" "https://127.0.0.1:$port" >/dev/null 2>&1
+  first=$(load_until "$port" 10000)
   at10k=$(rss_kb "$pid")
-  BODY_FILE="$D/jobset-minus-one.json" wrk -t2 -c16 -d"$((SECS * 2))s" -s "$D/post.lua" "https://127.0.0.1:$port" >/dev/null 2>&1
+  second=$(load_until "$port" 100000)
   after=$(rss_kb "$pid")
-  printf '%-10s RSS %6d kB at start, %6d kB after the first batch, %6d kB after the second\n' "$name" "$before" "$at10k" "$after"
+  printf '%-10s RSS %6d kB at start, %6d kB after %d requests, %6d kB after %d more (%+.1f%%)\n' "$name" \
+    "$before" "$at10k" "$first" "$after" "$second" "$(awk -v a="$at10k" -v b="$after" 'BEGIN{print 100*(b-a)/a}')"
   json+="\"rss_kb_${name}\":[${before},${at10k},${after}],"
 done
 echo
