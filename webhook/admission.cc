@@ -59,7 +59,8 @@ AdmissionResult Admitter::Admit(std::string_view body) const {
                       std::to_string(options_.max_body_bytes));
   // Nothing of graintune's in the body: read only the header and allow (the common case costs
   // a few hundred bytes of lexing). Anything odd in the header takes the full path below.
-  if (!MayConcernGraintune(body)) {
+  const bool may_concern = MayConcernGraintune(body);
+  if (!may_concern) {
     if (std::optional<ReviewHeader> h = ReadReviewHeader(body);
         h && h->api_version == "admission.k8s.io/v1" && h->kind == "AdmissionReview") {
       AdmissionResult result;
@@ -93,7 +94,7 @@ AdmissionResult Admitter::Admit(std::string_view body) const {
   result.kind = ToString(workload);
   const std::string ns = request->value("namespace", "");
   if (request->value("operation", "") != "CREATE" || workload == WorkloadKind::kOther ||
-      options_.excluded_namespaces.count(ns) || !MayConcernGraintune(body)) {
+      options_.excluded_namespaces.count(ns) || !may_concern) {
     result.body = Review(Response(uid, {}));
     return result;
   }

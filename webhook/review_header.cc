@@ -31,8 +31,6 @@ class HeaderReader {
     return true;
   }
   bool start_object(std::size_t) {
-    if (frames_.empty() && started_) return false;  // a second top-level value: not ours
-    started_ = true;
     frames_.push_back({false, ""});
     return true;
   }
@@ -78,7 +76,7 @@ class HeaderReader {
 
   std::vector<Frame> frames_;
   ReviewHeader header_;
-  bool started_ = false, seen_api_version_ = false, seen_kind_ = false, request_kind_done_ = false;
+  bool seen_api_version_ = false, seen_kind_ = false, request_kind_done_ = false;
 };
 
 }  // namespace

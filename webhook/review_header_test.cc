@@ -57,6 +57,8 @@ TEST(ReviewHeaderTest, AnythingMissingOrOddIsNotAHeader) {
       // The fields at the wrong depth do not count.
       R"({"x":{"kind":"AdmissionReview","apiVersion":"admission.k8s.io/v1","request":{"uid":"u","kind":{"kind":"Pod"}}}})",
       R"({"kind":"AdmissionReview","apiVersion":"admission.k8s.io/v1","request":[{"uid":"u","kind":{"kind":"Pod"}}]})",
+      // A second top-level value is not JSON.
+      R"({} {"kind":"AdmissionReview","apiVersion":"admission.k8s.io/v1","request":{"uid":"u","kind":{"kind":"Pod"}}})",
   };
   for (std::string_view body : cases) EXPECT_FALSE(ReadReviewHeader(body).has_value()) << body;
 }
