@@ -70,9 +70,7 @@ int RunExplain(const Args& args, std::ostream& out, std::ostream& err) {
   json report = json::array();
   for (const json& doc : *docs) {
     if (!doc.is_object()) continue;
-    const std::string api = doc.value("apiVersion", "");
-    const std::string group = api.find('/') == std::string::npos ? "" : api.substr(0, api.find('/'));
-    const WorkloadKind kind = KindOf(group, doc.value("kind", ""));
+    const WorkloadKind kind = KindOf(GroupOf(doc.value("apiVersion", "")), doc.value("kind", ""));
     if (kind == WorkloadKind::kOther) continue;
     const std::string ns = doc.value("metadata", json::object()).value("namespace", "default");
     const Plan plan = PlanWorkerCount(doc, kind, ns, PlannerSources{*shapes, history, configmaps, policies});

@@ -81,13 +81,13 @@ json Outcome(const json& c) {
   const json& object = c["object"];
   const std::string kind = object["kind"];
   const std::string api = object["apiVersion"];
-  const size_t slash = api.find('/');
+  const std::string group = GroupOf(api);
   json review = {{"apiVersion", "admission.k8s.io/v1"},
                  {"kind", "AdmissionReview"},
                  {"request",
                   {{"uid", "table-" + c["name"].get<std::string>()},
-                   {"kind", {{"group", slash == std::string::npos ? "" : api.substr(0, slash)},
-                             {"version", slash == std::string::npos ? api : api.substr(slash + 1)},
+                   {"kind", {{"group", group},
+                             {"version", group.empty() ? api : api.substr(group.size() + 1)},
                              {"kind", kind}}},
                    {"operation", "CREATE"},
                    {"namespace", c["namespace"]},
@@ -136,9 +136,7 @@ TEST_P(AdmissionTable, PlannerPatchEqualsTheFullDiff) {
   ASSERT_NE(c, nullptr);
   TableSources sources;
   const json& object = (*c)["object"];
-  const std::string api = object["apiVersion"];
-  const WorkloadKind kind =
-      KindOf(api.find('/') == std::string::npos ? "" : api.substr(0, api.find('/')), object["kind"]);
+  const WorkloadKind kind = KindOf(GroupOf(object["apiVersion"]), object["kind"]);
   const ExporterInjection exporter;
   for (const ExporterInjection* with : {static_cast<const ExporterInjection*>(nullptr), &exporter}) {
     const Plan plan = PlanWorkerCount(object, kind, (*c)["namespace"], sources.Planner(), with);

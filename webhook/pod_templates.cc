@@ -24,6 +24,11 @@ std::string ToString(WorkloadKind kind) {
   return "Other";
 }
 
+std::string GroupOf(const std::string& api_version) {
+  const size_t slash = api_version.find('/');
+  return slash == std::string::npos ? "" : api_version.substr(0, slash);
+}
+
 WorkloadKind KindOf(const std::string& group, const std::string& kind) {
   if (group.empty() && kind == "Pod") return WorkloadKind::kPod;
   if (group == "batch" && kind == "Job") return WorkloadKind::kJob;

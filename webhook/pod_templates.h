@@ -18,6 +18,8 @@ enum class WorkloadKind { kPod, kJob, kJobSet, kOther };
 std::string ToString(WorkloadKind kind);
 // From an AdmissionReview's kind (group/version/kind). kOther for anything else.
 WorkloadKind KindOf(const std::string& group, const std::string& kind);
+// The API group of an object's apiVersion: "batch" for "batch/v1", "" for core "v1".
+std::string GroupOf(const std::string& api_version);
 
 struct PodTemplateRef {
   std::string spec_pointer;      // JSON pointer of the PodSpec
