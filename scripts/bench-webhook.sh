@@ -63,13 +63,13 @@ pids+=($!)
 /usr/sbin/nginx -c "$W/nginx.conf" -g 'daemon off;' &
 pids+=($!)
 sleep 1
-NGINX_PIDS() { pgrep -f "nginx: worker process" | tr '\n' ' '; }
 rss_kb() { local t=0; for p in "$@"; do t=$((t + $(awk '/VmRSS/{print $2}' /proc/$p/status 2>/dev/null || echo 0))); done; echo $t; }
 
 run() {  # run NAME PORT BODY CONNS SECONDS -> the RESULT line
   BODY_FILE="$3" wrk -t2 -c"$4" -d"${5}s" --latency -s "$D/post.lua" "https://127.0.0.1:$2" 2>/dev/null | grep '^RESULT'
 }
 field() { sed -n "s/.*$1=\([0-9.]*\).*/\1/p"; }
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN{printf "%.2f", a/b}'; }
 
 median() { tr ' ' '\n' | grep -v '^$' | sort -g | awk '{v[NR]=$1} END {print (NR%2 ? v[(NR+1)/2] : (v[NR/2]+v[NR/2+1])/2)}'; }
 
@@ -107,10 +107,7 @@ for body in pod-untouched jobset-minus-one; do
   for conns in 16 128; do
     g=${RPS[graintune.$body.$conns]}; o=${RPS[go.$body.$conns]}; n=${RPS[nginx.$body.$conns]}
     d=${RPS[decode-only.$body.$conns]}
-    rg=$(awk -v a="$g" -v b="$o" 'BEGIN{printf "%.2f", a/b}')
-    rn=$(awk -v a="$g" -v b="$n" 'BEGIN{printf "%.2f", a/b}')
-    rd=$(awk -v a="$d" -v b="$o" 'BEGIN{printf "%.2f", a/b}')
-    rdn=$(awk -v a="$d" -v b="$n" 'BEGIN{printf "%.2f", a/b}')
+    rg=$(ratio "$g" "$o"); rn=$(ratio "$g" "$n"); rd=$(ratio "$d" "$o"); rdn=$(ratio "$d" "$n")
     printf '%-22s %4s conns: graintune/Go %s   graintune/nginx %s   (ceiling: decode-only/Go %s, /nginx %s)\n' \
       "$body" "$conns" "$rg" "$rn" "$rd" "$rdn"
     json+="\"${body}_${conns}\":{\"graintune_rps\":$g,\"decode_only_rps\":$d,\"go_rps\":$o,\"nginx_rps\":$n,\"graintune_over_go\":$rg,\"graintune_over_nginx\":$rn,\"decode_only_over_go\":$rd,\"decode_only_over_nginx\":$rdn},"
