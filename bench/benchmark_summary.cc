@@ -55,9 +55,10 @@ Summary Summarize(const std::vector<ScenarioResult>& results) {
   for (double margin : kMemoryMargins) {
     std::vector<double> best;
     for (const ScenarioResult& r : results) best.push_back(r.best_ratio_with_memory_free.at(margin));
-    s.exact_knowledge_min_ratio_with_memory_free[margin] = Min(best);
-    s.exact_knowledge_below_0_99_with_memory_free[margin] = static_cast<int>(
-        std::count_if(best.begin(), best.end(), [](double r) { return r < 0.99; }));
+    s.exact_knowledge_by_memory_free[margin] = {
+        .min_ratio = Min(best),
+        .scenarios_below_0_99 = static_cast<int>(
+            std::count_if(best.begin(), best.end(), [](double r) { return r < 0.99; }))};
   }
   return s;
 }
@@ -103,9 +104,9 @@ void PrintSummary(const Summary& s, std::FILE* out) {
                  s.baseline_oom_count.at(name));
   }
   // What the >= 0.99 target asks of memory: exact knowledge of the truth, a margin kept free.
-  for (const auto& [margin, ratio] : s.exact_knowledge_min_ratio_with_memory_free) {
+  for (const auto& [margin, bound] : s.exact_knowledge_by_memory_free) {
     std::fprintf(out, "exact knowledge, %2.0f%% memory free   minimum %.3f, scenarios below 0.99: %d\n",
-                 100 * margin, ratio, s.exact_knowledge_below_0_99_with_memory_free.at(margin));
+                 100 * margin, bound.min_ratio, bound.scenarios_below_0_99);
   }
 }
 
@@ -123,11 +124,10 @@ std::string SummaryJson(const Summary& s) {
       {"baseline_median_ratio", s.baseline_median_ratio},
       {"baseline_oom_count", s.baseline_oom_count},
   };
-  for (const auto& [margin, ratio] : s.exact_knowledge_min_ratio_with_memory_free) {
+  for (const auto& [margin, bound] : s.exact_knowledge_by_memory_free) {
     const std::string key = "memory_free_" + std::to_string(static_cast<int>(100 * margin + 0.5)) + "pct";
-    j["exact_knowledge_min_ratio"][key] = ratio;
-    j["exact_knowledge_scenarios_below_0_99"][key] =
-        s.exact_knowledge_below_0_99_with_memory_free.at(margin);
+    j["exact_knowledge_min_ratio"][key] = bound.min_ratio;
+    j["exact_knowledge_scenarios_below_0_99"][key] = bound.scenarios_below_0_99;
   }
   return j.dump();
 }

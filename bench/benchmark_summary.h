@@ -11,6 +11,13 @@
 
 namespace graintune::bench {
 
+// With exact knowledge of a scenario's truth and a share of host memory kept free: the
+// minimum over scenarios of the best reachable ratio, and how many scenarios fall below 0.99.
+struct ExactKnowledgeBound {
+  double min_ratio = 0;
+  int scenarios_below_0_99 = 0;
+};
+
 struct Summary {
   int scenarios = 0;
   double first_pick_median_ratio_annotated = 0;
@@ -23,11 +30,7 @@ struct Summary {
   int graintune_oom_count = 0;
   std::map<std::string, double> baseline_median_ratio;
   std::map<std::string, int> baseline_oom_count;
-  // Per memory margin: the minimum over scenarios of the best ratio reachable with exact
-  // knowledge while keeping that share of host memory free, and how many scenarios fall
-  // below 0.99 with it.
-  std::map<double, double> exact_knowledge_min_ratio_with_memory_free;
-  std::map<double, int> exact_knowledge_below_0_99_with_memory_free;
+  std::map<double, ExactKnowledgeBound> exact_knowledge_by_memory_free;  // key: share kept free
 };
 
 Summary Summarize(const std::vector<ScenarioResult>& results);
