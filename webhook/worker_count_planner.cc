@@ -76,6 +76,19 @@ void Annotate(json& object, const std::string& metadata_pointer,
   for (const auto& [k, v] : labels) meta["labels"][k] = v;
 }
 
+// What a missing metadata block reads as: one shared empty object, so a reference can always
+// be returned.
+const json& EmptyObject() {
+  static const json kEmpty = json::object();
+  return kEmpty;
+}
+
+const json& MetadataOf(const json& object) {
+  if (!object.is_object()) return EmptyObject();
+  auto it = object.find("metadata");
+  return it != object.end() ? *it : EmptyObject();
+}
+
 }  // namespace
 
 int AttemptOf(const json& metadata) {
@@ -91,9 +104,7 @@ int AttemptOf(const json& metadata) {
 }
 
 std::string TuningKeyOf(const json& object, WorkloadKind kind) {
-  static const json kEmpty = json::object();
-  auto meta_it = object.is_object() ? object.find("metadata") : object.end();
-  const json& meta = object.is_object() && meta_it != object.end() ? *meta_it : kEmpty;
+  const json& meta = MetadataOf(object);
   if (const std::string* key = StringEntry(meta, "annotations", kTuningKeyAnnotation)) return *key;
   // A JobSet is its own key; a Job learns under its JobSet; a Pod under its JobSet or Job.
   std::vector<std::string> owners;
@@ -113,8 +124,7 @@ Plan PlanWorkerCount(const json& object, WorkloadKind kind, const std::string& n
   Plan plan;
   plan.mutated = object;
   if (!object.is_object()) return plan;
-  const json empty = json::object();
-  const json& object_meta = object.contains("metadata") ? object["metadata"] : empty;
+  const json& object_meta = MetadataOf(object);
   const std::map<std::string, std::string> object_labels = StringMap(object_meta, "labels");
   const Policy policy = sources.policies.PolicyFor(ns, object_labels);
 
@@ -131,7 +141,7 @@ Plan PlanWorkerCount(const json& object, WorkloadKind kind, const std::string& n
   for (const PodTemplateRef& ref : LocatePodTemplates(object, kind)) {
     const json& spec = object.at(json::json_pointer(ref.spec_pointer));
     const json::json_pointer meta_pointer(ref.metadata_pointer);
-    const json& template_meta = object.contains(meta_pointer) ? object.at(meta_pointer) : empty;
+    const json& template_meta = object.contains(meta_pointer) ? object.at(meta_pointer) : EmptyObject();
     std::map<std::string, std::string> annotations = StringMap(template_meta, "annotations");
     for (const auto& [k, v] : StringMap(object_meta, "annotations")) annotations[k] = v;
     std::vector<std::string> annotation_warnings;
