@@ -1,6 +1,7 @@
 #include "webhook/serving_certificates.h"
 
 #include <fstream>
+#include <optional>
 
 #include "kube/base64.h"
 #include "kube/pki.h"
@@ -37,10 +38,49 @@ Status WriteAtomically(const std::string& path, const std::string& text) {
   return Status::Ok();
 }
 
+// The owner reference that makes the Secret go with the webhook configuration: Kubernetes'
+// garbage collector deletes the Secret once `helm uninstall` deletes the configuration (a
+// namespaced object may be owned by a cluster-scoped one). No blockOwnerDeletion, which would
+// need rights on the configuration's finalizers.
+std::optional<json> OwnerReferenceTo(const json& configuration) {
+  const json meta = configuration.value("metadata", json::object());
+  const std::string name = meta.value("name", ""), uid = meta.value("uid", "");
+  if (name.empty() || uid.empty()) return std::nullopt;
+  return json{{"apiVersion", "admissionregistration.k8s.io/v1"},
+              {"kind", "MutatingWebhookConfiguration"},
+              {"name", name},
+              {"uid", uid}};
+}
+
+bool OwnedBy(const json& object, const json& owner) {
+  const json refs = object.value("metadata", json::object()).value("ownerReferences", json::array());
+  for (const json& r : refs)
+    if (r.is_object() && r.value("uid", "") == owner["uid"]) return true;
+  return false;
+}
+
 }  // namespace
 
 Result<bool> EnsureServingCertificate(kube::Client& client, const ServingCertificateOptions& o) {
   const long renew = std::chrono::duration_cast<std::chrono::seconds>(o.renew_before).count();
+  // The configuration first: it owns the Secret. Helm may create it after the webhook starts,
+  // so a missing one does not stop the pair from being issued and served; it is reported at
+  // the end and the next call finishes the job.
+  std::optional<json> configuration;
+  std::optional<Status> trust_error;
+  if (!o.webhook_configuration.empty()) {
+    kube::ApiResult<json> cfg =
+        client.Get(kube::resources::kMutatingWebhookConfigurations, "", o.webhook_configuration);
+    if (cfg.ok()) {
+      configuration = *cfg;
+    } else if (cfg.error().IsNotFound()) {
+      trust_error = cfg.error().ToStatus();
+    } else {
+      return cfg.error().ToStatus();
+    }
+  }
+  const std::optional<json> owner = configuration ? OwnerReferenceTo(*configuration) : std::nullopt;
+
   bool issued = false;
   std::optional<Pair> pair;
   kube::ApiResult<json> secret = client.Get(kube::resources::kSecrets, o.secret_namespace, o.secret_name);
@@ -69,6 +109,7 @@ Result<bool> EnsureServingCertificate(kube::Client& client, const ServingCertifi
                  {"data", {{"ca.crt", kube::Base64Encode(fresh.ca)},
                            {"tls.crt", kube::Base64Encode(fresh.cert)},
                            {"tls.key", kube::Base64Encode(fresh.key)}}}};
+    if (owner) body["metadata"]["ownerReferences"] = json::array({*owner});
     // Replace is conditional on the version we read, Create on the name being free: when two
     // replicas race, exactly one write succeeds.
     if (secret.ok())
@@ -80,11 +121,12 @@ Result<bool> EnsureServingCertificate(kube::Client& client, const ServingCertifi
     if (written.ok()) {
       pair = fresh;
       issued = true;
+      secret = written;
     } else if (written.error().IsConflict()) {
       // Another replica wrote first: use its pair.
-      kube::ApiResult<json> again = client.Get(kube::resources::kSecrets, o.secret_namespace, o.secret_name);
-      if (!again.ok()) return again.error().ToStatus();
-      Result<Pair> p = FromSecret(*again);
+      secret = client.Get(kube::resources::kSecrets, o.secret_namespace, o.secret_name);
+      if (!secret.ok()) return secret.error().ToStatus();
+      Result<Pair> p = FromSecret(*secret);
       if (!p.ok()) return p.status();
       pair = *p;
     } else {
@@ -95,13 +137,10 @@ Result<bool> EnsureServingCertificate(kube::Client& client, const ServingCertifi
     if (!s.ok()) return s;
 
   // Trust: every webhook of the configuration gets the CA.
-  if (!o.webhook_configuration.empty()) {
-    kube::ApiResult<json> cfg =
-        client.Get(kube::resources::kMutatingWebhookConfigurations, "", o.webhook_configuration);
-    if (!cfg.ok()) return cfg.error().ToStatus();
+  if (configuration) {
     const std::string bundle = kube::Base64Encode(pair->ca);
     json patch = json::array();
-    const json hooks = cfg->value("webhooks", json::array());
+    const json hooks = configuration->value("webhooks", json::array());
     for (size_t i = 0; i < hooks.size(); ++i)
       if (hooks[i].value("clientConfig", json::object()).value("caBundle", "") != bundle)
         patch.push_back({{"op", "add"},
@@ -113,6 +152,15 @@ Result<bool> EnsureServingCertificate(kube::Client& client, const ServingCertifi
       if (!r.ok()) return r.error().ToStatus();
     }
   }
+  // A Secret written before its configuration existed (or by an older graintune) is adopted
+  // now. A conflict means another replica changed it meanwhile; the next call looks again.
+  if (owner && !OwnedBy(*secret, *owner)) {
+    json adopted = *secret;
+    adopted["metadata"]["ownerReferences"] = json::array({*owner});
+    kube::ApiResult<json> r = client.Replace(kube::resources::kSecrets, o.secret_namespace, adopted);
+    if (!r.ok() && !r.error().IsConflict()) return r.error().ToStatus();
+  }
+  if (trust_error) return *trust_error;
   return issued;
 }
 

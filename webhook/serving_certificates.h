@@ -2,6 +2,9 @@
 // serving certificate kept in a Secret of the release namespace (so every replica serves the
 // same pair), written to files the HTTPS server reloads, and the CA put into the
 // MutatingWebhookConfiguration's caBundle. Re-issued when less than `renew_before` is left.
+// The Secret is owned by that configuration (an ownerReference), so the garbage collector
+// removes it when the configuration goes (`helm uninstall`); a Secret written before the
+// configuration existed is adopted by a later call.
 //
 // Two replicas starting together may both generate: the first Secret created wins, the other
 // reads it back. Errors are values; the caller retries later (the server keeps the old pair).
@@ -26,7 +29,8 @@ struct ServingCertificateOptions {
 };
 
 // Ensures a valid pair exists, is on disk and is trusted by the webhook configuration.
-// Returns true when it issued a new pair.
+// Returns true when it issued a new pair. A configuration that does not exist (yet) is an
+// error returned after the pair is on disk, so the server can serve meanwhile.
 Result<bool> EnsureServingCertificate(kube::Client& client, const ServingCertificateOptions& options);
 
 }  // namespace graintune::webhook

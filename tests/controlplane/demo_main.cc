@@ -17,6 +17,7 @@
 #include "tests/controlplane/control_plane.h"
 #include "tests/controlplane/pod_runner.h"
 #include "tests/controlplane/tpu_nodes.h"
+#include "tests/controlplane/wait_for.h"
 #include "tests/controlplane/webhook_under_test.h"
 
 namespace {
@@ -29,11 +30,7 @@ void Say(const std::string& text) { std::printf("%s\n", text.c_str()); std::fflu
 void Step(const std::string& title) { Say("\n== " + title); }
 
 bool WaitFor(const std::function<bool()>& done, int seconds) {
-  for (int i = 0; i < seconds * 4 && !g_interrupted; ++i) {
-    if (done()) return true;
-    std::this_thread::sleep_for(std::chrono::milliseconds(250));
-  }
-  return !g_interrupted && done();
+  return graintune::testing::WaitFor(done, std::chrono::seconds(seconds), &g_interrupted);
 }
 
 std::string Text(const graintune::Result<std::string>& r) { return r.ok() ? *r : r.error(); }

@@ -11,6 +11,7 @@
 #include "tests/controlplane/pod_runner.h"
 #include "tests/controlplane/shared_control_plane.h"
 #include "tests/controlplane/tpu_nodes.h"
+#include "tests/controlplane/wait_for.h"
 #include "tests/controlplane/webhook_under_test.h"
 
 namespace graintune::testing {
@@ -19,15 +20,6 @@ namespace {
 using kube::Json;
 
 std::string Text(const Result<std::string>& r) { return r.ok() ? *r : r.error(); }
-
-bool WaitFor(const std::function<bool()>& done, std::chrono::seconds limit) {
-  const auto deadline = std::chrono::steady_clock::now() + limit;
-  while (std::chrono::steady_clock::now() < deadline) {
-    if (done()) return true;
-    std::this_thread::sleep_for(std::chrono::milliseconds(250));
-  }
-  return done();
-}
 
 // The example JobSet, made small for this machine: a v6e-8 slice (2 hosts), no host network
 // (KWOK gives every host-network pod the same address), in namespace `ns`.
