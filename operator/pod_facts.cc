@@ -34,6 +34,7 @@ PodFacts PodFactsFromJson(const json& pod) {
   f.name = meta.value("name", "");
   f.uid = meta.value("uid", "");
   f.created = meta.value("creationTimestamp", "");
+  f.terminating = meta.contains("deletionTimestamp") && !meta["deletionTimestamp"].is_null();
   f.tuning_key = webhook::TuningKeyOf(pod, webhook::WorkloadKind::kPod);
   f.attempt = webhook::AttemptOf(meta);
   const std::map<std::string, std::string> annotations = webhook::StringMap(meta, "annotations");

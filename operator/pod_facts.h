@@ -27,6 +27,10 @@ struct PodFacts {
   std::string dataset;       // graintune.dev/dataset
   std::string created;       // metadata.creationTimestamp
   std::string started;       // status.startTime
+  bool terminating = false;  // metadata.deletionTimestamp is set
+
+  // Pending or Running and not being deleted: its attempt is still under way.
+  bool Alive() const { return !terminating && (phase == "Pending" || phase == "Running"); }
 };
 
 PodFacts PodFactsFromJson(const nlohmann::json& pod);

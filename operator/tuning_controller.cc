@@ -103,6 +103,32 @@ void TuningController::ReconcileAll() {
     groups[key].push_back({std::move(f), std::move(pod)});
   }
   for (const auto& [key, pods] : groups) ReconcileKey(key.first, key.second, pods);
+  for (const json& gt : caches_.graintunings->List()) {
+    const json meta = gt.value("metadata", json::object());
+    const std::string key = gt.value("spec", json::object()).value("tuningKey", "");
+    if (!groups.count({meta.value("namespace", ""), key})) MarkAttemptsEnded(gt);
+  }
+}
+
+void TuningController::MarkAttemptsEnded(const json& gt) {
+  const json status = gt.value("status", json::object());
+  const std::vector<int> ended = EndedAttempts(status, {});
+  if (ended.empty() || json(ended) == status.value("endedAttempts", json::array())) return;
+  const json meta = gt.value("metadata", json::object());
+  const std::string ns = meta.value("namespace", ""), name = meta.value("name", "");
+  kube::ApiResult<json> written = kube::UpdateWithRetry(
+      *client_, kube::resources::kGrainTunings, ns, name, "status", [&](json& latest) {
+        json& s = latest["status"];
+        if (!s.is_object()) s = json::object();
+        s["endedAttempts"] = EndedAttempts(s, {});
+        return true;
+      });
+  if (!written.ok()) {
+    ++counters_.reconcile_errors;
+    Log("writing status of GrainTuning " + ns + "/" + name + ": " + written.error().ToString());
+    return;
+  }
+  ++counters_.status_writes;
 }
 
 void TuningController::ReconcileKey(const std::string& ns, const std::string& key,

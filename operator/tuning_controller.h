@@ -59,6 +59,9 @@ class TuningController {
   };
   void ReconcileKey(const std::string& ns, const std::string& key,
                     const std::vector<TunedPod>& pods);
+  // A GrainTuning none of whose pods is left (all deleted: a Kueue preemption, a finished
+  // or deleted workload): its measured attempts have ended.
+  void MarkAttemptsEnded(const nlohmann::json& grain_tuning);
 
   std::shared_ptr<kube::Client> client_;
   ControllerCaches caches_;

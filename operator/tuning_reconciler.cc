@@ -1,6 +1,7 @@
 #include "operator/tuning_reconciler.h"
 
 #include <algorithm>
+#include <set>
 
 #include "webhook/graintune_objects.h"
 
@@ -58,6 +59,25 @@ Result<Trial> TrialFromSteps(int attempt, int workers, const StepsDocument& doc,
     trial.trainer_cpu_cores = doc.process->trainer_cpu_cores;
   }
   return trial;
+}
+
+std::vector<int> EndedAttempts(const json& status, const std::vector<PodFacts>& pods) {
+  std::set<int> ended;
+  const json stored = status.value("endedAttempts", json::array());
+  if (stored.is_array())
+    for (const json& a : stored)
+      if (a.is_number_integer() && a.get<int>() >= 0) ended.insert(a.get<int>());
+  const json trials = status.value("trials", json::array());
+  if (trials.is_array())
+    for (const json& t : trials) {
+      if (!t.is_object() || !t.contains("attempt") || !t["attempt"].is_number_integer()) continue;
+      const int attempt = t["attempt"].get<int>();
+      const bool alive = std::any_of(pods.begin(), pods.end(), [&](const PodFacts& p) {
+        return p.attempt == attempt && p.Alive();
+      });
+      if (!alive && attempt >= 0) ended.insert(attempt);
+    }
+  return {ended.begin(), ended.end()};
 }
 
 ReconcileOutput ReconcileTuning(const ReconcileInput& in) {
@@ -141,6 +161,8 @@ ReconcileOutput ReconcileTuning(const ReconcileInput& in) {
     status["trials"] = trial_json;
     status["lastTrial"] = trial_json.back();
   }
+  if (std::vector<int> ended = EndedAttempts(status, in.pods); !ended.empty())
+    status["endedAttempts"] = ended;
 
   const int newest = attempts.empty() ? (list.empty() ? 0 : list.back().attempt)
                                       : attempts.rbegin()->first;

@@ -12,6 +12,9 @@
 //  - Once the newest attempt has a trial, the recommendation is for the next attempt: tuner
 //    Decide() over all trials. Before that, the recommendation is the value the newest attempt
 //    runs with.
+//  - An attempt with a trial and no pod left alive has ended (status.endedAttempts, never
+//    undone): a pod naming it later is a new run, which the webhook numbers as the next
+//    attempt (a Kueue re-admission after preemption deletes and recreates every pod).
 //  - Phase: Paused when spec.paused or the policy mode is Off; else Decide()'s phase.
 //  - Events: RecommendationChanged (the value for a new attempt differs), Converged (phase
 //    turned Converged), CappedByOOM (Warning, an OOM trial was recorded).
@@ -66,5 +69,9 @@ Result<Trial> TrialFromSteps(int attempt, int workers, const StepsDocument& doc,
                              double tokens_per_step_per_host, int warmup_steps);
 
 ReconcileOutput ReconcileTuning(const ReconcileInput& in);
+
+// status.endedAttempts as it should be: those already there, plus every attempt with a trial
+// in `status` that none of `pods` (the key's pods, any attempt) keeps alive. Sorted.
+std::vector<int> EndedAttempts(const nlohmann::json& status, const std::vector<PodFacts>& pods);
 
 }  // namespace graintune::op

@@ -102,6 +102,8 @@ TEST(TuningReconcilerTest, ADataBoundAttemptJumpsToWhatItsMeasurementImplies) {
   ReconcileOutput third = ReconcileTuning(Input(Stored(second), {Pod(0, 4, "Failed"), Pod(1, next)},
                                                 {{1, FedSteps(30)}}));
   ASSERT_EQ(third.status["trials"].size(), 2u);
+  EXPECT_EQ(second.status.value("endedAttempts", json::array()), json::array());  // still running
+  EXPECT_EQ(third.status["endedAttempts"], json({0}));  // its pod failed; attempt 1 runs
   EXPECT_FALSE(third.status["trials"][1]["dataBound"].get<bool>());
   EXPECT_EQ(third.status["phase"], "Converged") << third.status.dump(2);
   EXPECT_EQ(third.status["trials"][0]["samples"], second.status["trials"][0]["samples"]);  // kept
@@ -134,6 +136,25 @@ TEST(TuningReconcilerTest, AStoredTrialIsNotReplacedByAShorterOne) {
   ReconcileOutput later = ReconcileTuning(Input(Stored(full), {Pod(0, 4)}, {{0, DataBoundSteps(12)}}));
   EXPECT_EQ(later.status["trials"][0]["samples"], full.status["trials"][0]["samples"]);
   EXPECT_FALSE(later.status_changed);
+}
+
+TEST(TuningReconcilerTest, AnAttemptEndsWhenNoneOfItsPodsIsAliveAndStaysEnded) {
+  const json status = {{"trials", {{{"attempt", 0}, {"workers", 4}}, {{"attempt", 2}, {"workers", 9}}}},
+                       {"endedAttempts", {7}}};
+  // Attempt 0 still has a running pod (another of its pods is being deleted); attempt 1 has no
+  // trial; attempt 2's only pod is being deleted (a Kueue preemption).
+  PodFacts leaving = Pod(2, 9);
+  leaving.terminating = true;
+  PodFacts deleted_too = Pod(0, 4);
+  deleted_too.terminating = true;
+  EXPECT_EQ(EndedAttempts(status, {Pod(0, 4), deleted_too, Pod(1, 6, "Pending"), leaving}),
+            std::vector<int>({2, 7}));
+  EXPECT_EQ(EndedAttempts(status, {Pod(0, 4, "Succeeded")}), std::vector<int>({0, 2, 7}));
+  EXPECT_EQ(EndedAttempts(status, {}), std::vector<int>({0, 2, 7}));
+  // Nothing measured: nothing ends, and malformed entries are ignored.
+  EXPECT_TRUE(EndedAttempts(json::object(), {}).empty());
+  EXPECT_EQ(EndedAttempts({{"trials", {{{"attempt", "x"}}, 5}}, {"endedAttempts", {"y", -1, 3}}}, {}),
+            std::vector<int>({3}));
 }
 
 TEST(TuningReconcilerTest, ModeOffIsPausedAndUnreadablePodsAreAProblem) {

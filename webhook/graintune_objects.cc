@@ -188,6 +188,10 @@ TuningHistory HistoryFromGrainTuning(const json& gt) {
     h.recommended_workers = rec["workers"].get<int>();
   h.recommendation_attempt = rec.value("attempt", 0);
   h.recommendation_reason = rec.value("reason", "");
+  const json ended = gt.value("status", json::object()).value("endedAttempts", json::array());
+  if (ended.is_array())
+    for (const json& a : ended)
+      if (a.is_number_integer() && a.get<int>() >= 0) h.ended_attempts.insert(a.get<int>());
   return h;
 }
 

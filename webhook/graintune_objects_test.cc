@@ -87,7 +87,11 @@ TEST(GraintuneObjectsTest, TrialsAndHistoryRoundTrip) {
   EXPECT_DOUBLE_EQ(h.trials[0].step_seconds_p50, 7.4);
   EXPECT_EQ(*h.recommended_workers, 9);
   EXPECT_EQ(h.recommendation_attempt, 1);
+  EXPECT_TRUE(h.ended_attempts.empty());
   EXPECT_TRUE(HistoryFromGrainTuning(json::object()).trials.empty());
+  json ended = gt;
+  ended["status"]["endedAttempts"] = {0, "1", -2, 3};  // only non-negative integers count
+  EXPECT_EQ(HistoryFromGrainTuning(ended).ended_attempts, std::set<int>({0, 3}));
 }
 
 TEST(GraintuneObjectsTest, NamesForTuningKeys) {

@@ -10,6 +10,7 @@
 
 #include <map>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -43,6 +44,9 @@ struct TuningHistory {
   std::optional<int> recommended_workers;  // the value for the current attempt
   int recommendation_attempt = 0;
   std::string recommendation_reason;
+  // Attempts with a trial whose pods are all gone (status.endedAttempts): a pod that still
+  // names one of them starts a new run, the recommended attempt.
+  std::set<int> ended_attempts;
   std::string mode = "Auto";               // Auto | Initial | Off
 };
 

@@ -92,15 +92,16 @@ const json& MetadataOf(const json& object) {
 }  // namespace
 
 int AttemptOf(const json& metadata) {
+  int attempt = 0;
   for (const auto& [field, key] : {std::pair{"labels", kRestartAttemptLabel},
                                    std::pair{"annotations", kAttemptAnnotation}}) {
     if (const std::string* value = StringEntry(metadata, field, key)) {
       int v = 0;
       auto [ptr, ec] = std::from_chars(value->data(), value->data() + value->size(), v);
-      if (ec == std::errc() && ptr == value->data() + value->size() && v >= 0) return v;
+      if (ec == std::errc() && ptr == value->data() + value->size() && v > attempt) attempt = v;
     }
   }
-  return 0;
+  return attempt;
 }
 
 std::string TuningKeyOf(const json& object, WorkloadKind kind) {
@@ -220,6 +221,16 @@ Plan PlanWorkerCount(const json& object, WorkloadKind kind, const std::string& n
     plan.warnings.push_back("graintune: history unavailable (" + h.error() +
                             "); deciding without earlier trials");
   }
+  // A run of an attempt whose pods are all gone is a new attempt: Kueue preempted and
+  // re-admitted the workload, or it was resubmitted under the same tuning key. It gets the
+  // attempt the recommendation is for (the late-pod rule below would give it the old value).
+  std::string new_run;
+  if (kind != WorkloadKind::kJobSet && history && history->ended_attempts.count(plan.attempt) &&
+      history->recommendation_attempt > plan.attempt) {
+    new_run = "attempt " + std::to_string(plan.attempt) + " ended; this run is attempt " +
+              std::to_string(history->recommendation_attempt) + ". ";
+    plan.attempt = history->recommendation_attempt;
+  }
   const bool managed_only = std::all_of(found.begin(), found.end(), [](const Found& f) {
     return std::all_of(f.edits.begin(), f.edits.end(), [](const Edit& e) { return e.before != "-1" && e.before != "(unset)"; });
   });
@@ -258,6 +269,7 @@ Plan PlanWorkerCount(const json& object, WorkloadKind kind, const std::string& n
     plan.workers = d.workers;
     plan.reason = d.reason;
   }
+  plan.reason = new_run + plan.reason;
   if (plan.reason.size() > kMaxReasonBytes) plan.reason = plan.reason.substr(0, kMaxReasonBytes);
 
   // The eval pipeline's workers live beside the training workers: a quarter of the value,

@@ -11,6 +11,11 @@
 //           current for its attempt.
 //   JobSet: the spec keeps -1 so every restart re-picks; the JobSet is annotated with the value
 //           its first attempt will get, and a warning says so.
+// Attempts: a JobSet restart's label, a plain Job's failed pods, graintune's own annotation. A
+// Job or Pod that names an attempt whose pods are all gone (history's ended attempts: a Kueue
+// re-admission after preemption, a resubmission under the same tuning key) is a new run and
+// becomes the attempt the recommendation is for; a late pod of an attempt still running keeps
+// that attempt's value.
 // Everything else in the object stays byte-for-byte as written. Never throws; a failure to
 // decide (no host shape, a source down) leaves the object unchanged with a warning.
 #pragma once
@@ -72,8 +77,9 @@ struct Plan {
 Plan PlanWorkerCount(const nlohmann::json& object, WorkloadKind kind, const std::string& ns,
                      PlannerSources sources, const ExporterInjection* exporter = nullptr);
 
-// The attempt an object belongs to: JobSet's jobset.sigs.k8s.io/restart-attempt label, else
-// graintune's graintune.dev/attempt annotation, else 0. `metadata` is the object's metadata.
+// The attempt an object belongs to: the larger of JobSet's jobset.sigs.k8s.io/restart-attempt
+// label and graintune's graintune.dev/attempt annotation (graintune numbers a new run of an
+// ended attempt past the label), else 0. `metadata` is the object's metadata.
 int AttemptOf(const nlohmann::json& metadata);
 
 // The tuning key: graintune.dev/tuning-key, else the owning JobSet, else the Job, else the pod.

@@ -267,6 +267,61 @@ TEST(PlannerAttemptsTest, APlainJobsPodRetryIsTheNextAttempt) {
   EXPECT_EQ(first.workers, 4);  // no failure yet: a pod of attempt 0 keeps attempt 0's value
 }
 
+TEST(PlannerAttemptsTest, AttemptIsTheLargerOfJobSetsLabelAndGraintunesAnnotation) {
+  EXPECT_EQ(AttemptOf(json::object()), 0);
+  EXPECT_EQ(AttemptOf({{"labels", {{kRestartAttemptLabel, "3"}}}}), 3);
+  EXPECT_EQ(AttemptOf({{"annotations", {{kAttemptAnnotation, "2"}}}}), 2);
+  EXPECT_EQ(AttemptOf({{"labels", {{kRestartAttemptLabel, "0"}}}, {"annotations", {{kAttemptAnnotation, "2"}}}}), 2);
+  EXPECT_EQ(AttemptOf({{"labels", {{kRestartAttemptLabel, "3"}}}, {"annotations", {{kAttemptAnnotation, "1"}}}}), 3);
+  EXPECT_EQ(AttemptOf({{"labels", {{kRestartAttemptLabel, "1"}}}, {"annotations", {{kAttemptAnnotation, "x"}}}}), 1);
+  EXPECT_EQ(AttemptOf({{"annotations", {{kAttemptAnnotation, "-4"}}}}), 0);
+}
+
+// Kueue preempts a running workload (its pods are deleted, nothing failed) and re-admits it
+// later: the pods come back naming the attempt that was measured. Once the operator has seen
+// that attempt end, they are a new run with the recommended value; before, a late pod of a
+// running attempt keeps that attempt's value.
+TEST(PlannerAttemptsTest, ARunOfAnEndedAttemptIsTheRecommendedAttempt) {
+  MachineTypeTableShapes shapes;
+  InMemoryHistory history;
+  TuningHistory h = MeasuredThenRecommended();
+  h.ended_attempts = {0};
+  history.Put("team-a", "llama", h);
+  InMemoryConfigMaps configmaps;
+  FixedPolicy policy;
+  PlannerSources sources{shapes, history, configmaps, policy};
+
+  // The child Job recreated for the same restart attempt (or a resubmitted JobSet's first).
+  Plan job = PlanWorkerCount(JobOfAttempt(0), WorkloadKind::kJob, "team-a", sources);
+  EXPECT_EQ(job.workers, 9);
+  EXPECT_EQ(job.attempt, 1);
+  EXPECT_EQ(job.mutated["metadata"]["annotations"][kAttemptAnnotation], "1");
+  EXPECT_EQ(job.reason.rfind("attempt 0 ended; this run is attempt 1. attempt 1: jump", 0), 0u) << job.reason;
+
+  // A pod of the resumed Job: its template still says attempt 0 and 4 workers.
+  json pod = {{"apiVersion", "v1"}, {"kind", "Pod"},
+              {"metadata", {{"name", "llama-0-0-x"}, {"namespace", "team-a"},
+                            {"labels", {{"jobset.sigs.k8s.io/jobset-name", "llama"},
+                                        {kRestartAttemptLabel, "0"}, {kManagedLabel, "true"}}},
+                            {"annotations", {{kWorkerCountAnnotation, "4"}, {kAttemptAnnotation, "0"}}}}},
+              {"spec", SeedJob()["spec"]["template"]["spec"]}};
+  std::string& script = pod["spec"]["containers"][0]["command"][2].get_ref<std::string&>();
+  script.replace(script.find("=-1"), 3, "=4");
+  Plan resumed = PlanWorkerCount(pod, WorkloadKind::kPod, "team-a", sources);
+  ASSERT_TRUE(resumed.changed);
+  EXPECT_EQ(resumed.workers, 9);
+  EXPECT_EQ(resumed.mutated["metadata"]["annotations"][kAttemptAnnotation], "1");
+  EXPECT_EQ(AttemptOf(resumed.mutated["metadata"]), 1);  // what the operator will read
+
+  // Not ended yet: the same pod is a late pod of attempt 0 and keeps its value.
+  history.Put("team-a", "llama", MeasuredThenRecommended());
+  Plan late = PlanWorkerCount(pod, WorkloadKind::kPod, "team-a", sources);
+  EXPECT_EQ(late.workers, 4);
+  EXPECT_EQ(late.attempt, 0);
+  // A JobSet itself is never renumbered by this rule (its child Jobs are).
+  EXPECT_EQ(PlanWorkerCount(JobOfAttempt(1), WorkloadKind::kJob, "team-a", sources).attempt, 1);
+}
+
 TEST(PlannerAttemptsTest, InitialModeKeepsTheFirstAttemptsValue) {
   MachineTypeTableShapes shapes;
   InMemoryHistory history;

@@ -288,6 +288,99 @@ spec:
   DeleteNamespace(*cp, ns);
 }
 
+// Kueue's admission and preemption, done by hand: the Job is created suspended, admitted
+// (suspend=false), preempted (suspend=true: the Job controller deletes its pods, nothing
+// fails) and re-admitted. The re-admitted pods come from the same template, naming attempt 0,
+// but attempt 0 was measured and ended, so they are attempt 1 with the value its trial implies.
+TEST_F(OperatorE2E, AKueueStyleReadmissionIsTheNextAttempt) {
+  GRAINTUNE_USE_CONTROL_PLANE(cp, ControlPlaneKind::kFull);
+  SetUpCluster(*cp);
+  auto webhook = WebhookUnderTest::Start(*cp, {.binary = GRAINTUNE_WEBHOOK_BIN});
+  ASSERT_TRUE(webhook.ok()) << webhook.error();
+  auto op = StartOperator(*cp, "op-resume");
+  ASSERT_TRUE(op.ok());
+  PodRunner runner(*cp, {.exporter_binary = GRAINTUNE_EXPORTER_BIN,
+                         .trainer_binary = GRAINTUNE_TRAINER_EMULATOR_BIN});
+  runner.Start();
+  const std::string ns = "resume";
+  ASSERT_TRUE(cp->Kubectl({"create", "namespace", ns}).ok());
+  ASSERT_TRUE(cp->Kubectl({"apply", "-f", "-"}, R"(
+apiVersion: graintune.dev/v1alpha1
+kind: GrainTunePolicy
+metadata: {name: resume-cap}
+spec:
+  namespaceSelector: {matchLabels: {kubernetes.io/metadata.name: resume}}
+  maxWorkers: 4
+---
+apiVersion: batch/v1
+kind: Job
+metadata: {name: queued, namespace: resume, labels: {kueue.x-k8s.io/queue-name: tpu-v6e}}
+spec:
+  suspend: true
+  backoffLimit: 3
+  template:
+    spec:
+      restartPolicy: Never
+      nodeSelector: {cloud.google.com/gke-tpu-accelerator: tpu-v6e-slice, cloud.google.com/gke-tpu-topology: 2x4}
+      tolerations: [{key: google.com/tpu, operator: Exists}]
+      containers:
+        - name: maxtext
+          image: maxtext:latest
+          command: [bash, -c, "python3 -m MaxText.train MaxText/configs/base.yml model_name=llama3-8b per_device_batch_size=2 max_target_length=8192 grain_worker_count=-1"]
+          resources: {limits: {google.com/tpu: 4}}
+)").ok());
+  auto job_pods = [&] {
+    kube::ListOptions lo;
+    lo.label_selector = "batch.kubernetes.io/job-name=queued";
+    auto r = cp->AdminClient()->List(kube::resources::kPods, ns, lo);
+    return r.ok() ? r->items : std::vector<Json>{};
+  };
+  auto set_suspend = [&](bool suspend) {
+    return cp->Kubectl({"patch", "job", "queued", "-n", ns, "--type=merge", "-p",
+                        std::string(R"({"spec":{"suspend":)") + (suspend ? "true" : "false") + "}}"});
+  };
+  auto tuning_status = [&] {
+    auto gt = Tuning(*cp, ns, "queued");
+    return gt ? (*gt)["status"] : Json::object();
+  };
+
+  ASSERT_TRUE(set_suspend(false).ok());  // admitted
+  ASSERT_TRUE(WaitFor([&] { return job_pods().size() == 1; }, std::chrono::seconds(60)));
+  const Json first = job_pods()[0];
+  EXPECT_EQ(WorkersOf(first), 4);
+  ASSERT_TRUE(WaitFor([&] { return tuning_status().contains("trials"); }, std::chrono::seconds(90)))
+      << Text(cp->Kubectl({"get", "graintunings,pods", "-n", ns}));
+  ASSERT_TRUE(cp->Kubectl({"patch", "graintunepolicy", "resume-cap", "--type=merge", "-p",
+                           R"({"spec":{"maxWorkers":64}})"}).ok());
+  int next = 0;
+  ASSERT_TRUE(WaitFor([&] {
+    const Json rec = tuning_status().value("recommendation", Json::object());
+    next = rec.value("attempt", 0) == 1 ? rec.value("workers", 0) : 0;
+    return next > 4;
+  }, std::chrono::seconds(30)));
+
+  ASSERT_TRUE(set_suspend(true).ok());  // preempted: the pod is deleted, not failed
+  ASSERT_TRUE(WaitFor([&] { return job_pods().empty(); }, std::chrono::seconds(60)));
+  ASSERT_TRUE(WaitFor([&] { return tuning_status().value("endedAttempts", Json::array()) == Json({0}); },
+                      std::chrono::seconds(30)))
+      << tuning_status().dump();
+  ASSERT_TRUE(set_suspend(false).ok());  // re-admitted
+  ASSERT_TRUE(WaitFor([&] { return job_pods().size() == 1; }, std::chrono::seconds(60)));
+  const Json resumed = job_pods()[0];
+  EXPECT_NE(resumed["metadata"]["name"], first["metadata"]["name"]);
+  EXPECT_EQ(WorkersOf(resumed), next);
+  EXPECT_EQ(resumed["metadata"]["annotations"].value("graintune.dev/attempt", ""), "1");
+  const std::string reason = resumed["metadata"]["annotations"].value("graintune.dev/reason", "");
+  EXPECT_EQ(reason.rfind("attempt 0 ended; this run is attempt 1.", 0), 0u) << reason;
+  std::printf("re-admitted pod: %d workers: %s\n", WorkersOf(resumed), reason.c_str());
+  // The operator files the new run under attempt 1.
+  ASSERT_TRUE(WaitFor([&] {
+    const Json trials = tuning_status().value("trials", Json::array());
+    return trials.size() == 2 && trials[1].value("attempt", -1) == 1 && trials[1].value("workers", 0) == next;
+  }, std::chrono::seconds(90))) << tuning_status().dump();
+  DeleteNamespace(*cp, ns);
+}
+
 TEST_F(OperatorE2E, AnOomKilledAttemptCapsTheNextOne) {
   GRAINTUNE_USE_CONTROL_PLANE(cp, ControlPlaneKind::kFull);
   SetUpCluster(*cp);
