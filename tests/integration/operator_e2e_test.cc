@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <functional>
+#include <set>
 #include <thread>
 
 #include "kube/config.h"
@@ -374,6 +375,81 @@ spec:
   EXPECT_EQ(reason.rfind("attempt 0 ended; this run is attempt 1.", 0), 0u) << reason;
   std::printf("re-admitted pod: %d workers: %s\n", WorkersOf(resumed), reason.c_str());
   // The operator files the new run under attempt 1.
+  ASSERT_TRUE(WaitFor([&] {
+    const Json trials = tuning_status().value("trials", Json::array());
+    return trials.size() == 2 && trials[1].value("attempt", -1) == 1 && trials[1].value("workers", 0) == next;
+  }, std::chrono::seconds(90))) << tuning_status().dump();
+  DeleteNamespace(*cp, ns);
+}
+
+// The same for the xpk shape: Kueue suspends and resumes the JobSet; the JobSet controller
+// suspends its child Jobs (their pods are deleted) and resumes them, restart-attempt label
+// unchanged. The resumed pods are attempt 1 with the implied value.
+TEST_F(OperatorE2E, AKueueStyleReadmissionOfAJobSetIsTheNextAttempt) {
+  GRAINTUNE_USE_CONTROL_PLANE(cp, ControlPlaneKind::kFull);
+  SetUpCluster(*cp);
+  auto webhook = WebhookUnderTest::Start(*cp, {.binary = GRAINTUNE_WEBHOOK_BIN});
+  ASSERT_TRUE(webhook.ok()) << webhook.error();
+  auto op = StartOperator(*cp, "op-resume-js");
+  ASSERT_TRUE(op.ok());
+  PodRunner runner(*cp, {.exporter_binary = GRAINTUNE_EXPORTER_BIN,
+                         .trainer_binary = GRAINTUNE_TRAINER_EMULATOR_BIN});
+  runner.Start();
+  const std::string ns = "resume-js";
+  ASSERT_TRUE(cp->Kubectl({"create", "namespace", ns}).ok());
+  ASSERT_TRUE(cp->Kubectl({"apply", "-f", "-"}, R"(
+apiVersion: graintune.dev/v1alpha1
+kind: GrainTunePolicy
+metadata: {name: resume-js-cap}
+spec:
+  namespaceSelector: {matchLabels: {kubernetes.io/metadata.name: resume-js}}
+  maxWorkers: 4
+)").ok());
+  std::string jobset = SmallJobSet(ns, "queued");
+  jobset.replace(jobset.find("\nspec:\n"), 7, "\nspec:\n  suspend: true\n");
+  ASSERT_TRUE(cp->Kubectl({"apply", "-f", "-"}, jobset).ok());
+  auto set_suspend = [&](bool suspend) {
+    return cp->Kubectl({"patch", "jobset", "queued", "-n", ns, "--type=merge", "-p",
+                        std::string(R"({"spec":{"suspend":)") + (suspend ? "true" : "false") + "}}"});
+  };
+  auto tuning_status = [&] {
+    auto gt = Tuning(*cp, ns, "queued");
+    return gt ? (*gt)["status"] : Json::object();
+  };
+
+  ASSERT_TRUE(set_suspend(false).ok());  // admitted
+  ASSERT_TRUE(WaitFor([&] { return Pods(*cp, ns, "queued", 0).size() == 2; }, std::chrono::seconds(60)))
+      << Text(cp->Kubectl({"get", "jobsets,jobs,pods", "-n", ns}));
+  std::set<std::string> first_names;
+  for (const Json& p : Pods(*cp, ns, "queued", 0)) {
+    EXPECT_EQ(WorkersOf(p), 4);
+    first_names.insert(p["metadata"]["name"].get<std::string>());
+  }
+  ASSERT_TRUE(WaitFor([&] { return tuning_status().contains("trials"); }, std::chrono::seconds(90)))
+      << Text(cp->Kubectl({"get", "graintunings,pods", "-n", ns}));
+  ASSERT_TRUE(cp->Kubectl({"patch", "graintunepolicy", "resume-js-cap", "--type=merge", "-p",
+                           R"({"spec":{"maxWorkers":64}})"}).ok());
+  int next = 0;
+  ASSERT_TRUE(WaitFor([&] {
+    const Json rec = tuning_status().value("recommendation", Json::object());
+    next = rec.value("attempt", 0) == 1 ? rec.value("workers", 0) : 0;
+    return next > 4;
+  }, std::chrono::seconds(30)));
+
+  ASSERT_TRUE(set_suspend(true).ok());  // preempted
+  ASSERT_TRUE(WaitFor([&] { return Pods(*cp, ns, "queued", 0).empty(); }, std::chrono::seconds(60)))
+      << Text(cp->Kubectl({"get", "jobsets,jobs,pods", "-n", ns}));
+  ASSERT_TRUE(WaitFor([&] { return tuning_status().value("endedAttempts", Json::array()) == Json({0}); },
+                      std::chrono::seconds(30)))
+      << tuning_status().dump();
+  ASSERT_TRUE(set_suspend(false).ok());  // re-admitted
+  ASSERT_TRUE(WaitFor([&] { return Pods(*cp, ns, "queued", 0).size() == 2; }, std::chrono::seconds(60)))
+      << Text(cp->Kubectl({"get", "jobsets,jobs,pods", "-n", ns}));
+  for (const Json& p : Pods(*cp, ns, "queued", 0)) {
+    EXPECT_FALSE(first_names.count(p["metadata"]["name"].get<std::string>()));
+    EXPECT_EQ(WorkersOf(p), next);
+    EXPECT_EQ(p["metadata"]["annotations"].value("graintune.dev/attempt", ""), "1");
+  }
   ASSERT_TRUE(WaitFor([&] {
     const Json trials = tuning_status().value("trials", Json::array());
     return trials.size() == 2 && trials[1].value("attempt", -1) == 1 && trials[1].value("workers", 0) == next;
