@@ -61,22 +61,46 @@ Result<Trial> TrialFromSteps(int attempt, int workers, const StepsDocument& doc,
   return trial;
 }
 
+std::map<int, Trial> BoundTrials(std::map<int, Trial> trials, size_t max) {
+  if (max == 0) max = 1;
+  if (trials.size() <= max) return trials;
+  const int newest = trials.rbegin()->first;
+  // Oldest first: a trial repeated later (same workers, same outcome) says nothing new.
+  std::set<std::pair<int, bool>> seen_later;
+  for (auto it = trials.rbegin(); it != trials.rend() && trials.size() > max;) {
+    const std::pair<int, bool> what{it->second.workers, it->second.oom_killed};
+    if (it->first != newest && seen_later.count(what)) {
+      it = std::make_reverse_iterator(trials.erase(std::next(it).base()));
+    } else {
+      seen_later.insert(what);
+      ++it;
+    }
+  }
+  for (bool drop_oom : {false, true})
+    for (auto it = trials.begin(); it != trials.end() && trials.size() > max;)
+      if (it->first != newest && (drop_oom || !it->second.oom_killed)) it = trials.erase(it);
+      else ++it;
+  return trials;
+}
+
 std::vector<int> EndedAttempts(const json& status, const std::vector<PodFacts>& pods) {
-  std::set<int> ended;
-  const json stored = status.value("endedAttempts", json::array());
-  if (stored.is_array())
-    for (const json& a : stored)
-      if (a.is_number_integer() && a.get<int>() >= 0) ended.insert(a.get<int>());
+  std::set<int> with_trial, ended;
   const json trials = status.value("trials", json::array());
   if (trials.is_array())
     for (const json& t : trials) {
       if (!t.is_object() || !t.contains("attempt") || !t["attempt"].is_number_integer()) continue;
       const int attempt = t["attempt"].get<int>();
+      if (attempt < 0) continue;
+      with_trial.insert(attempt);
       const bool alive = std::any_of(pods.begin(), pods.end(), [&](const PodFacts& p) {
         return p.attempt == attempt && p.Alive();
       });
-      if (!alive && attempt >= 0) ended.insert(attempt);
+      if (!alive) ended.insert(attempt);
     }
+  const json stored = status.value("endedAttempts", json::array());
+  if (stored.is_array())
+    for (const json& a : stored)
+      if (a.is_number_integer() && with_trial.count(a.get<int>())) ended.insert(a.get<int>());
   return {ended.begin(), ended.end()};
 }
 
@@ -151,6 +175,7 @@ ReconcileOutput ReconcileTuning(const ReconcileInput& in) {
       trials[attempt] = updated;
     }
   }
+  trials = BoundTrials(std::move(trials));
   std::vector<Trial> list;
   for (const auto& [a, t] : trials) list.push_back(t);
 

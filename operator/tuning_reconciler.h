@@ -12,6 +12,8 @@
 //  - Once the newest attempt has a trial, the recommendation is for the next attempt: tuner
 //    Decide() over all trials. Before that, the recommendation is the value the newest attempt
 //    runs with.
+//  - At most kMaxStoredTrials trials are kept (BoundTrials), so a workload restarted
+//    thousands of times keeps a GrainTuning the API server accepts.
 //  - An attempt with a trial and no pod left alive has ended (status.endedAttempts, never
 //    undone): a pod naming it later is a new run, which the webhook numbers as the next
 //    attempt (a Kueue re-admission after preemption deletes and recreates every pod).
@@ -70,8 +72,19 @@ Result<Trial> TrialFromSteps(int attempt, int workers, const StepsDocument& doc,
 
 ReconcileOutput ReconcileTuning(const ReconcileInput& in);
 
+// The most trials a GrainTuning keeps: its status must stay far below the API server's object
+// size limit (etcd's 1.5 MiB) however often a workload restarts; 64 trials are ~25 KiB.
+inline constexpr size_t kMaxStoredTrials = 64;
+
+// `trials` (attempt -> trial) cut to at most `max`: first an older trial goes when a newer one
+// has the same worker count and outcome (OOMKilled or not), which is what Decide() learns
+// from; then the oldest trials that were not OOMKilled; then the oldest. The newest trial
+// always stays.
+std::map<int, Trial> BoundTrials(std::map<int, Trial> trials, size_t max = kMaxStoredTrials);
+
 // status.endedAttempts as it should be: those already there, plus every attempt with a trial
-// in `status` that none of `pods` (the key's pods, any attempt) keeps alive. Sorted.
+// in `status` that none of `pods` (the key's pods, any attempt) keeps alive; only attempts that
+// still have a trial. Sorted.
 std::vector<int> EndedAttempts(const nlohmann::json& status, const std::vector<PodFacts>& pods);
 
 }  // namespace graintune::op

@@ -139,8 +139,9 @@ TEST(TuningReconcilerTest, AStoredTrialIsNotReplacedByAShorterOne) {
 }
 
 TEST(TuningReconcilerTest, AnAttemptEndsWhenNoneOfItsPodsIsAliveAndStaysEnded) {
-  const json status = {{"trials", {{{"attempt", 0}, {"workers", 4}}, {{"attempt", 2}, {"workers", 9}}}},
-                       {"endedAttempts", {7}}};
+  const json status = {{"trials", {{{"attempt", 0}, {"workers", 4}}, {{"attempt", 2}, {"workers", 9}},
+                                   {{"attempt", 7}, {"workers", 9}}}},
+                       {"endedAttempts", {7, 5}}};  // 5's trial was dropped: so is its mark
   // Attempt 0 still has a running pod (another of its pods is being deleted); attempt 1 has no
   // trial; attempt 2's only pod is being deleted (a Kueue preemption).
   PodFacts leaving = Pod(2, 9);
@@ -151,10 +152,60 @@ TEST(TuningReconcilerTest, AnAttemptEndsWhenNoneOfItsPodsIsAliveAndStaysEnded) {
             std::vector<int>({2, 7}));
   EXPECT_EQ(EndedAttempts(status, {Pod(0, 4, "Succeeded")}), std::vector<int>({0, 2, 7}));
   EXPECT_EQ(EndedAttempts(status, {}), std::vector<int>({0, 2, 7}));
+  // Once ended, stays ended, even if a pod names it again.
+  EXPECT_EQ(EndedAttempts(status, {Pod(0, 4), Pod(7, 9)}), std::vector<int>({2, 7}));
   // Nothing measured: nothing ends, and malformed entries are ignored.
   EXPECT_TRUE(EndedAttempts(json::object(), {}).empty());
-  EXPECT_EQ(EndedAttempts({{"trials", {{{"attempt", "x"}}, 5}}, {"endedAttempts", {"y", -1, 3}}}, {}),
+  EXPECT_EQ(EndedAttempts({{"trials", {{{"attempt", "x"}}, 5, {{"attempt", 3}}}}, {"endedAttempts", {"y", -1, 3}}},
+                          {Pod(3, 1)}),
             std::vector<int>({3}));
+}
+
+Trial TrialOf(int attempt, int workers, bool oom = false) {
+  Trial t;
+  t.attempt = attempt;
+  t.workers = workers;
+  t.oom_killed = oom;
+  t.samples = oom ? 0 : 20;
+  return t;
+}
+
+TEST(TuningReconcilerTest, BoundTrialsDropsRepeatsThenTheOldestButKeepsOomCapsAndTheNewest) {
+  std::map<int, Trial> few = {{0, TrialOf(0, 4)}, {1, TrialOf(1, 4)}};
+  EXPECT_EQ(BoundTrials(few, 4).size(), 2u);  // under the bound: untouched
+
+  // Attempts 0..9: 4 workers (0), OOM at 40 (1), then 8 and 12 alternating, 12 newest.
+  std::map<int, Trial> many = {{0, TrialOf(0, 4)}, {1, TrialOf(1, 40, true)}};
+  for (int a = 2; a < 10; ++a) many[a] = TrialOf(a, a % 2 ? 12 : 8);
+  std::map<int, Trial> bound = BoundTrials(many, 4);
+  std::vector<int> kept;
+  for (const auto& [a, t] : bound) kept.push_back(a);
+  EXPECT_EQ(kept, std::vector<int>({0, 1, 8, 9}));  // the latest of each count, the OOM cap
+
+  // Tighter: the oldest non-OOM trials go before the OOM cap; the newest always stays.
+  bound = BoundTrials(many, 2);
+  kept.clear();
+  for (const auto& [a, t] : bound) kept.push_back(a);
+  EXPECT_EQ(kept, std::vector<int>({1, 9}));
+  bound = BoundTrials(many, 1);
+  ASSERT_EQ(bound.size(), 1u);
+  EXPECT_EQ(bound.begin()->first, 9);
+}
+
+TEST(TuningReconcilerTest, AWorkloadRestartedThousandsOfTimesKeepsABoundedStatus) {
+  // A crash-looping JobSet with a large maxRestarts: every attempt reaches a trial.
+  json stored;
+  for (int attempt = 0; attempt < 300; ++attempt) {
+    ReconcileOutput out = ReconcileTuning(Input(stored.is_null() ? std::nullopt : std::optional<json>(stored),
+                                                {Pod(attempt, 4 + attempt % 7, "Failed")},
+                                                {{attempt, FedSteps(30)}}));
+    stored = Stored(out);
+  }
+  EXPECT_EQ(stored["status"]["trials"].size(), kMaxStoredTrials);
+  EXPECT_EQ(stored["status"]["trials"].back()["attempt"], 299);
+  EXPECT_EQ(stored["status"]["endedAttempts"].size(), kMaxStoredTrials);
+  EXPECT_LT(stored["status"].dump().size(), 64u * 1024) << "status bytes";
+  EXPECT_EQ(stored["status"]["recommendation"]["attempt"], 300);
 }
 
 TEST(TuningReconcilerTest, ModeOffIsPausedAndUnreadablePodsAreAProblem) {
