@@ -197,8 +197,14 @@ Plan PlanWorkerCount(const json& object, WorkloadKind kind, const std::string& n
       primary.annotations, policy, InputSources{sources.shapes, sources.history}, input_warnings);
   plan.warnings.insert(plan.warnings.end(), input_warnings.begin(), input_warnings.end());
   if (!inputs.ok()) {
-    plan.warnings.push_back("graintune: " + inputs.error() +
-                            "; grain_worker_count left as written (MaxText picks for -1)");
+    // A workload queued by Kueue gets its node selector at admission, after this CREATE: its
+    // pods (or a JobSet's child Jobs) are looked at again when they are created.
+    plan.warnings.push_back(
+        "graintune: " + inputs.error() +
+        (kind == WorkloadKind::kPod
+             ? "; grain_worker_count left as written (MaxText picks for -1)"
+             : "; left as written for now: its pods are tuned when created if they select TPU "
+               "hosts by then (as after Kueue's admission), else MaxText picks for -1"));
     return plan;
   }
   plan.host = inputs->host;

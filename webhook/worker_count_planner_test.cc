@@ -133,6 +133,21 @@ TEST_F(PlannerTest, NoHostShapeFailsOpenWithWarning) {
   EXPECT_FALSE(plan.changed);
   ASSERT_FALSE(plan.warnings.empty());
   EXPECT_NE(plan.warnings.back().find("no TPU host shape"), std::string::npos);
+  EXPECT_NE(plan.warnings.back().find("its pods are tuned when created"), std::string::npos);
+
+  // Kueue admits it and adds its flavor's node labels; the Job controller's pod still says -1
+  // and is tuned at its creation.
+  json pod = {{"apiVersion", "v1"}, {"kind", "Pod"},
+              {"metadata", {{"name", "llama-x"}, {"namespace", "team-a"},
+                            {"labels", {{"batch.kubernetes.io/job-name", "llama"}}}}},
+              {"spec", SeedJob()["spec"]["template"]["spec"]}};
+  Plan admitted = Run(pod, WorkloadKind::kPod);
+  ASSERT_TRUE(admitted.changed);
+  EXPECT_GT(admitted.workers, 0);
+  pod["spec"].erase("nodeSelector");
+  Plan still_unknown = Run(pod, WorkloadKind::kPod);
+  EXPECT_FALSE(still_unknown.changed);
+  EXPECT_NE(still_unknown.warnings.back().find("MaxText picks for -1"), std::string::npos);
 }
 
 }  // namespace
