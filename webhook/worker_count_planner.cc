@@ -296,6 +296,16 @@ Plan PlanWorkerCount(const json& object, WorkloadKind kind, const std::string& n
     return plan;
   }
 
+  // Reinvocation (or a pod made from a template graintune already set) with the same value
+  // for the same attempt keeps the reason it was given: the value's story does not change
+  // because a later look would word it differently (e.g. without "attempt 0 ended").
+  const std::map<std::string, std::string> given = StringMap(object_meta, "annotations");
+  if (auto w = given.find(kWorkerCountAnnotation), a = given.find(kAttemptAnnotation),
+      r = given.find(kReasonAnnotation);
+      w != given.end() && a != given.end() && r != given.end() && !r->second.empty() &&
+      w->second == std::to_string(plan.workers) && a->second == std::to_string(plan.attempt))
+    plan.reason = r->second;
+
   const std::string object_name = ObjectName(object, kind);
   std::map<std::string, std::string> applied = {
       {kWorkerCountAnnotation, std::to_string(plan.workers)}, {kReasonAnnotation, plan.reason},

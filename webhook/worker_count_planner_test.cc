@@ -327,6 +327,9 @@ TEST(PlannerAttemptsTest, ARunOfAnEndedAttemptIsTheRecommendedAttempt) {
   EXPECT_EQ(resumed.workers, 9);
   EXPECT_EQ(resumed.mutated["metadata"]["annotations"][kAttemptAnnotation], "1");
   EXPECT_EQ(AttemptOf(resumed.mutated["metadata"]), 1);  // what the operator will read
+  // Reinvocation changes nothing.
+  EXPECT_FALSE(PlanWorkerCount(resumed.mutated, WorkloadKind::kPod, "team-a", sources).changed);
+  EXPECT_FALSE(PlanWorkerCount(job.mutated, WorkloadKind::kJob, "team-a", sources).changed);
 
   // Not ended yet: the same pod is a late pod of attempt 0 and keeps its value.
   history.Put("team-a", "llama", MeasuredThenRecommended());
