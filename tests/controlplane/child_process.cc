@@ -127,6 +127,22 @@ Result<int> FreeLoopbackPort() {
   return static_cast<int>(ntohs(addr.sin_port));
 }
 
+Result<std::string> RunShell(const std::string& command, const std::string& what) {
+  FILE* pipe = ::popen(command.c_str(), "r");
+  if (!pipe) return Status::Error("cannot run " + what);
+  std::string out;
+  char buf[4096];
+  while (size_t n = std::fread(buf, 1, sizeof(buf), pipe)) out.append(buf, n);
+  if (::pclose(pipe) != 0) return Status::Error(what + " failed: " + out);
+  return out;
+}
+
+Status WriteFile(const std::string& path, const std::string& text) {
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  out << text;
+  return out ? Status::Ok() : Status::Error("cannot write '" + path + "'");
+}
+
 std::string TailOfFile(const std::string& path, size_t bytes) {
   std::ifstream in(path, std::ios::binary);
   std::stringstream s;

@@ -48,4 +48,11 @@ Result<int> FreeLoopbackPort();
 // The last `bytes` of a file, for error messages that point at a log.
 std::string TailOfFile(const std::string& path, size_t bytes = 2000);
 
+// Runs `command` under /bin/sh and returns what it printed on standard output, or an error
+// value holding `what` and that output when it cannot start or exits non-zero.
+Result<std::string> RunShell(const std::string& command, const std::string& what);
+
+// Writes `text` to `path`, replacing it; an error value when it cannot.
+Status WriteFile(const std::string& path, const std::string& text);
+
 }  // namespace graintune::testing

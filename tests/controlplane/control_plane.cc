@@ -20,12 +20,6 @@ namespace fs = std::filesystem;
 constexpr char kDirPrefix[] = "graintune-cp-";
 
 
-Status WriteFile(const std::string& path, const std::string& text) {
-  std::ofstream out(path, std::ios::binary | std::ios::trunc);
-  out << text;
-  return out ? Status::Ok() : Status::Error("cannot write '" + path + "'");
-}
-
 std::string ShellQuote(const std::string& s) {
   std::string out = "'";
   for (char c : s) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
@@ -409,14 +403,23 @@ Result<std::string> ControlPlane::Kubectl(const std::vector<std::string>& args,
     cmd += " < " + ShellQuote(input_file);
   }
   cmd += " 2>&1";
-  FILE* pipe = ::popen(cmd.c_str(), "r");
-  if (!pipe) return Status::Error("cannot run kubectl");
-  std::string out;
-  char buf[4096];
-  while (size_t n = std::fread(buf, 1, sizeof(buf), pipe)) out.append(buf, n);
-  const int rc = ::pclose(pipe);
+  Result<std::string> out = RunShell(cmd, "kubectl " + (args.empty() ? "" : args[0]));
   if (!input_file.empty()) ::unlink(input_file.c_str());
-  if (rc != 0) return Status::Error("kubectl " + (args.empty() ? "" : args[0]) + " failed: " + out);
+  return out;
+}
+
+Result<std::string> ControlPlane::Helm(const std::vector<std::string>& args) const {
+  std::string cmd = "HELM_CACHE_HOME=" + ShellQuote(dir_ + "/helm/cache") +
+                    " HELM_CONFIG_HOME=" + ShellQuote(dir_ + "/helm/config") +
+                    " HELM_DATA_HOME=" + ShellQuote(dir_ + "/helm/data") + " " +
+                    ShellQuote(bin_dir() + "/helm") + " --kubeconfig " + ShellQuote(kubeconfig_path_);
+  for (const std::string& a : args) cmd += " " + ShellQuote(a);
+  const std::string err = dir_ + "/helm-stderr-" + std::to_string(std::rand());
+  cmd += " 2>" + ShellQuote(err);
+  Result<std::string> out = RunShell(cmd, "helm " + (args.empty() ? "" : args[0]));
+  Result<std::string> stderr_text = kube::ReadFileText(err);
+  ::unlink(err.c_str());
+  if (!out.ok()) return Status::Error(out.error() + (stderr_text.ok() ? *stderr_text : std::string()));
   return out;
 }
 

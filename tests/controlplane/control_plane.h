@@ -60,6 +60,11 @@ class ControlPlane {
   Result<std::string> Kubectl(const std::vector<std::string>& args,
                               const std::string& stdin_text = "") const;
 
+  // Runs the cached helm against this control plane, with its own cache/config folders: its
+  // standard output (manifests for `template`), or an error holding stdout and stderr. stderr
+  // stays apart because helm warns there (e.g. about the chart's crds symlink).
+  Result<std::string> Helm(const std::vector<std::string>& args) const;
+
   // Applies the manifests in the files and waits until CRDs among them are Established.
   Status ApplyCrds(const std::vector<std::string>& files);
 

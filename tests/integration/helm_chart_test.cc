@@ -13,24 +13,8 @@ namespace {
 
 class HelmChart : public ::testing::Test {
  protected:
-  Result<std::string> Helm(ControlPlane& cp, std::vector<std::string> args) {
-    std::string cmd = "HELM_CACHE_HOME=" + cp.dir() + "/helm/cache HELM_CONFIG_HOME=" + cp.dir() +
-                      "/helm/config HELM_DATA_HOME=" + cp.dir() + "/helm/data " + cp.bin_dir() +
-                      "/helm --kubeconfig " + cp.kubeconfig_path();
-    for (const std::string& a : args) cmd += " '" + a + "'";
-    // stderr apart: helm warns there (e.g. about the crds symlink) and stdout may be manifests.
-    const std::string err = cp.dir() + "/helm-stderr";
-    cmd += " 2>" + err;
-    FILE* p = ::popen(cmd.c_str(), "r");
-    std::string out;
-    char buf[4096];
-    while (size_t n = std::fread(buf, 1, sizeof(buf), p)) out.append(buf, n);
-    const int rc = ::pclose(p);
-    Result<std::string> stderr_text = kube::ReadFileText(err);
-    if (rc != 0)
-      return Status::Error("helm " + args[0] + " failed: " + out +
-                           (stderr_text.ok() ? *stderr_text : std::string()));
-    return out;
+  static Result<std::string> Helm(ControlPlane& cp, const std::vector<std::string>& args) {
+    return cp.Helm(args);
   }
   static std::string Chart() { return std::string(GRAINTUNE_SOURCE_DIR) + "/charts/graintune"; }
 };
@@ -67,10 +51,17 @@ TEST_F(HelmChart, LintsAndRendersManifestsTheApiServerAccepts) {
   EXPECT_EQ(psa->find("violate PodSecurity"), std::string::npos) << *psa;
   // Optional monitors render when enabled.
   Result<std::string> monitors = Helm(*cp, {"template", "gt", Chart(), "--set", "metrics.serviceMonitor.enabled=true",
-                                            "--set", "metrics.podMonitoring.enabled=true"});
+                                            "--set", "metrics.podMonitoring.enabled=true",
+                                            "--set", "metrics.prometheusRule.enabled=true",
+                                            "--set", "metrics.rules.enabled=true"});
   ASSERT_TRUE(monitors.ok()) << monitors.error();
   EXPECT_NE(monitors->find("kind: ServiceMonitor"), std::string::npos);
   EXPECT_NE(monitors->find("kind: PodMonitoring"), std::string::npos);
+  EXPECT_NE(monitors->find("kind: PodMonitoring\nmetadata:\n  name: gt-webhook\n"), std::string::npos)
+      << "the webhook serves its metrics on its HTTPS port and needs its own PodMonitoring";
+  // The alert rules themselves are tested in alert_rules_test.cc.
+  EXPECT_NE(monitors->find("kind: PrometheusRule"), std::string::npos);
+  EXPECT_NE(monitors->find("kind: Rules"), std::string::npos);
   // The webhook gets glibc's larger per-thread cache unless the value is emptied.
   Result<std::string> tuned = Helm(*cp, {"template", "gt", Chart(), "-s", "templates/webhook.yaml"});
   ASSERT_TRUE(tuned.ok()) << tuned.error();
