@@ -158,11 +158,11 @@ ApiResult<Json> Client::Apply(const ResourceType& type, const std::string& ns,
 }
 
 ApiResult<Json> Client::Delete(const ResourceType& type, const std::string& ns,
-                               const std::string& name, std::stop_token stop) {
+                               const std::string& name, const std::string& uid, std::stop_token stop) {
   // Background propagation: a Job's pods go with it, as with kubectl delete.
-  return Call("DELETE", ObjectPath(type, ns, name),
-              R"({"kind":"DeleteOptions","apiVersion":"v1","propagationPolicy":"Background"})",
-              "application/json", stop);
+  Json options = {{"kind", "DeleteOptions"}, {"apiVersion", "v1"}, {"propagationPolicy", "Background"}};
+  if (!uid.empty()) options["preconditions"] = {{"uid", uid}};
+  return Call("DELETE", ObjectPath(type, ns, name), options.dump(), "application/json", stop);
 }
 
 ApiResult<std::string> Client::GetRaw(const std::string& path, std::stop_token stop) {

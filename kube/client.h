@@ -90,8 +90,10 @@ class Client {
   ApiResult<Json> Apply(const ResourceType& type, const std::string& ns, const Json& object,
                         bool force = true, const std::string& subresource = "",
                         std::stop_token stop = {});
+  // `uid`, when given, is a precondition: an object of that name with another uid is not
+  // deleted (409 Conflict).
   ApiResult<Json> Delete(const ResourceType& type, const std::string& ns, const std::string& name,
-                         std::stop_token stop = {});
+                         const std::string& uid = "", std::stop_token stop = {});
   // Streams events to on_event until the server ends the stream, on_event returns false, or
   // stop is requested. An ERROR event (e.g. 410 Gone: the version is too old) ends the watch
   // with that error.

@@ -7,6 +7,7 @@
 //                      [--bind-address A] [--port N] [--scrape-timeout-ms N]
 //                      [--lease-duration-ms N] [--renew-deadline-ms N] [--retry-period-ms N]
 //                      [--prometheus-url http(s)://HOST:PORT]   (trials from Prometheus instead)
+//                      [--forget-after 720h]   (delete GrainTunings without pods or activity)
 #include <prometheus/counter.h>
 #include <prometheus/gauge.h>
 #include <prometheus/registry.h>
@@ -43,6 +44,7 @@ int main(int argc, char** argv) {
   int resync_ms = 5000, scrape_timeout_ms = 3000;
   int lease_ms = 15000, renew_ms = 10000, retry_ms = 2000;
   std::string prometheus_url;
+  std::chrono::seconds forget_after{0};
   webhook::HttpsServerOptions http;
   http.bind_address = "0.0.0.0";
   http.port = 8081;
@@ -69,6 +71,7 @@ int main(int argc, char** argv) {
     else if (flag == "--renew-deadline-ms") renew_ms = IntFlag(flag, value(), 500, 600000);
     else if (flag == "--retry-period-ms") retry_ms = IntFlag(flag, value(), 100, 600000);
     else if (flag == "--prometheus-url") prometheus_url = value();
+    else if (flag == "--forget-after") forget_after = webhook::DurationFlagOrExit("graintune-operator", flag, value());
     else if (flag == "--bind-address") http.bind_address = value();
     else if (flag == "--port") http.port = static_cast<unsigned short>(IntFlag(flag, value(), 1, 65535));
     else {
@@ -103,7 +106,8 @@ int main(int argc, char** argv) {
   caches.configmaps = std::make_shared<kube::Informer>(*client, kube::resources::kConfigMaps);
   caches.Start();
   auto recorder = std::make_shared<kube::EventRecorder>(*client, "graintune.dev/operator", identity);
-  op::ControllerOptions controller_options{.scrape_timeout = std::chrono::milliseconds(scrape_timeout_ms)};
+  op::ControllerOptions controller_options{.scrape_timeout = std::chrono::milliseconds(scrape_timeout_ms),
+                                           .forget_after = forget_after};
   if (!prometheus_url.empty()) {
     kube::ClientConfig pc;
     pc.server = prometheus_url;
@@ -139,7 +143,7 @@ int main(int argc, char** argv) {
       const std::map<std::string, double> now = {
           {"reconcile", c.reconciles}, {"reconcile_error", c.reconcile_errors},
           {"scrape", c.scrapes}, {"scrape_error", c.scrape_errors},
-          {"status_write", c.status_writes}, {"event", c.events}};
+          {"status_write", c.status_writes}, {"event", c.events}, {"forgotten", c.forgotten}};
       for (const auto& [kind, v] : now) {
         counter_family.Add({{"kind", kind}}).Increment(v - exported[kind]);
         exported[kind] = v;

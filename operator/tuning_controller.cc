@@ -106,8 +106,26 @@ void TuningController::ReconcileAll() {
   for (const json& gt : caches_.graintunings->List()) {
     const json meta = gt.value("metadata", json::object());
     const std::string key = gt.value("spec", json::object()).value("tuningKey", "");
-    if (!groups.count({meta.value("namespace", ""), key})) MarkAttemptsEnded(gt);
+    if (groups.count({meta.value("namespace", ""), key})) continue;
+    if (Forgettable(gt, options_.forget_after, std::time(nullptr))) Forget(gt);
+    else MarkAttemptsEnded(gt);
   }
+}
+
+void TuningController::Forget(const json& gt) {
+  const json meta = gt.value("metadata", json::object());
+  const std::string ns = meta.value("namespace", ""), name = meta.value("name", "");
+  // Only the object this pass judged: a GrainTuning recreated meanwhile under the name stays.
+  kube::ApiResult<json> deleted =
+      client_->Delete(kube::resources::kGrainTunings, ns, name, meta.value("uid", ""));
+  if (!deleted.ok() && !deleted.error().IsNotFound() && !deleted.error().IsConflict()) {
+    ++counters_.reconcile_errors;
+    Log("deleting GrainTuning " + ns + "/" + name + ": " + deleted.error().ToString());
+    return;
+  }
+  ++counters_.forgotten;
+  Log("forgot GrainTuning " + ns + "/" + name + ": no pods and no activity for " +
+      std::to_string(options_.forget_after.count()) + " s");
 }
 
 void TuningController::MarkAttemptsEnded(const json& gt) {

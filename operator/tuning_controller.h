@@ -34,13 +34,16 @@ struct ControllerOptions {
   std::chrono::milliseconds scrape_timeout{3000};
   size_t max_scrape_bytes = 8u << 20;
   int warmup_steps = 2;
+  // GrainTunings without pods and without activity for this long are deleted (Forgettable());
+  // 0 keeps them forever.
+  std::chrono::seconds forget_after{0};
   // When set, trials come from this Prometheus (query API) instead of the exporters' /steps.
   std::shared_ptr<kube::Client> prometheus;
 };
 
 struct ControllerCounters {
   std::atomic<long> reconciles{0}, reconcile_errors{0}, scrapes{0}, scrape_errors{0},
-      status_writes{0}, events{0};
+      status_writes{0}, events{0}, forgotten{0};
 };
 
 class TuningController {
@@ -62,6 +65,8 @@ class TuningController {
   // A GrainTuning none of whose pods is left (all deleted: a Kueue preemption, a finished
   // or deleted workload): its measured attempts have ended.
   void MarkAttemptsEnded(const nlohmann::json& grain_tuning);
+  // Deletes a Forgettable() GrainTuning (uid precondition).
+  void Forget(const nlohmann::json& grain_tuning);
 
   std::shared_ptr<kube::Client> client_;
   ControllerCaches caches_;

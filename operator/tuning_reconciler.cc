@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <set>
+#include <string_view>
 
 #include "webhook/graintune_objects.h"
 
@@ -81,6 +82,33 @@ std::map<int, Trial> BoundTrials(std::map<int, Trial> trials, size_t max) {
       if (it->first != newest && (drop_oom || !it->second.oom_killed)) it = trials.erase(it);
       else ++it;
   return trials;
+}
+
+std::optional<std::time_t> ParseRfc3339(const std::string& text) {
+  std::tm tm{};
+  const char* end = text.size() >= 20 ? strptime(text.c_str(), "%Y-%m-%dT%H:%M:%S", &tm) : nullptr;
+  if (!end) return std::nullopt;
+  if (*end == '.')
+    for (++end; *end >= '0' && *end <= '9'; ++end) {}
+  if (std::string_view(end) != "Z") return std::nullopt;
+  return timegm(&tm);
+}
+
+bool Forgettable(const json& gt, std::chrono::seconds forget_after, std::time_t now) {
+  if (forget_after.count() <= 0 || !gt.is_object()) return false;
+  const json meta = gt.value("metadata", json::object());
+  const json status = gt.value("status", json::object());
+  std::vector<std::string> times = {meta.value("creationTimestamp", "")};
+  times.push_back(status.value("recommendation", json::object()).value("decidedAt", ""));
+  times.push_back(status.value("lastTrial", json::object()).value("endTime", ""));
+  const json conditions = status.value("conditions", json::array());
+  if (conditions.is_array())
+    for (const json& c : conditions)
+      if (c.is_object()) times.push_back(c.value("lastTransitionTime", ""));
+  std::optional<std::time_t> last;
+  for (const std::string& t : times)
+    if (std::optional<std::time_t> v = ParseRfc3339(t); v && (!last || *v > *last)) last = v;
+  return last && now - *last > forget_after.count();
 }
 
 std::vector<int> EndedAttempts(const json& status, const std::vector<PodFacts>& pods) {

@@ -22,6 +22,8 @@
 //    turned Converged), CappedByOOM (Warning, an OOM trial was recorded).
 #pragma once
 
+#include <chrono>
+#include <ctime>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <optional>
@@ -81,6 +83,17 @@ inline constexpr size_t kMaxStoredTrials = 64;
 // from; then the oldest trials that were not OOMKilled; then the oldest. The newest trial
 // always stays.
 std::map<int, Trial> BoundTrials(std::map<int, Trial> trials, size_t max = kMaxStoredTrials);
+
+// A GrainTuning none of whose pods is left, with no activity (creation, recommendation, trial,
+// condition change) for `forget_after`, may be deleted: workloads named afresh for every run
+// (xpk's usual) would otherwise leave one GrainTuning each, forever, in every cache that
+// watches them. Its learned per-worker rate goes with it. False when forget_after is 0 or no
+// time in it can be read. `now`: seconds since the epoch.
+bool Forgettable(const nlohmann::json& grain_tuning, std::chrono::seconds forget_after, std::time_t now);
+
+// Seconds since the epoch of an RFC 3339 UTC time ("2026-11-30T06:00:00Z", fractions allowed);
+// nullopt when it does not read as one.
+std::optional<std::time_t> ParseRfc3339(const std::string& text);
 
 // status.endedAttempts as it should be: those already there, plus every attempt with a trial
 // in `status` that none of `pods` (the key's pods, any attempt) keeps alive; only attempts that

@@ -208,6 +208,25 @@ TEST(TuningReconcilerTest, AWorkloadRestartedThousandsOfTimesKeepsABoundedStatus
   EXPECT_EQ(stored["status"]["recommendation"]["attempt"], 300);
 }
 
+TEST(TuningReconcilerTest, AGrainTuningIsForgottenOnlyAfterItsLastActivityIsOldEnough) {
+  EXPECT_EQ(ParseRfc3339("2026-11-30T06:00:00Z"), 1796018400);
+  EXPECT_EQ(ParseRfc3339("2026-11-30T06:00:00.123456Z"), 1796018400);
+  for (const char* bad : {"", "2026-11-30", "2026-11-30T06:00:00", "2026-11-30T06:00:00+01:00", "yesterday"})
+    EXPECT_FALSE(ParseRfc3339(bad)) << bad;
+
+  const std::time_t created = *ParseRfc3339("2026-10-01T00:00:00Z");
+  json gt = {{"metadata", {{"creationTimestamp", "2026-10-01T00:00:00Z"}}},
+             {"status", {{"recommendation", {{"decidedAt", "2026-10-05T00:00:00Z"}}},
+                         {"conditions", {{{"type", "Converged"}, {"lastTransitionTime", "2026-10-07T00:00:00Z"}}}}}}};
+  const std::chrono::seconds week(7 * 86400);
+  const std::time_t last = created + 6 * 86400;  // the condition changed on day 6
+  EXPECT_FALSE(Forgettable(gt, week, last + week.count()));      // exactly a week: kept
+  EXPECT_TRUE(Forgettable(gt, week, last + week.count() + 1));
+  EXPECT_FALSE(Forgettable(gt, std::chrono::seconds(0), last + 100 * week.count()));  // off
+  EXPECT_FALSE(Forgettable(json{{"metadata", {{"creationTimestamp", "garbled"}}}}, week, last + 100 * week.count()));
+  EXPECT_FALSE(Forgettable(json::array(), week, last));
+}
+
 TEST(TuningReconcilerTest, ModeOffIsPausedAndUnreadablePodsAreAProblem) {
   ReconcileOutput created = ReconcileTuning(Input(std::nullopt, {Pod(0, 4)}, {}));
   ReconcileOutput off = ReconcileTuning(Input(Stored(created, {{"tuningKey", "llama"}, {"mode", "Off"}}),

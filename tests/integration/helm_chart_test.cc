@@ -122,6 +122,7 @@ TEST_F(HelmChart, InstallGrantsExactlyTheVerbsTheCodeUsesAndUninstallLeavesNothi
       {"gt-operator", "update", "jobsets.jobset.x-k8s.io", "team", false},
       {"gt-operator", "get", "secrets", "team", false},
       {"gt-operator", "update", "graintunings.graintune.dev", "team", false},
+      {"gt-operator", "delete", "graintunings.graintune.dev", "team", false},  // only with forgetAfter
       {"gt-operator", "update", "leases.coordination.k8s.io/kube-scheduler", "kube-system", false},
   };
   for (const Access& a : checks) {

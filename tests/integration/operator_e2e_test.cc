@@ -457,6 +457,52 @@ spec:
   DeleteNamespace(*cp, ns);
 }
 
+// --forget-after: a GrainTuning whose workload left no pods and that saw no activity for that
+// long is deleted; one whose workload still has a pod stays, however old.
+TEST_F(OperatorE2E, IdleGrainTuningsWithoutPodsAreForgotten) {
+  GRAINTUNE_USE_CONTROL_PLANE(cp, ControlPlaneKind::kFull);
+  const std::string ns = "forget";
+  ASSERT_TRUE(cp->Kubectl({"create", "namespace", ns}).ok());
+  ASSERT_TRUE(cp->Kubectl({"apply", "-f", "-"}, R"(
+apiVersion: graintune.dev/v1alpha1
+kind: GrainTuning
+metadata: {name: gone, namespace: forget}
+spec: {tuningKey: gone}
+---
+apiVersion: graintune.dev/v1alpha1
+kind: GrainTuning
+metadata: {name: running, namespace: forget}
+spec: {tuningKey: running}
+---
+apiVersion: v1
+kind: Pod
+metadata:
+  name: running-0
+  namespace: forget
+  labels: {graintune.dev/managed: "true"}
+  annotations: {graintune.dev/tuning-key: running, graintune.dev/worker-count: "4"}
+spec:
+  containers: [{name: maxtext, image: maxtext:latest, args: [grain_worker_count=4]}]
+)").ok());
+  const std::string running_uid = (*Tuning(*cp, ns, "running"))["metadata"]["uid"];
+  auto op = ChildProcess::Spawn({GRAINTUNE_OPERATOR_BIN, "--kubeconfig", cp->kubeconfig_path(),
+                                 "--identity", "op-forget", "--leader-elect=false",
+                                 "--resync-period-ms", "500", "--forget-after", "2s",
+                                 "--bind-address", "127.0.0.1", "--port", std::to_string(*FreeLoopbackPort())},
+                                cp->dir() + "/operator-op-forget.log");
+  ASSERT_TRUE(op.ok()) << op.error();
+  ASSERT_TRUE(WaitFor([&] { return !Tuning(*cp, ns, "gone"); }, std::chrono::seconds(30)))
+      << TailOfFile(cp->dir() + "/operator-op-forget.log");
+  // Several passes later, the same object (the operator would recreate a deleted one for the pod).
+  std::this_thread::sleep_for(std::chrono::seconds(3));
+  std::optional<Json> running = Tuning(*cp, ns, "running");
+  ASSERT_TRUE(running);
+  EXPECT_EQ((*running)["metadata"]["uid"], running_uid) << "a GrainTuning whose workload has a pod was deleted";
+  EXPECT_NE(TailOfFile(cp->dir() + "/operator-op-forget.log").find("forgot GrainTuning forget/gone"),
+            std::string::npos);
+  DeleteNamespace(*cp, ns);
+}
+
 TEST_F(OperatorE2E, AnOomKilledAttemptCapsTheNextOne) {
   GRAINTUNE_USE_CONTROL_PLANE(cp, ControlPlaneKind::kFull);
   SetUpCluster(*cp);
