@@ -16,7 +16,7 @@ One run (scripts/bench-real-grain.sh) on this machine:
      (`graintune recommend --history`). The oracle is the fewest workers reaching 99% of the
      best paced throughput.
   4. A table (each method's count, the paced and free-running throughput there as fractions of
-     the best measured) and one JSON summary line.
+     the best measured, and the summed peak RSS of its workers) and one JSON summary line.
 """
 
 from __future__ import annotations
@@ -274,13 +274,17 @@ def main() -> int:
     print(f"{n:>8} {m.capacity_tokens_per_s / batch_tokens:10.2f} {m.capacity_tokens_per_s / 1e3:9.1f}k "
           f"{paced_text:>10} {frac:>8} {rss:>16}")
   print()
-  print(f"{'method':<34} {'workers':>7} {'paced/best':>10} {'capacity/best':>13}")
+  print(f"{'method':<34} {'workers':>7} {'paced/best':>10} {'capacity/best':>13} {'worker RSS':>11}")
   rows = {}
   for name, n in picks.items():
     m = measured[n]
+    # What the count costs the host: its workers times the peak RSS per worker column above.
+    worker_rss = n * max(m.worker_peak_rss) if m.worker_peak_rss else 0
     rows[name] = {"workers": n, "paced_ratio": round(m.paced_tokens_per_s / best_paced, 4),
-                  "capacity_ratio": round(m.capacity_tokens_per_s / best_capacity, 4)}
-    print(f"{name:<34} {n:>7} {rows[name]['paced_ratio']:>10.3f} {rows[name]['capacity_ratio']:>13.3f}")
+                  "capacity_ratio": round(m.capacity_tokens_per_s / best_capacity, 4),
+                  "worker_rss_bytes": round(worker_rss)}
+    print(f"{name:<34} {n:>7} {rows[name]['paced_ratio']:>10.3f} {rows[name]['capacity_ratio']:>13.3f} "
+          f"{worker_rss / MIB:>7.0f} MiB")
   for name, reason in reasons.items():
     print(f"  {name}: {reason}")
   summary = {
