@@ -118,7 +118,8 @@ void TuningController::Forget(const json& gt) {
   // Only the object this pass judged: a GrainTuning recreated meanwhile under the name stays.
   kube::ApiResult<json> deleted =
       client_->Delete(kube::resources::kGrainTunings, ns, name, meta.value("uid", ""));
-  if (!deleted.ok() && !deleted.error().IsNotFound() && !deleted.error().IsConflict()) {
+  if (!deleted.ok() && deleted.error().IsConflict()) return;  // a new one took the name: kept
+  if (!deleted.ok() && !deleted.error().IsNotFound()) {
     ++counters_.reconcile_errors;
     Log("deleting GrainTuning " + ns + "/" + name + ": " + deleted.error().ToString());
     return;

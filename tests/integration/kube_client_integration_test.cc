@@ -96,8 +96,16 @@ TEST(KubeClientIntegration, CrudPaginationPatchesAndTypedErrors) {
   ASSERT_FALSE(bad_patch.ok());
   EXPECT_GE(bad_patch.error().code, 400);
 
-  ASSERT_TRUE(c->Delete(resources::kConfigMaps, "crud", "cm-0").ok());
+  // A uid precondition: another object under the name is not deleted.
+  ApiResult<Json> wrong_uid = c->Delete(resources::kConfigMaps, "crud", "cm-0", "not-its-uid");
+  ASSERT_FALSE(wrong_uid.ok());
+  EXPECT_TRUE(wrong_uid.error().IsConflict()) << wrong_uid.error().ToString();
+  ApiResult<Json> cm0 = c->Get(resources::kConfigMaps, "crud", "cm-0");
+  ASSERT_TRUE(cm0.ok());
+  ASSERT_TRUE(c->Delete(resources::kConfigMaps, "crud", "cm-0", (*cm0)["metadata"]["uid"]).ok());
   EXPECT_TRUE(c->Get(resources::kConfigMaps, "crud", "cm-0").error().IsNotFound());
+  ASSERT_TRUE(c->Delete(resources::kConfigMaps, "crud", "cm-1").ok());
+  EXPECT_TRUE(c->Get(resources::kConfigMaps, "crud", "cm-1").error().IsNotFound());
 }
 
 TEST(KubeClientIntegration, UnreachableServerIsAnErrorValueWithinTheTimeout) {
