@@ -127,6 +127,7 @@ Plan PlanWorkerCount(const json& object, WorkloadKind kind, const std::string& n
   if (!object.is_object()) return plan;
   const json& object_meta = MetadataOf(object);
   const std::map<std::string, std::string> object_labels = StringMap(object_meta, "labels");
+  const std::map<std::string, std::string> object_annotations = StringMap(object_meta, "annotations");
   const Policy policy = sources.policies.PolicyFor(ns, object_labels);
 
   struct Found {
@@ -144,7 +145,7 @@ Plan PlanWorkerCount(const json& object, WorkloadKind kind, const std::string& n
     const json::json_pointer meta_pointer(ref.metadata_pointer);
     const json& template_meta = object.contains(meta_pointer) ? object.at(meta_pointer) : EmptyObject();
     std::map<std::string, std::string> annotations = StringMap(template_meta, "annotations");
-    for (const auto& [k, v] : StringMap(object_meta, "annotations")) annotations[k] = v;
+    for (const auto& [k, v] : object_annotations) annotations[k] = v;
     std::vector<std::string> annotation_warnings;
     const WorkloadAnnotations wa = ParseWorkloadAnnotations(annotations, annotation_warnings);
     for (const std::string& w : annotation_warnings) {
@@ -299,10 +300,10 @@ Plan PlanWorkerCount(const json& object, WorkloadKind kind, const std::string& n
   // Reinvocation (or a pod made from a template graintune already set) with the same value
   // for the same attempt keeps the reason it was given: the value's story does not change
   // because a later look would word it differently (e.g. without "attempt 0 ended").
-  const std::map<std::string, std::string> given = StringMap(object_meta, "annotations");
-  if (auto w = given.find(kWorkerCountAnnotation), a = given.find(kAttemptAnnotation),
-      r = given.find(kReasonAnnotation);
-      w != given.end() && a != given.end() && r != given.end() && !r->second.empty() &&
+  if (auto w = object_annotations.find(kWorkerCountAnnotation),
+      a = object_annotations.find(kAttemptAnnotation), r = object_annotations.find(kReasonAnnotation);
+      w != object_annotations.end() && a != object_annotations.end() &&
+      r != object_annotations.end() && !r->second.empty() &&
       w->second == std::to_string(plan.workers) && a->second == std::to_string(plan.attempt))
     plan.reason = r->second;
 
