@@ -246,6 +246,19 @@ TEST(PlannerAttemptsTest, AutoGivesANewAttemptTheRecommendationAndALatePodItsAtt
   EXPECT_EQ(late.workers, 4);  // all pods of one attempt get one value
 }
 
+// A pod its controller made from a template graintune set to 4 workers for attempt 0: managed,
+// annotated, its script saying 4.
+json PodAdmittedWithFourForAttemptZero(const std::string& name, json labels) {
+  labels[kManagedLabel] = "true";
+  json pod = {{"apiVersion", "v1"}, {"kind", "Pod"},
+              {"metadata", {{"name", name}, {"namespace", "team-a"}, {"labels", labels},
+                            {"annotations", {{kWorkerCountAnnotation, "4"}, {kAttemptAnnotation, "0"}}}}},
+              {"spec", SeedJob()["spec"]["template"]["spec"]}};
+  std::string& script = pod["spec"]["containers"][0]["command"][2].get_ref<std::string&>();
+  script.replace(script.find("=-1"), 3, "=4");
+  return pod;
+}
+
 class FixedFailures : public JobStatusSource {
  public:
   explicit FixedFailures(int n) : n_(n) {}
@@ -263,14 +276,7 @@ TEST(PlannerAttemptsTest, APlainJobsPodRetryIsTheNextAttempt) {
   FixedPolicy policy;
   // The pod the Job controller makes from its template (admitted for attempt 0) after one
   // pod of the Job failed.
-  json pod = {{"apiVersion", "v1"}, {"kind", "Pod"},
-              {"metadata", {{"name", "llama-x"}, {"namespace", "team-a"},
-                            {"labels", {{"batch.kubernetes.io/job-name", "llama"},
-                                        {kManagedLabel, "true"}}},
-                            {"annotations", {{kWorkerCountAnnotation, "4"}, {kAttemptAnnotation, "0"}}}}},
-              {"spec", SeedJob()["spec"]["template"]["spec"]}};
-  std::string& script = pod["spec"]["containers"][0]["command"][2].get_ref<std::string&>();
-  script.replace(script.find("=-1"), 3, "=4");
+  const json pod = PodAdmittedWithFourForAttemptZero("llama-x", {{"batch.kubernetes.io/job-name", "llama"}});
   FixedFailures one(1);
   Plan retry = PlanWorkerCount(pod, WorkloadKind::kPod, "team-a",
                                PlannerSources{shapes, history, configmaps, policy, &one});
@@ -314,14 +320,8 @@ TEST(PlannerAttemptsTest, ARunOfAnEndedAttemptIsTheRecommendedAttempt) {
   EXPECT_EQ(job.reason.rfind("attempt 0 ended; this run is attempt 1. attempt 1: jump", 0), 0u) << job.reason;
 
   // A pod of the resumed Job: its template still says attempt 0 and 4 workers.
-  json pod = {{"apiVersion", "v1"}, {"kind", "Pod"},
-              {"metadata", {{"name", "llama-0-0-x"}, {"namespace", "team-a"},
-                            {"labels", {{"jobset.sigs.k8s.io/jobset-name", "llama"},
-                                        {kRestartAttemptLabel, "0"}, {kManagedLabel, "true"}}},
-                            {"annotations", {{kWorkerCountAnnotation, "4"}, {kAttemptAnnotation, "0"}}}}},
-              {"spec", SeedJob()["spec"]["template"]["spec"]}};
-  std::string& script = pod["spec"]["containers"][0]["command"][2].get_ref<std::string&>();
-  script.replace(script.find("=-1"), 3, "=4");
+  const json pod = PodAdmittedWithFourForAttemptZero(
+      "llama-0-0-x", {{"jobset.sigs.k8s.io/jobset-name", "llama"}, {kRestartAttemptLabel, "0"}});
   Plan resumed = PlanWorkerCount(pod, WorkloadKind::kPod, "team-a", sources);
   ASSERT_TRUE(resumed.changed);
   EXPECT_EQ(resumed.workers, 9);

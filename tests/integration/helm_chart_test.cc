@@ -13,15 +13,12 @@ namespace {
 
 class HelmChart : public ::testing::Test {
  protected:
-  static Result<std::string> Helm(ControlPlane& cp, const std::vector<std::string>& args) {
-    return cp.Helm(args);
-  }
   static std::string Chart() { return std::string(GRAINTUNE_SOURCE_DIR) + "/charts/graintune"; }
 };
 
 TEST_F(HelmChart, LintsAndRendersManifestsTheApiServerAccepts) {
   GRAINTUNE_USE_CONTROL_PLANE(cp, ControlPlaneKind::kApiServer);
-  Result<std::string> lint = Helm(*cp, {"lint", Chart()});
+  Result<std::string> lint = cp->Helm({"lint", Chart()});
   ASSERT_TRUE(lint.ok()) << lint.error();
   EXPECT_NE(lint->find("0 chart(s) failed"), std::string::npos);
   for (const std::vector<std::string>& extra :
@@ -29,7 +26,7 @@ TEST_F(HelmChart, LintsAndRendersManifestsTheApiServerAccepts) {
         {"--set", "localDev.enabled=true", "--set", "localDev.webhookURL=https://127.0.0.1:9443"}}) {
     std::vector<std::string> args = {"template", "gt", Chart(), "-n", "graintune-system"};
     args.insert(args.end(), extra.begin(), extra.end());
-    Result<std::string> rendered = Helm(*cp, args);
+    Result<std::string> rendered = cp->Helm(args);
     ASSERT_TRUE(rendered.ok()) << rendered.error();
     cp->Kubectl({"create", "namespace", "graintune-system"});
     std::string manifests = *rendered;
@@ -44,13 +41,13 @@ TEST_F(HelmChart, LintsAndRendersManifestsTheApiServerAccepts) {
   // Pod Security "restricted": the namespace enforces it and the API server reports no violation.
   cp->Kubectl({"label", "namespace", "graintune-system", "--overwrite",
                "pod-security.kubernetes.io/enforce=restricted", "pod-security.kubernetes.io/warn=restricted"});
-  Result<std::string> restricted = Helm(*cp, {"template", "gt", Chart(), "-n", "graintune-system"});
+  Result<std::string> restricted = cp->Helm({"template", "gt", Chart(), "-n", "graintune-system"});
   ASSERT_TRUE(restricted.ok());
   Result<std::string> psa = cp->Kubectl({"apply", "--dry-run=server", "-f", "-"}, *restricted);
   ASSERT_TRUE(psa.ok()) << psa.error();
   EXPECT_EQ(psa->find("violate PodSecurity"), std::string::npos) << *psa;
   // Optional monitors render when enabled.
-  Result<std::string> monitors = Helm(*cp, {"template", "gt", Chart(), "--set", "metrics.serviceMonitor.enabled=true",
+  Result<std::string> monitors = cp->Helm({"template", "gt", Chart(), "--set", "metrics.serviceMonitor.enabled=true",
                                             "--set", "metrics.podMonitoring.enabled=true",
                                             "--set", "metrics.prometheusRule.enabled=true",
                                             "--set", "metrics.rules.enabled=true"});
@@ -63,16 +60,16 @@ TEST_F(HelmChart, LintsAndRendersManifestsTheApiServerAccepts) {
   EXPECT_NE(monitors->find("kind: PrometheusRule"), std::string::npos);
   EXPECT_NE(monitors->find("kind: Rules"), std::string::npos);
   // The webhook gets glibc's larger per-thread cache unless the value is emptied.
-  Result<std::string> tuned = Helm(*cp, {"template", "gt", Chart(), "-s", "templates/webhook.yaml"});
+  Result<std::string> tuned = cp->Helm({"template", "gt", Chart(), "-s", "templates/webhook.yaml"});
   ASSERT_TRUE(tuned.ok()) << tuned.error();
   EXPECT_NE(tuned->find("{name: GLIBC_TUNABLES, value: \"glibc.malloc.tcache_count=256\"}"), std::string::npos)
       << *tuned;
-  Result<std::string> plain = Helm(*cp, {"template", "gt", Chart(), "-s", "templates/webhook.yaml",
+  Result<std::string> plain = cp->Helm({"template", "gt", Chart(), "-s", "templates/webhook.yaml",
                                          "--set", "webhook.glibcTunables="});
   ASSERT_TRUE(plain.ok()) << plain.error();
   EXPECT_EQ(plain->find("GLIBC_TUNABLES"), std::string::npos);
   // Values are validated by values.schema.json.
-  Result<std::string> bad = Helm(*cp, {"template", "gt", Chart(), "--set", "defaultPolicy.mode=Sometimes"});
+  Result<std::string> bad = cp->Helm({"template", "gt", Chart(), "--set", "defaultPolicy.mode=Sometimes"});
   ASSERT_FALSE(bad.ok());
   EXPECT_NE(bad.error().find("mode"), std::string::npos) << bad.error();
 }
@@ -87,7 +84,7 @@ struct Access {
 
 TEST_F(HelmChart, InstallGrantsExactlyTheVerbsTheCodeUsesAndUninstallLeavesNothing) {
   GRAINTUNE_USE_CONTROL_PLANE(cp, ControlPlaneKind::kApiServer);
-  Result<std::string> install = Helm(*cp, {"install", "gt", Chart(), "-n", "graintune-system",
+  Result<std::string> install = cp->Helm({"install", "gt", Chart(), "-n", "graintune-system",
                                            "--create-namespace"});
   ASSERT_TRUE(install.ok()) << install.error();
 
@@ -155,7 +152,7 @@ kind: GrainTuning
 metadata: {name: kept, namespace: team}
 spec: {tuningKey: kept}
 )").ok());
-  Result<std::string> upgrade = Helm(*cp, {"upgrade", "gt", Chart(), "-n", "graintune-system",
+  Result<std::string> upgrade = cp->Helm({"upgrade", "gt", Chart(), "-n", "graintune-system",
                                            "--set", "defaultPolicy.maxWorkers=32"});
   ASSERT_TRUE(upgrade.ok()) << upgrade.error();
   EXPECT_TRUE(cp->Kubectl({"get", "graintuning", "kept", "-n", "team"}).ok());
@@ -164,7 +161,7 @@ spec: {tuningKey: kept}
   ASSERT_TRUE(policy.ok());
   EXPECT_EQ(*policy, "32");
 
-  Result<std::string> uninstall = Helm(*cp, {"uninstall", "gt", "-n", "graintune-system", "--wait"});
+  Result<std::string> uninstall = cp->Helm({"uninstall", "gt", "-n", "graintune-system", "--wait"});
   ASSERT_TRUE(uninstall.ok()) << uninstall.error();
   Result<std::string> left = cp->Kubectl(
       {"get", "deployments,services,serviceaccounts,roles,rolebindings,clusterroles,"

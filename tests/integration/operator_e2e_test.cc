@@ -88,6 +88,61 @@ class OperatorE2E : public ::testing::Test {
     cp.Kubectl({"delete", "namespace", ns, "--wait=false"});
   }
 
+  // Creates namespace `ns`, capped at 4 workers by GrainTunePolicy "<ns>-cap" so that attempt 0
+  // starts low (data-bound, like the seed's 4-worker run); LiftCap raises the cap to 64.
+  static Status CreateCappedNamespace(ControlPlane& cp, const std::string& ns) {
+    if (Result<std::string> r = cp.Kubectl({"create", "namespace", ns}); !r.ok()) return r.status();
+    return cp.Kubectl({"apply", "-f", "-"}, "apiVersion: graintune.dev/v1alpha1\n"
+                                             "kind: GrainTunePolicy\n"
+                                             "metadata: {name: " + ns + "-cap}\n"
+                                             "spec:\n"
+                                             "  namespaceSelector: {matchLabels: {kubernetes.io/metadata.name: " + ns + "}}\n"
+                                             "  maxWorkers: 4\n").status();
+  }
+  static Status LiftCap(ControlPlane& cp, const std::string& ns) {
+    return cp.Kubectl({"patch", "graintunepolicy", ns + "-cap", "--type=merge", "-p",
+                       R"({"spec":{"maxWorkers":64}})"}).status();
+  }
+
+  // A plain Job on one v6e host with grain_worker_count=-1; created suspended, as Kueue
+  // creates it, when `suspended`.
+  static std::string SingleHostJob(const std::string& ns, const std::string& name, bool suspended) {
+    return "apiVersion: batch/v1\nkind: Job\nmetadata: {name: " + name + ", namespace: " + ns + "}\n" +
+           "spec:\n" + (suspended ? "  suspend: true\n" : "") + R"(  backoffLimit: 3
+  template:
+    spec:
+      restartPolicy: Never
+      nodeSelector: {cloud.google.com/gke-tpu-accelerator: tpu-v6e-slice, cloud.google.com/gke-tpu-topology: 2x4}
+      tolerations: [{key: google.com/tpu, operator: Exists}]
+      containers:
+        - name: maxtext
+          image: maxtext:latest
+          command: [bash, -c, "python3 -m MaxText.train MaxText/configs/base.yml model_name=llama3-8b per_device_batch_size=2 max_target_length=8192 grain_worker_count=-1"]
+          resources: {limits: {google.com/tpu: 4}}
+)";
+  }
+
+  static std::vector<Json> JobPods(ControlPlane& cp, const std::string& ns, const std::string& job) {
+    kube::ListOptions lo;
+    lo.label_selector = "batch.kubernetes.io/job-name=" + job;
+    auto r = cp.AdminClient()->List(kube::resources::kPods, ns, lo);
+    return r.ok() ? r->items : std::vector<Json>{};
+  }
+
+  // Kueue's admission (false) and preemption (true) of a Job or JobSet, by hand.
+  static Status SetSuspended(ControlPlane& cp, const std::string& resource, const std::string& ns,
+                             const std::string& name, bool suspended) {
+    return cp.Kubectl({"patch", resource, name, "-n", ns, "--type=merge", "-p",
+                       std::string(R"({"spec":{"suspend":)") + (suspended ? "true" : "false") + "}}"})
+        .status();
+  }
+
+  // The GrainTuning's status, or an empty object while there is none.
+  static Json TuningStatus(ControlPlane& cp, const std::string& ns, const std::string& name) {
+    std::optional<Json> gt = Tuning(cp, ns, name);
+    return gt ? gt->value("status", Json::object()) : Json::object();
+  }
+
   static int WorkersOf(const Json& pod) {
     return std::stoi(pod["metadata"]["annotations"].value("graintune.dev/worker-count", "0"));
   }
@@ -107,16 +162,8 @@ TEST_F(OperatorE2E, DataBoundAttemptIsRestartedWithTheValueItsTrialImplies) {
   runner.Start();
 
   const std::string ns = "tune";
-  ASSERT_TRUE(cp->Kubectl({"create", "namespace", ns}).ok());
   // Attempt 0 starts deliberately low: the platform caps this namespace at 4 workers.
-  ASSERT_TRUE(cp->Kubectl({"apply", "-f", "-"}, R"(
-apiVersion: graintune.dev/v1alpha1
-kind: GrainTunePolicy
-metadata: {name: tune-cap}
-spec:
-  namespaceSelector: {matchLabels: {kubernetes.io/metadata.name: tune}}
-  maxWorkers: 4
-)").ok());
+  ASSERT_TRUE(CreateCappedNamespace(*cp, ns).ok());
   Result<std::string> applied = cp->Kubectl({"apply", "-f", "-"}, SmallJobSet(ns, "llama"));
   ASSERT_TRUE(applied.ok()) << applied.error();
 
@@ -147,8 +194,7 @@ spec:
   EXPECT_TRUE((*Tuning(*cp, ns, "llama"))["status"]["trials"][0].value("dataBound", false));
 
   // The platform lifts the cap; the operator re-decides for attempt 1.
-  ASSERT_TRUE(cp->Kubectl({"patch", "graintunepolicy", "tune-cap", "--type=merge", "-p",
-                           R"({"spec":{"maxWorkers":64}})"}).ok());
+  ASSERT_TRUE(LiftCap(*cp, ns).ok());
   int next = 0;
   ASSERT_TRUE(WaitFor([&] {
     auto gt = Tuning(*cp, ns, "llama");
@@ -229,50 +275,19 @@ TEST_F(OperatorE2E, APlainJobsPodRetryGetsTheNextValue) {
                          .trainer_binary = GRAINTUNE_TRAINER_EMULATOR_BIN});
   runner.Start();
   const std::string ns = "retry";
-  ASSERT_TRUE(cp->Kubectl({"create", "namespace", ns}).ok());
-  ASSERT_TRUE(cp->Kubectl({"apply", "-f", "-"}, R"(
-apiVersion: graintune.dev/v1alpha1
-kind: GrainTunePolicy
-metadata: {name: retry-cap}
-spec:
-  namespaceSelector: {matchLabels: {kubernetes.io/metadata.name: retry}}
-  maxWorkers: 4
----
-apiVersion: batch/v1
-kind: Job
-metadata: {name: single-host, namespace: retry}
-spec:
-  backoffLimit: 3
-  template:
-    spec:
-      restartPolicy: Never
-      nodeSelector: {cloud.google.com/gke-tpu-accelerator: tpu-v6e-slice, cloud.google.com/gke-tpu-topology: 2x4}
-      tolerations: [{key: google.com/tpu, operator: Exists}]
-      containers:
-        - name: maxtext
-          image: maxtext:latest
-          command: [bash, -c, "python3 -m MaxText.train MaxText/configs/base.yml model_name=llama3-8b per_device_batch_size=2 max_target_length=8192 grain_worker_count=-1"]
-          resources: {limits: {google.com/tpu: 4}}
-)").ok());
-  auto job_pods = [&] {
-    kube::ListOptions lo;
-    lo.label_selector = "batch.kubernetes.io/job-name=single-host";
-    auto r = cp->AdminClient()->List(kube::resources::kPods, ns, lo);
-    return r.ok() ? r->items : std::vector<Json>{};
-  };
+  ASSERT_TRUE(CreateCappedNamespace(*cp, ns).ok());
+  ASSERT_TRUE(cp->Kubectl({"apply", "-f", "-"}, SingleHostJob(ns, "single-host", false)).ok());
+  auto job_pods = [&] { return JobPods(*cp, ns, "single-host"); };
   ASSERT_TRUE(WaitFor([&] { return job_pods().size() == 1; }, std::chrono::seconds(60)));
   const Json first = job_pods()[0];
   EXPECT_EQ(WorkersOf(first), 4);
-  ASSERT_TRUE(WaitFor([&] {
-    auto gt = Tuning(*cp, ns, "single-host");
-    return gt && (*gt)["status"].contains("trials");
-  }, std::chrono::seconds(90))) << Text(cp->Kubectl({"get", "graintunings,pods", "-n", ns}));
-  ASSERT_TRUE(cp->Kubectl({"patch", "graintunepolicy", "retry-cap", "--type=merge", "-p",
-                           R"({"spec":{"maxWorkers":64}})"}).ok());
+  ASSERT_TRUE(WaitFor([&] { return TuningStatus(*cp, ns, "single-host").contains("trials"); },
+                      std::chrono::seconds(90)))
+      << Text(cp->Kubectl({"get", "graintunings,pods", "-n", ns}));
+  ASSERT_TRUE(LiftCap(*cp, ns).ok());
   int next = 0;
   ASSERT_TRUE(WaitFor([&] {
-    auto gt = Tuning(*cp, ns, "single-host");
-    next = gt ? (*gt)["status"]["recommendation"].value("workers", 0) : 0;
+    next = TuningStatus(*cp, ns, "single-host").value("recommendation", Json::object()).value("workers", 0);
     return next > 4;
   }, std::chrono::seconds(30)));
   // The pod fails; the Job controller retries it; the retry is attempt 1 and gets the new value.
@@ -304,46 +319,11 @@ TEST_F(OperatorE2E, AKueueStyleReadmissionIsTheNextAttempt) {
                          .trainer_binary = GRAINTUNE_TRAINER_EMULATOR_BIN});
   runner.Start();
   const std::string ns = "resume";
-  ASSERT_TRUE(cp->Kubectl({"create", "namespace", ns}).ok());
-  ASSERT_TRUE(cp->Kubectl({"apply", "-f", "-"}, R"(
-apiVersion: graintune.dev/v1alpha1
-kind: GrainTunePolicy
-metadata: {name: resume-cap}
-spec:
-  namespaceSelector: {matchLabels: {kubernetes.io/metadata.name: resume}}
-  maxWorkers: 4
----
-apiVersion: batch/v1
-kind: Job
-metadata: {name: queued, namespace: resume, labels: {kueue.x-k8s.io/queue-name: tpu-v6e}}
-spec:
-  suspend: true
-  backoffLimit: 3
-  template:
-    spec:
-      restartPolicy: Never
-      nodeSelector: {cloud.google.com/gke-tpu-accelerator: tpu-v6e-slice, cloud.google.com/gke-tpu-topology: 2x4}
-      tolerations: [{key: google.com/tpu, operator: Exists}]
-      containers:
-        - name: maxtext
-          image: maxtext:latest
-          command: [bash, -c, "python3 -m MaxText.train MaxText/configs/base.yml model_name=llama3-8b per_device_batch_size=2 max_target_length=8192 grain_worker_count=-1"]
-          resources: {limits: {google.com/tpu: 4}}
-)").ok());
-  auto job_pods = [&] {
-    kube::ListOptions lo;
-    lo.label_selector = "batch.kubernetes.io/job-name=queued";
-    auto r = cp->AdminClient()->List(kube::resources::kPods, ns, lo);
-    return r.ok() ? r->items : std::vector<Json>{};
-  };
-  auto set_suspend = [&](bool suspend) {
-    return cp->Kubectl({"patch", "job", "queued", "-n", ns, "--type=merge", "-p",
-                        std::string(R"({"spec":{"suspend":)") + (suspend ? "true" : "false") + "}}"});
-  };
-  auto tuning_status = [&] {
-    auto gt = Tuning(*cp, ns, "queued");
-    return gt ? (*gt)["status"] : Json::object();
-  };
+  ASSERT_TRUE(CreateCappedNamespace(*cp, ns).ok());
+  ASSERT_TRUE(cp->Kubectl({"apply", "-f", "-"}, SingleHostJob(ns, "queued", true)).ok());
+  auto job_pods = [&] { return JobPods(*cp, ns, "queued"); };
+  auto set_suspend = [&](bool suspended) { return SetSuspended(*cp, "job", ns, "queued", suspended); };
+  auto tuning_status = [&] { return TuningStatus(*cp, ns, "queued"); };
 
   ASSERT_TRUE(set_suspend(false).ok());  // admitted
   ASSERT_TRUE(WaitFor([&] { return job_pods().size() == 1; }, std::chrono::seconds(60)));
@@ -351,8 +331,7 @@ spec:
   EXPECT_EQ(WorkersOf(first), 4);
   ASSERT_TRUE(WaitFor([&] { return tuning_status().contains("trials"); }, std::chrono::seconds(90)))
       << Text(cp->Kubectl({"get", "graintunings,pods", "-n", ns}));
-  ASSERT_TRUE(cp->Kubectl({"patch", "graintunepolicy", "resume-cap", "--type=merge", "-p",
-                           R"({"spec":{"maxWorkers":64}})"}).ok());
+  ASSERT_TRUE(LiftCap(*cp, ns).ok());
   int next = 0;
   ASSERT_TRUE(WaitFor([&] {
     const Json rec = tuning_status().value("recommendation", Json::object());
@@ -396,26 +375,12 @@ TEST_F(OperatorE2E, AKueueStyleReadmissionOfAJobSetIsTheNextAttempt) {
                          .trainer_binary = GRAINTUNE_TRAINER_EMULATOR_BIN});
   runner.Start();
   const std::string ns = "resume-js";
-  ASSERT_TRUE(cp->Kubectl({"create", "namespace", ns}).ok());
-  ASSERT_TRUE(cp->Kubectl({"apply", "-f", "-"}, R"(
-apiVersion: graintune.dev/v1alpha1
-kind: GrainTunePolicy
-metadata: {name: resume-js-cap}
-spec:
-  namespaceSelector: {matchLabels: {kubernetes.io/metadata.name: resume-js}}
-  maxWorkers: 4
-)").ok());
+  ASSERT_TRUE(CreateCappedNamespace(*cp, ns).ok());
   std::string jobset = SmallJobSet(ns, "queued");
   jobset.replace(jobset.find("\nspec:\n"), 7, "\nspec:\n  suspend: true\n");
   ASSERT_TRUE(cp->Kubectl({"apply", "-f", "-"}, jobset).ok());
-  auto set_suspend = [&](bool suspend) {
-    return cp->Kubectl({"patch", "jobset", "queued", "-n", ns, "--type=merge", "-p",
-                        std::string(R"({"spec":{"suspend":)") + (suspend ? "true" : "false") + "}}"});
-  };
-  auto tuning_status = [&] {
-    auto gt = Tuning(*cp, ns, "queued");
-    return gt ? (*gt)["status"] : Json::object();
-  };
+  auto set_suspend = [&](bool suspended) { return SetSuspended(*cp, "jobset", ns, "queued", suspended); };
+  auto tuning_status = [&] { return TuningStatus(*cp, ns, "queued"); };
 
   ASSERT_TRUE(set_suspend(false).ok());  // admitted
   ASSERT_TRUE(WaitFor([&] { return Pods(*cp, ns, "queued", 0).size() == 2; }, std::chrono::seconds(60)))
@@ -427,8 +392,7 @@ spec:
   }
   ASSERT_TRUE(WaitFor([&] { return tuning_status().contains("trials"); }, std::chrono::seconds(90)))
       << Text(cp->Kubectl({"get", "graintunings,pods", "-n", ns}));
-  ASSERT_TRUE(cp->Kubectl({"patch", "graintunepolicy", "resume-js-cap", "--type=merge", "-p",
-                           R"({"spec":{"maxWorkers":64}})"}).ok());
+  ASSERT_TRUE(LiftCap(*cp, ns).ok());
   int next = 0;
   ASSERT_TRUE(WaitFor([&] {
     const Json rec = tuning_status().value("recommendation", Json::object());
