@@ -4,14 +4,14 @@
 #include <sstream>
 
 #include "cli/commands.h"
-#include "cli/flags.h"
+#include "server/flags.h"
 #include "tuner/calibration.h"
 #include "tuner/figures.h"
 
 namespace graintune::cli {
 
 int RunCalibrate(const Args& args, std::ostream& out, std::ostream& err) {
-  Result<Flags> flags = Flags::Parse(args, {"csv", "tokens-per-step", "output"});
+  Result<server::Flags> flags = server::Flags::Parse(args, {"csv", "tokens-per-step", "output"});
   if (!flags.ok() || !flags->Get("csv")) {
     err << "graintune calibrate: " << (flags.ok() ? "--csv FILE is required" : flags.error())
         << "\n";

@@ -9,20 +9,31 @@
 #include <sstream>
 
 #include "cli/commands.h"
-#include "cli/flags.h"
-#include "webhook/yaml_json.h"
+#include "server/flags.h"
+#include "workload/yaml_json.h"
 #include "tuner/figures.h"
 #include "tuner/machine_types.h"
-#include "webhook/fake_sources.h"
+#include "workload/in_memory_sources.h"
 #include "webhook/worker_count_planner.h"
 
 namespace graintune::cli {
 
 using nlohmann::json;
-using namespace graintune::webhook;
+using webhook::Finding;
+using webhook::Plan;
+using webhook::PlannerSources;
+using webhook::PlanWorkerCount;
+using workload::FixedPolicy;
+using workload::FixedShape;
+using workload::InMemoryConfigMaps;
+using workload::InMemoryHistory;
+using workload::MachineTypeTableShapes;
+using workload::NodeShapeSource;
+using workload::ParseYamlDocuments;
+using workload::WorkloadKind;
 
 int RunExplain(const Args& args, std::ostream& out, std::ostream& err) {
-  Result<Flags> flags = Flags::Parse(args, {"machine-type", "output"});
+  Result<server::Flags> flags = server::Flags::Parse(args, {"machine-type", "output"});
   if (!flags.ok() || flags->positional().size() != 1) {
     err << "graintune explain: " << (flags.ok() ? "usage: graintune explain FILE.yaml "
                                                   "[--machine-type T] [--output json]"
@@ -70,7 +81,7 @@ int RunExplain(const Args& args, std::ostream& out, std::ostream& err) {
   json report = json::array();
   for (const json& doc : *docs) {
     if (!doc.is_object()) continue;
-    const WorkloadKind kind = KindOf(GroupOf(doc.value("apiVersion", "")), doc.value("kind", ""));
+    const WorkloadKind kind = workload::KindOf(workload::GroupOf(doc.value("apiVersion", "")), doc.value("kind", ""));
     if (kind == WorkloadKind::kOther) continue;
     const std::string ns = doc.value("metadata", json::object()).value("namespace", "default");
     const Plan plan = PlanWorkerCount(doc, kind, ns, PlannerSources{*shapes, history, configmaps, policies});
@@ -88,7 +99,7 @@ int RunExplain(const Args& args, std::ostream& out, std::ostream& err) {
     if (plan.eval_workers > 0) entry["eval_workers"] = plan.eval_workers;
     json found = json::array();
     for (const Finding& f : plan.findings) {
-      found.push_back({{"container", f.container}, {"where", ToString(f.kind)}, {"key", f.key},
+      found.push_back({{"container", f.container}, {"where", f.site}, {"key", f.key},
                        {"pointer", f.pointer}, {"before", f.before}, {"value", f.value}});
     }
     entry["found"] = found;

@@ -12,7 +12,7 @@
 #include <string>
 #include <vector>
 
-#include "tuner/status.h"
+#include "base/status.h"
 #include "tuner/trial.h"
 
 namespace graintune::cli {

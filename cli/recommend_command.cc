@@ -14,7 +14,7 @@ namespace graintune::cli {
 int RunRecommend(const Args& args, std::ostream& out, std::ostream& err) {
   std::set<std::string> names = TuningFlagNames();
   names.insert("history");
-  Result<Flags> flags = Flags::Parse(args, names);
+  Result<server::Flags> flags = server::Flags::Parse(args, names);
   if (!flags.ok()) {
     err << "graintune recommend: " << flags.error() << "\n";
     return 2;

@@ -15,7 +15,7 @@ namespace graintune::cli {
 int RunSimulate(const Args& args, std::ostream& out, std::ostream& err) {
   std::set<std::string> names = TuningFlagNames();
   names.insert({"workers", "steps", "seed", "per-worker-buffer"});
-  Result<Flags> flags = Flags::Parse(args, names);
+  Result<server::Flags> flags = server::Flags::Parse(args, names);
   Result<TuningSetup> setup = flags.ok() ? TuningFromFlags(*flags) : Result<TuningSetup>(flags.status());
   if (!setup.ok()) {
     err << "graintune simulate: " << setup.error() << "\n";

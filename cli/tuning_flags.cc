@@ -1,6 +1,7 @@
 #include "cli/tuning_flags.h"
 
 #include "tuner/machine_types.h"
+#include "tuner/quantity.h"
 
 namespace graintune::cli {
 
@@ -27,11 +28,19 @@ Status Take(Result<std::optional<T>> parsed, std::optional<U>& out) {
 
 }  // namespace
 
-Result<TuningSetup> TuningFromFlags(const Flags& flags) {
+Result<std::optional<double>> QuantityFlag(const server::Flags& flags, const std::string& name) {
+  std::optional<std::string> text = flags.Get(name);
+  if (!text) return std::optional<double>();
+  Result<double> value = ParseNonNegativeQuantity(*text, "--" + name);
+  if (!value.ok()) return value.status();
+  return std::optional<double>(*value);
+}
+
+Result<TuningSetup> TuningFromFlags(const server::Flags& flags) {
   TuningSetup setup;
   std::optional<double> host_cpu, host_memory;
   for (Status s : {Take(flags.Number("host-cpu"), host_cpu),
-                   Take(flags.Quantity("host-memory"), host_memory)}) {
+                   Take(QuantityFlag(flags, "host-memory"), host_memory)}) {
     if (!s.ok()) return s;
   }
   if (host_cpu.has_value() != host_memory.has_value())
@@ -91,7 +100,7 @@ Result<TuningSetup> TuningFromFlags(const Flags& flags) {
   }
   std::optional<double> rate, memory;
   for (Status s : {Take(flags.Number("tokens-per-second-per-worker"), rate),
-                   Take(flags.Quantity("worker-memory"), memory)}) {
+                   Take(QuantityFlag(flags, "worker-memory"), memory)}) {
     if (!s.ok()) return s;
   }
   if (rate && !(*rate > 0 && *rate < 1e9))
@@ -105,7 +114,7 @@ Result<TuningSetup> TuningFromFlags(const Flags& flags) {
   for (Status s : {Take(flags.Integer("min-workers"), min_workers),
                    Take(flags.Integer("max-workers"), max_workers),
                    Take(flags.Number("reserved-cpu"), policy.reserved_cpu_cores),
-                   Take(flags.Quantity("reserved-memory"), policy.reserved_memory_bytes),
+                   Take(QuantityFlag(flags, "reserved-memory"), policy.reserved_memory_bytes),
                    Take(flags.Number("safety-factor"), safety)}) {
     if (!s.ok()) return s;
   }

@@ -10,7 +10,7 @@
 #include <set>
 #include <string>
 
-#include "cli/flags.h"
+#include "server/flags.h"
 #include "tuner/decision.h"
 
 namespace graintune::cli {
@@ -22,6 +22,10 @@ struct TuningSetup {
   WorkloadShape workload;
 };
 
-Result<TuningSetup> TuningFromFlags(const Flags& flags);
+Result<TuningSetup> TuningFromFlags(const server::Flags& flags);
+
+// A Kubernetes quantity flag ("2Gi", "500m"): absent -> nullopt; malformed -> an error naming
+// the flag.
+Result<std::optional<double>> QuantityFlag(const server::Flags& flags, const std::string& name);
 
 }  // namespace graintune::cli

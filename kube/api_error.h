@@ -7,7 +7,7 @@
 #include <utility>
 #include <variant>
 
-#include "tuner/status.h"
+#include "base/status.h"
 
 namespace graintune::kube {
 
@@ -35,25 +35,6 @@ struct ApiError {
 
 // A T or an ApiError.
 template <typename T>
-class ApiResult {
- public:
-  ApiResult(T value) : state_(std::move(value)) {}      // NOLINT: implicit by design
-  ApiResult(ApiError error) : state_(std::move(error)) {}  // NOLINT
-  bool ok() const { return std::holds_alternative<T>(state_); }
-  explicit operator bool() const { return ok(); }
-  const T& value() const& { return std::get<T>(state_); }
-  T& value() & { return std::get<T>(state_); }
-  T&& value() && { return std::get<T>(std::move(state_)); }
-  const T& operator*() const& { return value(); }
-  T& operator*() & { return value(); }
-  const T* operator->() const { return &value(); }
-  T* operator->() { return &value(); }
-  // Precondition: !ok().
-  const ApiError& error() const { return std::get<ApiError>(state_); }
-  Status status() const { return ok() ? Status::Ok() : error().ToStatus(); }
-
- private:
-  std::variant<T, ApiError> state_;
-};
+using ApiResult = Result<T, ApiError>;
 
 }  // namespace graintune::kube

@@ -7,7 +7,7 @@
 
 #include <string>
 
-#include "tuner/status.h"
+#include "base/status.h"
 
 namespace graintune::kube {
 

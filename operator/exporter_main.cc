@@ -24,17 +24,15 @@
 #include "operator/metrics_file_follower.h"
 #include "operator/process_stats.h"
 #include "operator/step_log.h"
-#include "webhook/command_line.h"
-#include "webhook/https_server.h"
+#include "server/flags.h"
+#include "server/https_server.h"
 
 namespace {
 
 std::atomic<bool> g_stop{false};
 void OnSignal(int) { g_stop = true; }
 
-int IntFlag(const std::string& flag, const std::string& text, int lo, int hi) {
-  return graintune::webhook::IntFlagOrExit("graintune-exporter", flag, text, lo, hi);
-}
+constexpr char kProgram[] = "graintune-exporter";
 
 long SinceParameter(const std::string& target) {
   const size_t q = target.find("since=");
@@ -102,42 +100,30 @@ class ExporterMetrics {
 
 int main(int argc, char** argv) {
   using namespace graintune;
-  webhook::HttpsServerOptions options;
-  options.bind_address = "0.0.0.0";
-  options.port = 9431;
+  const server::Flags flags = server::ExitOnUsageError(
+      kProgram, server::Flags::Parse(server::Arguments(argc, argv),
+                                     {"metrics-file", "bind-address", "port", "poll-interval-ms",
+                                      "proc-root", "trainer-pattern"}));
+  if (!flags.positional().empty())
+    server::ExitWithUsageError(kProgram, "unexpected argument '" + flags.positional().front() + "'");
+  server::HttpsServerOptions options;
+  options.bind_address = flags.Get("bind-address").value_or("0.0.0.0");
+  options.port = static_cast<unsigned short>(
+      server::ExitOnUsageError(kProgram, flags.IntegerIn("port", 1, 65535)).value_or(9431));
   options.threads = 1;
   options.max_body_bytes = 4096;  // it takes no request bodies
-  std::string metrics_file, proc_root = "/proc", pattern = "MaxText";
-  int poll_ms = 500;
-  for (int i = 1; i < argc; ++i) {
-    const std::string flag = argv[i];
-    auto value = [&]() -> std::string {
-      if (i + 1 >= argc) {
-        std::cerr << "graintune-exporter: " << flag << " needs a value\n";
-        std::exit(2);
-      }
-      return argv[++i];
-    };
-    if (flag == "--metrics-file") metrics_file = value();
-    else if (flag == "--bind-address") options.bind_address = value();
-    else if (flag == "--port") options.port = static_cast<unsigned short>(IntFlag(flag, value(), 1, 65535));
-    else if (flag == "--poll-interval-ms") poll_ms = IntFlag(flag, value(), 10, 60000);
-    else if (flag == "--proc-root") proc_root = value();
-    else if (flag == "--trainer-pattern") pattern = value();
-    else {
-      std::cerr << "graintune-exporter: unknown flag " << flag << "\n";
-      return 2;
-    }
-  }
-  if (metrics_file.empty()) {
-    std::cerr << "graintune-exporter: --metrics-file is required\n";
-    return 2;
-  }
+  const std::string metrics_file = flags.Get("metrics-file").value_or("");
+  const std::string proc_root = flags.Get("proc-root").value_or("/proc");
+  const std::string pattern = flags.Get("trainer-pattern").value_or("MaxText");
+  const int poll_ms =
+      server::ExitOnUsageError(kProgram, flags.IntegerIn("poll-interval-ms", 10, 60000)).value_or(500);
+  if (metrics_file.empty())
+    server::ExitWithUsageError(kProgram, "--metrics-file is required");
   const char* uid = std::getenv("GRAINTUNE_POD_UID");
   op::StepLog log(20000, uid ? uid : "");
   ExporterMetrics metrics;
   std::mutex metrics_mu;
-  webhook::HttpsServer server(options, [&](const webhook::HttpRequest& r) -> webhook::HttpResponse {
+  server::HttpsServer server(options, [&](const server::HttpRequest& r) -> server::HttpResponse {
     const std::string path = r.target.substr(0, r.target.find('?'));
     if (r.method != "GET") return {405, "text/plain", "GET only\n"};
     if (path == "/steps") return {200, "application/json", log.ToJson(SinceParameter(r.target)).dump()};

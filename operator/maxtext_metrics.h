@@ -7,7 +7,7 @@
 
 #include <string_view>
 
-#include "tuner/status.h"
+#include "base/status.h"
 
 namespace graintune::op {
 

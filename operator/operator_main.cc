@@ -23,62 +23,51 @@
 #include "kube/config.h"
 #include "kube/leader_election.h"
 #include "operator/tuning_controller.h"
-#include "webhook/command_line.h"
-#include "webhook/https_server.h"
+#include "server/flags.h"
+#include "server/https_server.h"
 
 namespace {
 
 std::stop_source g_stop;
 void OnSignal(int) { g_stop.request_stop(); }
-
-int IntFlag(const std::string& flag, const std::string& text, int lo, int hi) {
-  return graintune::webhook::IntFlagOrExit("graintune-operator", flag, text, lo, hi);
-}
+constexpr char kProgram[] = "graintune-operator";
 
 }  // namespace
 
 int main(int argc, char** argv) {
   using namespace graintune;
-  std::string kubeconfig, lease_ns, lease_name = "graintune-operator", identity;
-  bool leader_elect = true;
-  int resync_ms = 5000, scrape_timeout_ms = 3000;
-  int lease_ms = 15000, renew_ms = 10000, retry_ms = 2000;
-  std::string prometheus_url;
-  std::chrono::seconds forget_after{0};
-  webhook::HttpsServerOptions http;
-  http.bind_address = "0.0.0.0";
-  http.port = 8081;
+  const server::Flags flags = server::ExitOnUsageError(
+      kProgram, server::Flags::Parse(server::Arguments(argc, argv),
+                                     {"kubeconfig", "lease-namespace", "lease-name", "identity",
+                                      "resync-period-ms", "scrape-timeout-ms",
+                                      "lease-duration-ms", "renew-deadline-ms",
+                                      "retry-period-ms", "prometheus-url", "forget-after",
+                                      "bind-address", "port"},
+                                     {"leader-elect"}));
+  if (!flags.positional().empty())
+    server::ExitWithUsageError(kProgram, "unexpected argument '" + flags.positional().front() + "'");
+  auto int_flag = [&](const char* name, int lo, int hi, int fallback) {
+    return server::ExitOnUsageError(kProgram, flags.IntegerIn(name, lo, hi)).value_or(fallback);
+  };
+  const std::string kubeconfig = flags.Get("kubeconfig").value_or("");
+  std::string lease_ns = flags.Get("lease-namespace").value_or("");
+  const std::string lease_name = flags.Get("lease-name").value_or("graintune-operator");
+  std::string identity = flags.Get("identity").value_or("");
+  const bool leader_elect = !flags.Has("leader-elect") || flags.Bool("leader-elect");
+  const int resync_ms = int_flag("resync-period-ms", 100, 3600000, 5000);
+  const int scrape_timeout_ms = int_flag("scrape-timeout-ms", 100, 60000, 3000);
+  const int lease_ms = int_flag("lease-duration-ms", 1000, 600000, 15000);
+  const int renew_ms = int_flag("renew-deadline-ms", 500, 600000, 10000);
+  const int retry_ms = int_flag("retry-period-ms", 100, 600000, 2000);
+  const std::string prometheus_url = flags.Get("prometheus-url").value_or("");
+  const std::chrono::seconds forget_after =
+      server::ExitOnUsageError(kProgram, flags.Duration("forget-after"))
+          .value_or(std::chrono::seconds(0));
+  server::HttpsServerOptions http;
+  http.bind_address = flags.Get("bind-address").value_or("0.0.0.0");
+  http.port = static_cast<unsigned short>(int_flag("port", 1, 65535, 8081));
   http.threads = 1;
   http.max_body_bytes = 4096;
-  for (int i = 1; i < argc; ++i) {
-    const std::string flag = argv[i];
-    auto value = [&]() -> std::string {
-      if (i + 1 >= argc) {
-        std::cerr << "graintune-operator: " << flag << " needs a value\n";
-        std::exit(2);
-      }
-      return argv[++i];
-    };
-    if (flag == "--kubeconfig") kubeconfig = value();
-    else if (flag == "--leader-elect=false") leader_elect = false;
-    else if (flag == "--leader-elect=true" || flag == "--leader-elect") leader_elect = true;
-    else if (flag == "--lease-namespace") lease_ns = value();
-    else if (flag == "--lease-name") lease_name = value();
-    else if (flag == "--identity") identity = value();
-    else if (flag == "--resync-period-ms") resync_ms = IntFlag(flag, value(), 100, 3600000);
-    else if (flag == "--scrape-timeout-ms") scrape_timeout_ms = IntFlag(flag, value(), 100, 60000);
-    else if (flag == "--lease-duration-ms") lease_ms = IntFlag(flag, value(), 1000, 600000);
-    else if (flag == "--renew-deadline-ms") renew_ms = IntFlag(flag, value(), 500, 600000);
-    else if (flag == "--retry-period-ms") retry_ms = IntFlag(flag, value(), 100, 600000);
-    else if (flag == "--prometheus-url") prometheus_url = value();
-    else if (flag == "--forget-after") forget_after = webhook::DurationFlagOrExit("graintune-operator", flag, value());
-    else if (flag == "--bind-address") http.bind_address = value();
-    else if (flag == "--port") http.port = static_cast<unsigned short>(IntFlag(flag, value(), 1, 65535));
-    else {
-      std::cerr << "graintune-operator: unknown flag " << flag << "\n";
-      return 2;
-    }
-  }
   Result<kube::ClientConfig> config = kube::LoadDefaultConfig(kubeconfig);
   if (!config.ok()) {
     std::cerr << "graintune-operator: " << config.error() << "\n";
@@ -131,12 +120,12 @@ int main(int argc, char** argv) {
                            .Help("1 while this replica leads").Register(*registry).Add({});
   std::mutex metrics_mu;
   std::map<std::string, double> exported;
-  webhook::HttpsServer server(http, [&](const webhook::HttpRequest& r) -> webhook::HttpResponse {
+  server::HttpsServer server(http, [&](const server::HttpRequest& r) -> server::HttpResponse {
     const std::string path = r.target.substr(0, r.target.find('?'));
     if (path == "/healthz") return {200, "text/plain", "ok\n"};
     if (path == "/readyz")
-      return caches.Synced() ? webhook::HttpResponse{200, "text/plain", "ok\n"}
-                             : webhook::HttpResponse{503, "text/plain", "caches not synced\n"};
+      return caches.Synced() ? server::HttpResponse{200, "text/plain", "ok\n"}
+                             : server::HttpResponse{503, "text/plain", "caches not synced\n"};
     if (path == "/metrics") {
       std::lock_guard<std::mutex> lock(metrics_mu);
       const op::ControllerCounters& c = controller.counters();

@@ -2,9 +2,9 @@
 
 #include <charconv>
 
-#include "webhook/pod_templates.h"
-#include "webhook/workload_annotations.h"
-#include "webhook/worker_count_planner.h"
+#include "workload/identity.h"
+#include "workload/pod_templates.h"
+#include "workload/workload_annotations.h"
 
 namespace graintune::op {
 namespace {
@@ -35,11 +35,11 @@ PodFacts PodFactsFromJson(const json& pod) {
   f.uid = meta.value("uid", "");
   f.created = meta.value("creationTimestamp", "");
   f.terminating = meta.contains("deletionTimestamp") && !meta["deletionTimestamp"].is_null();
-  f.tuning_key = webhook::TuningKeyOf(pod, webhook::WorkloadKind::kPod);
-  f.attempt = webhook::AttemptOf(meta);
-  const std::map<std::string, std::string> annotations = webhook::StringMap(meta, "annotations");
-  const std::map<std::string, std::string> labels = webhook::StringMap(meta, "labels");
-  if (auto it = annotations.find(webhook::kWorkerCountAnnotation); it != annotations.end())
+  f.tuning_key = workload::TuningKeyOf(pod, workload::WorkloadKind::kPod);
+  f.attempt = workload::AttemptOf(meta);
+  const std::map<std::string, std::string> annotations = workload::StringMap(meta, "annotations");
+  const std::map<std::string, std::string> labels = workload::StringMap(meta, "labels");
+  if (auto it = annotations.find(workload::kWorkerCountAnnotation); it != annotations.end())
     f.workers = PositiveInt(it->second, 0);
   if (auto it = annotations.find(kExporterPortAnnotation); it != annotations.end())
     f.exporter_port = PositiveInt(it->second, kDefaultExporterPort);

@@ -10,7 +10,7 @@
 #include <optional>
 #include <string>
 
-#include "tuner/status.h"
+#include "base/status.h"
 
 namespace graintune::op {
 

@@ -6,10 +6,9 @@
 
 #include "kube/backoff.h"
 #include "operator/prometheus_source.h"
-#include "webhook/cluster_sources.h"
-#include "webhook/fake_sources.h"
-#include "webhook/graintune_objects.h"
-#include "webhook/worker_count_planner.h"
+#include "workload/cluster_sources.h"
+#include "workload/graintune_objects.h"
+#include "workload/tuning_inputs.h"
 
 namespace graintune::op {
 namespace {
@@ -158,7 +157,7 @@ void TuningController::ReconcileKey(const std::string& ns, const std::string& ke
   in.tuning_key = key;
   in.now = NowRfc3339();
   in.warmup_steps = options_.warmup_steps;
-  const std::string name = webhook::GrainTuningName(key);
+  const std::string name = workload::GrainTuningName(key);
   in.grain_tuning = caches_.graintunings->Get(ns, name);
   const TunedPod* newest = nullptr;
   for (const TunedPod& p : pods) {
@@ -166,20 +165,17 @@ void TuningController::ReconcileKey(const std::string& ns, const std::string& ke
     if (!newest || p.facts.attempt >= newest->facts.attempt) newest = &p;
   }
 
-  // The decision inputs, read from the newest pod exactly as the webhook read them.
-  webhook::NodeCacheShapes shapes(caches_.nodes);
-  webhook::ConfigMapCache configmaps(caches_.configmaps);
-  webhook::PolicyCache policies(caches_.policies, caches_.namespaces);
-  webhook::InMemoryHistory no_history;
-  const webhook::Plan plan = webhook::PlanWorkerCount(
-      newest->object, webhook::WorkloadKind::kPod, ns,
-      webhook::PlannerSources{shapes, no_history, configmaps, policies});
-  if (plan.inputs) {
-    in.inputs = plan.inputs;
-    in.policy_name = plan.inputs->policy.name.rfind("GrainTunePolicy ", 0) == 0
-                         ? plan.inputs->policy.name.substr(16)
-                         : "";
-    in.dataset_kind = ToString(plan.inputs->profile.kind);
+  // The decision inputs, read from the newest pod the way the webhook read them.
+  workload::NodeCacheShapes shapes(caches_.nodes);
+  workload::ConfigMapCache configmaps(caches_.configmaps);
+  workload::PolicyCache policies(caches_.policies, caches_.namespaces);
+  std::vector<std::string> input_warnings;
+  Result<TuningInputs> inputs = workload::ReadPodTuningInputs(
+      newest->object, ns, workload::PodInputSources{shapes, configmaps, policies}, input_warnings);
+  if (inputs.ok()) {
+    in.policy_name = inputs->policy.object_name;
+    in.dataset_kind = ToString(inputs->profile.kind);
+    in.inputs = std::move(inputs).value();
   }
 
   // Steps of each attempt still running, from one of its pods.

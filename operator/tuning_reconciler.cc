@@ -4,7 +4,7 @@
 #include <set>
 #include <string_view>
 
-#include "webhook/graintune_objects.h"
+#include "workload/graintune_objects.h"
 
 namespace graintune::op {
 namespace {
@@ -159,16 +159,16 @@ ReconcileOutput ReconcileTuning(const ReconcileInput& in) {
     }
     out.object = {{"apiVersion", "graintune.dev/v1alpha1"},
                   {"kind", "GrainTuning"},
-                  {"metadata", {{"name", webhook::GrainTuningName(in.tuning_key)},
+                  {"metadata", {{"name", workload::GrainTuningName(in.tuning_key)},
                                 {"namespace", in.ns},
                                 {"labels", {{"graintune.dev/tuning-key-hash",
-                                             webhook::GrainTuningName(in.tuning_key).substr(0, 63)}}}}},
+                                             workload::GrainTuningName(in.tuning_key).substr(0, 63)}}}}},
                   {"spec", spec}};
   }
 
   // Trials: stored ones, then what the pods show now.
   std::map<int, Trial> trials;
-  for (const Trial& t : webhook::TrialsOf(gt)) trials[t.attempt] = t;
+  for (const Trial& t : workload::TrialsOf(gt)) trials[t.attempt] = t;
   const double tokens_per_step = in.inputs ? in.inputs->demand.tokens_per_step_per_host : 0;
   for (const auto& [attempt, pods] : attempts) {
     const int workers = pods.front()->workers;
@@ -209,7 +209,7 @@ ReconcileOutput ReconcileTuning(const ReconcileInput& in) {
 
   json status = old_status;
   json trial_json = json::array();
-  for (const Trial& t : list) trial_json.push_back(webhook::TrialToJson(t));
+  for (const Trial& t : list) trial_json.push_back(workload::TrialToJson(t));
   if (!list.empty()) {
     status["trials"] = trial_json;
     status["lastTrial"] = trial_json.back();

@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "tuner/pipeline_simulator.h"
-#include "tuner/status.h"
+#include "base/status.h"
 
 namespace graintune {
 

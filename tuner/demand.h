@@ -12,7 +12,7 @@
 #include <string>
 
 #include "tuner/host_shape.h"
-#include "tuner/status.h"
+#include "base/status.h"
 
 namespace graintune {
 

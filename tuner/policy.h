@@ -5,7 +5,7 @@
 #include <optional>
 #include <string>
 
-#include "tuner/status.h"
+#include "base/status.h"
 
 namespace graintune {
 
@@ -40,7 +40,8 @@ struct Policy {
   double safety_factor = 1.25;     // over-provisioning of the computed need
   double noise_tolerance = 0.03;   // throughput differences below this are not chased
   Objective objective = Objective::kThroughput;
-  std::string name = "built-in defaults";
+  std::string name = "built-in defaults";  // for people: "GrainTunePolicy tpu-team"
+  std::string object_name;  // the GrainTunePolicy's metadata.name; empty for the defaults
 };
 
 double DefaultReservedCpu(double host_cpu_cores);       // max(4, 5% of the host)

@@ -37,15 +37,6 @@ std::string Quote(std::string_view s) { return "'" + std::string(s) + "'"; }
 
 }  // namespace
 
-std::optional<double> ParseFiniteNumber(std::string_view text) {
-  double value = 0;
-  auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
-  if (text.empty() || ec != std::errc() || ptr != text.data() + text.size() ||
-      !std::isfinite(value))
-    return std::nullopt;
-  return value;
-}
-
 Result<double> ParseQuantity(std::string_view text) {
   std::string_view s = text;
   while (!s.empty() && std::isspace(static_cast<unsigned char>(s.front()))) s.remove_prefix(1);

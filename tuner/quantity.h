@@ -9,13 +9,11 @@
 #include <optional>
 #include <string_view>
 
-#include "tuner/status.h"
+#include "base/numbers.h"
+#include "base/status.h"
 
 namespace graintune {
 
-// A plain finite decimal number ("4.3", "1e3"; no suffix, no surrounding spaces), as MaxText
-// settings, annotations and CLI flags write them; nullopt for anything else.
-std::optional<double> ParseFiniteNumber(std::string_view text);
 
 // The quantity's value as a double ("500m" -> 0.5, "2Gi" -> 2147483648).
 Result<double> ParseQuantity(std::string_view text);

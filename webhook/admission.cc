@@ -2,7 +2,7 @@
 
 #include <algorithm>
 
-#include "kube/base64.h"
+#include "base/base64.h"
 #include "webhook/review_header.h"
 
 namespace graintune::webhook {
@@ -64,7 +64,7 @@ AdmissionResult Admitter::Admit(std::string_view body) const {
     if (std::optional<ReviewHeader> h = ReadReviewHeader(body);
         h && h->api_version == "admission.k8s.io/v1" && h->kind == "AdmissionReview") {
       AdmissionResult result;
-      result.kind = ToString(KindOf(h->request_group, h->request_kind));
+      result.kind = ToString(workload::KindOf(h->request_group, h->request_kind));
       result.body = Review(Response(h->uid, {}));
       return result;
     }
@@ -89,11 +89,11 @@ AdmissionResult Admitter::Admit(std::string_view body) const {
     return result;
   }
   const json kind = request->value("kind", json::object());
-  const WorkloadKind workload =
-      kind.is_object() ? KindOf(kind.value("group", ""), kind.value("kind", "")) : WorkloadKind::kOther;
+  const workload::WorkloadKind workload =
+      kind.is_object() ? workload::KindOf(kind.value("group", ""), kind.value("kind", "")) : workload::WorkloadKind::kOther;
   result.kind = ToString(workload);
   const std::string ns = request->value("namespace", "");
-  if (request->value("operation", "") != "CREATE" || workload == WorkloadKind::kOther ||
+  if (request->value("operation", "") != "CREATE" || workload == workload::WorkloadKind::kOther ||
       options_.excluded_namespaces.count(ns) || !may_concern) {
     result.body = Review(Response(uid, {}));
     return result;
@@ -111,7 +111,7 @@ AdmissionResult Admitter::Admit(std::string_view body) const {
     json response = Response(uid, plan.warnings);
     if (plan.changed) {
       response["patchType"] = "JSONPatch";
-      response["patch"] = kube::Base64Encode(plan.patch.dump());
+      response["patch"] = Base64Encode(plan.patch.dump());
       result.outcome = "mutated";
       result.mutations = static_cast<int>(plan.findings.size());
     }

@@ -11,10 +11,10 @@
 #include <fstream>
 #include <sstream>
 
-#include "kube/base64.h"
+#include "base/base64.h"
 #include "webhook/admission.h"
-#include "webhook/fake_sources.h"
-#include "webhook/pod_templates.h"
+#include "workload/in_memory_sources.h"
+#include "workload/pod_templates.h"
 
 namespace graintune::webhook {
 namespace {
@@ -62,10 +62,10 @@ const json* Case(const std::string& name) {
 // What every case is planned against: the machine-type table, no history, the table's
 // ConfigMaps, the built-in policy.
 struct TableSources {
-  MachineTypeTableShapes shapes;
-  InMemoryHistory history;
-  InMemoryConfigMaps configmaps;
-  FixedPolicy policies;
+  workload::MachineTypeTableShapes shapes;
+  workload::InMemoryHistory history;
+  workload::InMemoryConfigMaps configmaps;
+  workload::FixedPolicy policies;
   TableSources() {
     for (const json& cm : Table()["configmaps"])
       configmaps.Put(cm["namespace"], cm["name"], cm["key"], cm["data"]);
@@ -81,7 +81,7 @@ json Outcome(const json& c) {
   const json& object = c["object"];
   const std::string kind = object["kind"];
   const std::string api = object["apiVersion"];
-  const std::string group = GroupOf(api);
+  const std::string group = workload::GroupOf(api);
   json review = {{"apiVersion", "admission.k8s.io/v1"},
                  {"kind", "AdmissionReview"},
                  {"request",
@@ -96,7 +96,7 @@ json Outcome(const json& c) {
   json out = json::parse(r.body);
   json patch = json::array();
   if (out["response"].contains("patch"))
-    patch = json::parse(*kube::Base64Decode(out["response"]["patch"].get<std::string>(), "patch"));
+    patch = json::parse(*Base64Decode(out["response"]["patch"].get<std::string>(), "patch"));
   Redact(patch);
   for (json& op : patch) {
     const std::string path = op.value("path", "");
@@ -136,7 +136,7 @@ TEST_P(AdmissionTable, PlannerPatchEqualsTheFullDiff) {
   ASSERT_NE(c, nullptr);
   TableSources sources;
   const json& object = (*c)["object"];
-  const WorkloadKind kind = KindOf(GroupOf(object["apiVersion"]), object["kind"]);
+  const workload::WorkloadKind kind = workload::KindOf(workload::GroupOf(object["apiVersion"]), object["kind"]);
   const ExporterInjection exporter;
   for (const ExporterInjection* with : {static_cast<const ExporterInjection*>(nullptr), &exporter}) {
     const Plan plan = PlanWorkerCount(object, kind, (*c)["namespace"], sources.Planner(), with);

@@ -3,8 +3,8 @@
 #include <gtest/gtest.h>
 #include <openssl/evp.h>
 
-#include "kube/base64.h"
-#include "webhook/fake_sources.h"
+#include "base/base64.h"
+#include "workload/in_memory_sources.h"
 
 namespace graintune::webhook {
 namespace {
@@ -43,10 +43,10 @@ json ReviewOf(const json& object, const std::string& ns = "team-a", bool dry_run
 class AdmissionTest : public ::testing::Test {
  protected:
   Admitter admitter_{PlannerSources{shapes_, history_, configmaps_, policies_}};
-  MachineTypeTableShapes shapes_;
-  InMemoryHistory history_;
-  InMemoryConfigMaps configmaps_;
-  FixedPolicy policies_;
+  workload::MachineTypeTableShapes shapes_;
+  workload::InMemoryHistory history_;
+  workload::InMemoryConfigMaps configmaps_;
+  workload::FixedPolicy policies_;
 };
 
 TEST_F(AdmissionTest, MutatesWithAPatchThatAppliesToTheObject) {
@@ -156,9 +156,9 @@ TEST_F(AdmissionTest, HistoryDownFailsOpenToAFreshDecision) {
 }
 
 TEST_F(AdmissionTest, Base64OfThePatch) {
-  EXPECT_EQ(kube::Base64Encode(""), "");
-  EXPECT_EQ(kube::Base64Encode("f"), "Zg==");
-  EXPECT_EQ(kube::Base64Encode("foobar"), "Zm9vYmFy");
+  EXPECT_EQ(Base64Encode(""), "");
+  EXPECT_EQ(Base64Encode("f"), "Zg==");
+  EXPECT_EQ(Base64Encode("foobar"), "Zm9vYmFy");
 }
 
 }  // namespace

@@ -11,7 +11,7 @@ json& At(json& object, const std::string& pointer) { return object[json::json_po
 
 void InjectExporter(json& object, const std::string& spec_pointer,
                     const std::string& metadata_pointer, const std::string& trainer_pointer,
-                    const ContainerOverrides& trainer, const ExporterInjection& options,
+                    const workload::ContainerOverrides& trainer, const ExporterInjection& options,
                     std::vector<std::string>& warnings) {
   json& spec = At(object, spec_pointer);
   if (!spec.is_object()) return;
@@ -33,7 +33,7 @@ void InjectExporter(json& object, const std::string& spec_pointer,
   json& container = At(object, trainer_pointer);
   json& env = container["env"];
   if (!env.is_array()) env = json::array();
-  env.push_back({{"name", EnvNameForKey("metrics_file")}, {"value", file}});
+  env.push_back({{"name", workload::EnvNameForKey("metrics_file")}, {"value", file}});
   json& mounts = container["volumeMounts"];
   if (!mounts.is_array()) mounts = json::array();
   mounts.push_back({{"name", kMetricsVolumeName}, {"mountPath", options.mount_path}});

@@ -15,7 +15,7 @@
 #include <string>
 #include <vector>
 
-#include "webhook/container_overrides.h"
+#include "workload/container_overrides.h"
 
 namespace graintune::webhook {
 
@@ -33,7 +33,7 @@ struct ExporterInjection {
 // `trainer_pointer`: the MaxText container (absolute pointer).
 void InjectExporter(nlohmann::json& object, const std::string& spec_pointer,
                     const std::string& metadata_pointer, const std::string& trainer_pointer,
-                    const ContainerOverrides& trainer, const ExporterInjection& options,
+                    const workload::ContainerOverrides& trainer, const ExporterInjection& options,
                     std::vector<std::string>& warnings);
 
 }  // namespace graintune::webhook

@@ -1,33 +1,43 @@
 #include "webhook/site_finders.h"
 
 namespace graintune::webhook {
+namespace {
 
-void OverrideSites::Find(const ContainerContext& ctx, std::vector<Edit>& edits,
-                         std::vector<std::string>& warnings) const {
-  for (const Override& o : ctx.overrides.overrides) {
-    if (o.key != kWorkerCountKeys[0] && o.key != kWorkerCountKeys[1]) continue;
-    const std::optional<int>& applied = IsEvalKey(o.key) ? ctx.annotations.applied_eval_workers
-                                                         : ctx.annotations.applied_workers;
-    const bool auto_value = o.value == "-1";
-    const bool ours = ctx.managed && applied && o.value == std::to_string(*applied);
-    if (!auto_value && !ours) continue;
-    if (!o.replaceable) {
-      warnings.push_back("graintune: " + o.key + " in container " + ctx.name +
-                         " is split by quotes and cannot be rewritten in place; left as written");
-      continue;
+// -1 written as an override: argv element, word in a bash -c script, or M_ env var. On a pod
+// graintune already manages, also the value it applied (so a retry gets the current value).
+class OverrideSites : public SiteFinder {
+ public:
+  void Find(const ContainerContext& ctx, std::vector<Edit>& edits,
+            std::vector<std::string>& warnings) const override {
+    for (const workload::Override& o : ctx.overrides.overrides) {
+      if (o.key != kWorkerCountKeys[0] && o.key != kWorkerCountKeys[1]) continue;
+      const std::optional<int>& applied = IsEvalKey(o.key) ? ctx.annotations.applied_eval_workers
+                                                           : ctx.annotations.applied_workers;
+      const bool auto_value = o.value == "-1";
+      const bool ours = ctx.managed && applied && o.value == std::to_string(*applied);
+      if (!auto_value && !ours) continue;
+      if (!o.replaceable) {
+        warnings.push_back("graintune: " + o.key + " in container " + ctx.name +
+                           " is split by quotes and cannot be rewritten in place; left as written");
+        continue;
+      }
+      Edit e;
+      e.op = Edit::Op::kReplaceRange;
+      e.site = ToString(o.location);
+      e.key = o.key;
+      e.container_pointer = ctx.pointer;
+      e.container_name = ctx.name;
+      e.pointer = o.pointer;
+      e.begin = o.value_begin;
+      e.end = o.value_end;
+      e.before = o.value;
+      edits.push_back(std::move(e));
     }
-    Edit e;
-    e.op = Edit::Op::kReplaceRange;
-    e.kind = o.kind;
-    e.key = o.key;
-    e.container_pointer = ctx.pointer;
-    e.container_name = ctx.name;
-    e.pointer = o.pointer;
-    e.begin = o.value_begin;
-    e.end = o.value_end;
-    e.before = o.value;
-    edits.push_back(std::move(e));
   }
-}
+};
+
+}  // namespace
+
+GRAINTUNE_REGISTER_SITE_FINDER(OverrideSites, 10);
 
 }  // namespace graintune::webhook

@@ -3,8 +3,8 @@
 #include <fstream>
 #include <optional>
 
-#include "kube/base64.h"
-#include "kube/pki.h"
+#include "base/base64.h"
+#include "server/pki.h"
 
 namespace graintune::webhook {
 namespace {
@@ -19,7 +19,7 @@ Result<Pair> FromSecret(const json& secret) {
   const json data = secret.value("data", json::object());
   Pair p;
   for (auto [field, out] : {std::pair{"ca.crt", &p.ca}, {"tls.crt", &p.cert}, {"tls.key", &p.key}}) {
-    Result<std::string> v = kube::Base64Decode(data.value(field, ""), std::string("secret ") + field);
+    Result<std::string> v = Base64Decode(data.value(field, ""), std::string("secret ") + field);
     if (!v.ok()) return v.status();
     *out = *v;
   }
@@ -87,16 +87,16 @@ Result<bool> EnsureServingCertificate(kube::Client& client, const ServingCertifi
   if (secret.ok()) {
     Result<Pair> p = FromSecret(*secret);
     if (p.ok()) {
-      Result<long> left = kube::SecondsUntilExpiry(p->cert);
+      Result<long> left = server::SecondsUntilExpiry(p->cert);
       if (left.ok() && *left > renew) pair = *p;
     }
   } else if (!secret.error().IsNotFound()) {
     return secret.error().ToStatus();
   }
   if (!pair) {
-    Result<kube::CertificateAuthority> ca = kube::GenerateCertificateAuthority("graintune-webhook-ca", o.valid_days);
+    Result<server::CertificateAuthority> ca = server::GenerateCertificateAuthority("graintune-webhook-ca", o.valid_days);
     if (!ca.ok()) return ca.status();
-    Result<kube::SignedCertificate> cert = kube::IssueCertificate(
+    Result<server::SignedCertificate> cert = server::IssueCertificate(
         *ca, {.common_name = o.dns_names.empty() ? "graintune-webhook" : o.dns_names.front(),
               .dns_names = o.dns_names, .server = true, .valid_days = o.valid_days});
     if (!cert.ok()) return cert.status();
@@ -106,9 +106,9 @@ Result<bool> EnsureServingCertificate(kube::Client& client, const ServingCertifi
                  {"type", "kubernetes.io/tls"},
                  {"metadata", {{"name", o.secret_name}, {"namespace", o.secret_namespace},
                                {"labels", {{"app.kubernetes.io/managed-by", "graintune-webhook"}}}}},
-                 {"data", {{"ca.crt", kube::Base64Encode(fresh.ca)},
-                           {"tls.crt", kube::Base64Encode(fresh.cert)},
-                           {"tls.key", kube::Base64Encode(fresh.key)}}}};
+                 {"data", {{"ca.crt", Base64Encode(fresh.ca)},
+                           {"tls.crt", Base64Encode(fresh.cert)},
+                           {"tls.key", Base64Encode(fresh.key)}}}};
     if (owner) body["metadata"]["ownerReferences"] = json::array({*owner});
     // Replace is conditional on the version we read, Create on the name being free: when two
     // replicas race, exactly one write succeeds.
@@ -138,7 +138,7 @@ Result<bool> EnsureServingCertificate(kube::Client& client, const ServingCertifi
 
   // Trust: every webhook of the configuration gets the CA.
   if (configuration) {
-    const std::string bundle = kube::Base64Encode(pair->ca);
+    const std::string bundle = Base64Encode(pair->ca);
     json patch = json::array();
     const json hooks = configuration->value("webhooks", json::array());
     for (size_t i = 0; i < hooks.size(); ++i)

@@ -19,76 +19,65 @@
 #include "kube/informer.h"
 #include "webhook/admission.h"
 #include "kube/backoff.h"
-#include "webhook/cluster_sources.h"
-#include "webhook/graintune_objects.h"
+#include "workload/cluster_sources.h"
+#include "workload/graintune_objects.h"
 #include "webhook/serving_certificates.h"
-#include "webhook/yaml_json.h"
-#include "webhook/fake_sources.h"
-#include "webhook/command_line.h"
-#include "webhook/https_server.h"
+#include "workload/yaml_json.h"
+#include "workload/in_memory_sources.h"
+#include "server/flags.h"
+#include "server/https_server.h"
 #include "webhook/webhook_routes.h"
 
 namespace {
 std::atomic<bool> g_stop{false};
 void OnSignal(int) { g_stop = true; }
-
-int IntFlag(const std::string& flag, const std::string& text, int lo, int hi) {
-  return graintune::webhook::IntFlagOrExit("graintune-webhook", flag, text, lo, hi);
-}
+constexpr char kProgram[] = "graintune-webhook";
 }  // namespace
 
 int main(int argc, char** argv) {
+  using namespace graintune;
   using namespace graintune::webhook;
-  HttpsServerOptions options;
-  options.port = 8443;
-  options.bind_address = "0.0.0.0";
+  const server::Flags flags = server::ExitOnUsageError(
+      kProgram, server::Flags::Parse(server::Arguments(argc, argv),
+                                     {"tls-cert-file", "tls-key-file", "bind-address", "port",
+                                      "threads", "exclude-namespace", "kubeconfig",
+                                      "exporter-image", "exporter-port", "cert-secret",
+                                      "webhook-configuration", "service-dns-name", "cert-dir",
+                                      "policy-file"},
+                                     {"standalone", "share-process-namespace", "no-exporter"}));
+  if (!flags.positional().empty())
+    server::ExitWithUsageError(kProgram, "unexpected argument '" + flags.positional().front() + "'");
+  server::HttpsServerOptions options;
+  options.cert_file = flags.Get("tls-cert-file").value_or("");
+  options.key_file = flags.Get("tls-key-file").value_or("");
+  options.bind_address = flags.Get("bind-address").value_or("0.0.0.0");
+  options.port = static_cast<unsigned short>(
+      server::ExitOnUsageError(kProgram, flags.IntegerIn("port", 1, 65535)).value_or(8443));
+  if (auto threads = server::ExitOnUsageError(kProgram, flags.IntegerIn("threads", 1, 64)))
+    options.threads = *threads;
   AdmitterOptions admit;
-  admit.exporter = ExporterInjection{};
-  std::string kubeconfig;
-  bool standalone = false;
-  ServingCertificateOptions self_signed;
-  std::string policy_file;
-  std::string cert_dir;
-  for (int i = 1; i < argc; ++i) {
-    const std::string flag = argv[i];
-    auto value = [&]() -> std::string {
-      if (i + 1 >= argc) {
-        std::cerr << "graintune-webhook: " << flag << " needs a value\n";
-        std::exit(2);
-      }
-      return argv[++i];
-    };
-    if (flag == "--tls-cert-file") options.cert_file = value();
-    else if (flag == "--tls-key-file") options.key_file = value();
-    else if (flag == "--bind-address") options.bind_address = value();
-    else if (flag == "--port") options.port = static_cast<unsigned short>(IntFlag(flag, value(), 1, 65535));
-    else if (flag == "--threads") options.threads = IntFlag(flag, value(), 1, 64);
-    else if (flag == "--exclude-namespace") admit.excluded_namespaces.insert(value());
-    else if (flag == "--kubeconfig") kubeconfig = value();
-    else if (flag == "--standalone") standalone = true;
-    else if (flag == "--exporter-image") admit.exporter.emplace().image = value();
-    else if (flag == "--exporter-port") admit.exporter.emplace().port = IntFlag(flag, value(), 1, 65535);
-    else if (flag == "--share-process-namespace") admit.exporter.emplace().share_process_namespace = true;
-    else if (flag == "--no-exporter") admit.exporter.reset();
-    else if (flag == "--cert-secret") {
-      const std::string v = value();
-      const size_t slash = v.find('/');
-      if (slash == std::string::npos) {
-        std::cerr << "graintune-webhook: --cert-secret wants NAMESPACE/NAME\n";
-        return 2;
-      }
-      self_signed.secret_namespace = v.substr(0, slash);
-      self_signed.secret_name = v.substr(slash + 1);
-    }
-    else if (flag == "--webhook-configuration") self_signed.webhook_configuration = value();
-    else if (flag == "--service-dns-name") self_signed.dns_names.push_back(value());
-    else if (flag == "--cert-dir") cert_dir = value();
-    else if (flag == "--policy-file") policy_file = value();
-    else {
-      std::cerr << "graintune-webhook: unknown flag " << flag << "\n";
-      return 2;
-    }
+  for (const std::string& ns : flags.All("exclude-namespace")) admit.excluded_namespaces.insert(ns);
+  if (!flags.Bool("no-exporter")) {
+    ExporterInjection& exporter = admit.exporter.emplace();
+    if (auto image = flags.Get("exporter-image")) exporter.image = *image;
+    if (auto port = server::ExitOnUsageError(kProgram, flags.IntegerIn("exporter-port", 1, 65535)))
+      exporter.port = *port;
+    exporter.share_process_namespace = flags.Bool("share-process-namespace");
   }
+  const std::string kubeconfig = flags.Get("kubeconfig").value_or("");
+  const bool standalone = flags.Bool("standalone");
+  ServingCertificateOptions self_signed;
+  if (auto secret = flags.Get("cert-secret")) {
+    const size_t slash = secret->find('/');
+    if (slash == std::string::npos)
+      server::ExitWithUsageError(kProgram, "--cert-secret wants NAMESPACE/NAME");
+    self_signed.secret_namespace = secret->substr(0, slash);
+    self_signed.secret_name = secret->substr(slash + 1);
+  }
+  self_signed.webhook_configuration = flags.Get("webhook-configuration").value_or("");
+  self_signed.dns_names = flags.All("service-dns-name");
+  const std::string cert_dir = flags.Get("cert-dir").value_or("");
+  const std::string policy_file = flags.Get("policy-file").value_or("");
   const bool manage_certs = !self_signed.secret_name.empty();
   if (manage_certs) {
     if (cert_dir.empty() || self_signed.dns_names.empty()) {
@@ -104,15 +93,15 @@ int main(int argc, char** argv) {
     return 2;
   }
   // Sources: the API server's caches when reachable, else the built-in table.
-  std::shared_ptr<graintune::kube::Informer> nodes, configmaps, graintunings, policies, namespaces, jobs;
-  std::shared_ptr<graintune::kube::Client> cert_client;
+  std::shared_ptr<kube::Informer> nodes, configmaps, graintunings, policies, namespaces, jobs;
+  std::shared_ptr<kube::Client> cert_client;
   if (manage_certs && standalone) {
     std::cerr << "graintune-webhook: --cert-secret needs API access, not --standalone\n";
     return 2;
   }
   if (!standalone) {
-    graintune::Result<graintune::kube::ClientConfig> config =
-        graintune::kube::LoadDefaultConfig(kubeconfig);
+    Result<kube::ClientConfig> config =
+        kube::LoadDefaultConfig(kubeconfig);
     if (!config.ok() && !kubeconfig.empty()) {
       std::cerr << "graintune-webhook: " << config.error() << "\n";
       return 1;
@@ -121,15 +110,15 @@ int main(int argc, char** argv) {
       std::cerr << "graintune-webhook: no API access (" << config.error()
                 << "); running standalone on the machine-type table\n";
     } else {
-      auto client = graintune::kube::Client::FromConfig(*config);
+      auto client = kube::Client::FromConfig(*config);
       if (!client.ok()) {
         std::cerr << "graintune-webhook: " << client.error().ToString() << "\n";
         return 1;
       }
       if (manage_certs) {
         // Serving needs the pair: retry for a minute, then give up (the pod restarts).
-        graintune::kube::Backoff backoff(std::chrono::milliseconds(500), std::chrono::seconds(8));
-        graintune::Result<bool> ensured = graintune::Status::Error("not tried");
+        kube::Backoff backoff(std::chrono::milliseconds(500), std::chrono::seconds(8));
+        Result<bool> ensured = Status::Error("not tried");
         for (int i = 0; i < 12 && !ensured.ok(); ++i) {
           ensured = EnsureServingCertificate(**client, self_signed);
           if (!ensured.ok()) {
@@ -140,70 +129,70 @@ int main(int argc, char** argv) {
         if (!ensured.ok()) return 1;
         cert_client = *client;
       }
-      nodes = std::make_shared<graintune::kube::Informer>(*client, graintune::kube::resources::kNodes);
-      configmaps = std::make_shared<graintune::kube::Informer>(
-          *client, graintune::kube::resources::kConfigMaps);
-      graintunings = std::make_shared<graintune::kube::Informer>(
-          *client, graintune::kube::resources::kGrainTunings);
-      policies = std::make_shared<graintune::kube::Informer>(
-          *client, graintune::kube::resources::kGrainTunePolicies);
-      namespaces = std::make_shared<graintune::kube::Informer>(
-          *client, graintune::kube::resources::kNamespaces);
-      jobs = std::make_shared<graintune::kube::Informer>(*client, graintune::kube::resources::kJobs);
+      nodes = std::make_shared<kube::Informer>(*client, kube::resources::kNodes);
+      configmaps = std::make_shared<kube::Informer>(
+          *client, kube::resources::kConfigMaps);
+      graintunings = std::make_shared<kube::Informer>(
+          *client, kube::resources::kGrainTunings);
+      policies = std::make_shared<kube::Informer>(
+          *client, kube::resources::kGrainTunePolicies);
+      namespaces = std::make_shared<kube::Informer>(
+          *client, kube::resources::kNamespaces);
+      jobs = std::make_shared<kube::Informer>(*client, kube::resources::kJobs);
       for (auto* i : {&nodes, &configmaps, &graintunings, &policies, &namespaces, &jobs}) (*i)->Start();
     }
   }
-  MachineTypeTableShapes table_shapes;
-  std::unique_ptr<NodeShapeSource> cluster_shapes;
-  std::unique_ptr<ConfigMapSource> cluster_configmaps;
-  std::unique_ptr<HistorySource> cluster_history;
-  std::unique_ptr<PolicySource> cluster_policies;
-  std::unique_ptr<JobStatusSource> cluster_jobs;
+  workload::MachineTypeTableShapes table_shapes;
+  std::unique_ptr<workload::NodeShapeSource> cluster_shapes;
+  std::unique_ptr<workload::ConfigMapSource> cluster_configmaps;
+  std::unique_ptr<workload::HistorySource> cluster_history;
+  std::unique_ptr<workload::PolicySource> cluster_policies;
+  std::unique_ptr<workload::JobStatusSource> cluster_jobs;
   if (nodes) {
-    cluster_jobs = std::make_unique<JobCache>(jobs);
-    cluster_shapes = std::make_unique<NodeCacheShapes>(nodes);
-    cluster_configmaps = std::make_unique<ConfigMapCache>(configmaps);
-    cluster_history = std::make_unique<GrainTuningHistory>(graintunings);
-    cluster_policies = std::make_unique<PolicyCache>(policies, namespaces);
+    cluster_jobs = std::make_unique<workload::JobCache>(jobs);
+    cluster_shapes = std::make_unique<workload::NodeCacheShapes>(nodes);
+    cluster_configmaps = std::make_unique<workload::ConfigMapCache>(configmaps);
+    cluster_history = std::make_unique<workload::GrainTuningHistory>(graintunings);
+    cluster_policies = std::make_unique<workload::PolicyCache>(policies, namespaces);
   }
-  InMemoryHistory no_history;
-  InMemoryConfigMaps no_configmaps;
-  FixedPolicy default_policy;
-  std::optional<StaticPolicies> file_policies;
+  workload::InMemoryHistory no_history;
+  workload::InMemoryConfigMaps no_configmaps;
+  workload::FixedPolicy default_policy;
+  std::optional<workload::StaticPolicies> file_policies;
   if (!policy_file.empty()) {
     if (!standalone && nodes) {
       std::cerr << "graintune-webhook: --policy-file is for --standalone; in a cluster policies are "
                    "GrainTunePolicy objects\n";
       return 2;
     }
-    graintune::Result<std::string> text = graintune::kube::ReadFileText(policy_file);
-    graintune::Result<std::vector<nlohmann::json>> docs =
-        text.ok() ? ParseYamlDocuments(*text)
-                  : graintune::Result<std::vector<nlohmann::json>>(text.status());
-    graintune::Result<StaticPolicies> loaded =
-        docs.ok() ? StaticPolicies::FromObjects(*docs) : graintune::Result<StaticPolicies>(docs.status());
+    Result<std::string> text = kube::ReadFileText(policy_file);
+    Result<std::vector<nlohmann::json>> docs =
+        text.ok() ? workload::ParseYamlDocuments(*text)
+                  : Result<std::vector<nlohmann::json>>(text.status());
+    Result<workload::StaticPolicies> loaded =
+        docs.ok() ? workload::StaticPolicies::FromObjects(*docs) : Result<workload::StaticPolicies>(docs.status());
     if (!loaded.ok()) {
       std::cerr << "graintune-webhook: --policy-file " << policy_file << ": " << loaded.error() << "\n";
       return 2;
     }
     file_policies = std::move(loaded).value();
   }
-  NodeShapeSource& shapes = cluster_shapes ? *cluster_shapes : table_shapes;
-  ConfigMapSource& configmap_source =
-      cluster_configmaps ? *cluster_configmaps : static_cast<ConfigMapSource&>(no_configmaps);
-  HistorySource& history = cluster_history ? *cluster_history : static_cast<HistorySource&>(no_history);
-  PolicySource& policy_source =
+  workload::NodeShapeSource& shapes = cluster_shapes ? *cluster_shapes : table_shapes;
+  workload::ConfigMapSource& configmap_source =
+      cluster_configmaps ? *cluster_configmaps : static_cast<workload::ConfigMapSource&>(no_configmaps);
+  workload::HistorySource& history = cluster_history ? *cluster_history : static_cast<workload::HistorySource&>(no_history);
+  workload::PolicySource& policy_source =
       cluster_policies ? *cluster_policies
-      : file_policies  ? static_cast<PolicySource&>(*file_policies)
-                       : static_cast<PolicySource&>(default_policy);
+      : file_policies  ? static_cast<workload::PolicySource&>(*file_policies)
+                       : static_cast<workload::PolicySource&>(default_policy);
   Admitter admitter(
       PlannerSources{shapes, history, configmap_source, policy_source, cluster_jobs.get()}, admit);
   WebhookMetrics metrics;
   WebhookRoutes routes(admitter, metrics);
   // Not ready until the caches are: the API server then sends requests to a replica that is.
   routes.SetReady(!nodes);
-  HttpsServer server(options, [&](const HttpRequest& r) { return routes.Handle(r); });
-  if (graintune::Status s = server.Start(); !s.ok()) {
+  server::HttpsServer server(options, [&](const server::HttpRequest& r) { return routes.Handle(r); });
+  if (Status s = server.Start(); !s.ok()) {
     std::cerr << "graintune-webhook: " << s.message() << "\n";
     return 1;
   }
@@ -214,7 +203,7 @@ int main(int argc, char** argv) {
   while (!g_stop) {
     if (cert_client && std::chrono::steady_clock::now() > next_cert_check) {
       // Re-issue ahead of expiry; the server picks the new files up by itself.
-      graintune::Result<bool> r = EnsureServingCertificate(*cert_client, self_signed);
+      Result<bool> r = EnsureServingCertificate(*cert_client, self_signed);
       if (!r.ok()) std::cerr << "graintune-webhook: certificate renewal: " << r.error() << "\n";
       next_cert_check = std::chrono::steady_clock::now() +
                         (r.ok() ? std::chrono::hours(12) : std::chrono::hours(1));

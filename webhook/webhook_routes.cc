@@ -4,7 +4,7 @@
 
 namespace graintune::webhook {
 
-HttpResponse WebhookRoutes::Handle(const HttpRequest& request) {
+server::HttpResponse WebhookRoutes::Handle(const server::HttpRequest& request) {
   const std::string path = request.target.substr(0, request.target.find('?'));
   if (path == "/mutate") {
     if (request.method != "POST") return {405, "application/json", R"({"error":"POST only"})"};
@@ -18,8 +18,8 @@ HttpResponse WebhookRoutes::Handle(const HttpRequest& request) {
     return {r.http_status, "application/json", std::move(r.body)};
   }
   if (path == "/healthz") return {200, "text/plain", "ok\n"};
-  if (path == "/readyz") return ready_ ? HttpResponse{200, "text/plain", "ok\n"}
-                                       : HttpResponse{503, "text/plain", "not ready\n"};
+  if (path == "/readyz") return ready_ ? server::HttpResponse{200, "text/plain", "ok\n"}
+                                       : server::HttpResponse{503, "text/plain", "not ready\n"};
   if (path == "/metrics") return {200, "text/plain; version=0.0.4", metrics_.Exposition()};
   return {404, "application/json", R"({"error":"not found"})"};
 }

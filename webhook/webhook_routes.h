@@ -5,7 +5,7 @@
 #include <atomic>
 
 #include "webhook/admission.h"
-#include "webhook/https_server.h"
+#include "server/https_server.h"
 #include "webhook/webhook_metrics.h"
 
 namespace graintune::webhook {
@@ -14,7 +14,7 @@ class WebhookRoutes {
  public:
   WebhookRoutes(const Admitter& admitter, WebhookMetrics& metrics)
       : admitter_(admitter), metrics_(metrics) {}
-  HttpResponse Handle(const HttpRequest& request);
+  server::HttpResponse Handle(const server::HttpRequest& request);
   void SetReady(bool ready) { ready_ = ready; }
 
  private:

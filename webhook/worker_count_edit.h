@@ -1,13 +1,14 @@
 // Edit: one change graintune makes to a container so MaxText sees the chosen worker count.
 //
 // Site finders (site_finders.h) produce edits before the value is known; the planner fills in
-// the value and applies them. Each edit touches only what it names: a byte range inside one
-// string, a text inserted at one offset, one argv element inserted, or one env var appended.
+// the value and applies them with ApplyEdit. Each edit touches only what it names: a byte range
+// inside one string, a text inserted at one offset, one argv element inserted, or one env var
+// appended.
 #pragma once
 
 #include <string>
 
-#include "webhook/container_overrides.h"
+#include <nlohmann/json.hpp>
 
 namespace graintune::webhook {
 
@@ -19,7 +20,10 @@ struct Edit {
     kAppendEnv,     // append env {name: M_KEY, value}
   };
   Op op = Op::kReplaceRange;
-  SiteKind kind = SiteKind::kArg;    // where the -1 (or the marker) was found
+  std::string site;                  // where the -1 was found, for people: args, script, env, ...
+  // The -1 is graintune.dev/worker-count on the workload, not in the container: objects made
+  // from this template (a JobSet's child Jobs) must carry that annotation to be tuned.
+  bool requested_by_annotation = false;
   std::string key;                   // grain_worker_count or grain_worker_count_eval
   std::string container_pointer;     // absolute JSON pointer of the container
   std::string container_name;
@@ -29,5 +33,10 @@ struct Edit {
 };
 
 inline bool IsEvalKey(const std::string& key) { return key == "grain_worker_count_eval"; }
+
+// Applies `edit` with `value` to `object`, which must hold what the edit was found in (the
+// finders checked the types); returns the absolute pointer of what changed. Edits of one string
+// are applied from the highest offset down so earlier offsets stay valid.
+std::string ApplyEdit(nlohmann::json& object, const Edit& edit, int value);
 
 }  // namespace graintune::webhook

@@ -2,8 +2,9 @@
 
 #include <gtest/gtest.h>
 
-#include "webhook/fake_sources.h"
-#include "webhook/workload_annotations.h"
+#include "workload/identity.h"
+#include "workload/in_memory_sources.h"
+#include "workload/workload_annotations.h"
 
 namespace graintune::webhook {
 namespace {
@@ -12,14 +13,14 @@ using json = nlohmann::json;
 
 class PlannerTest : public ::testing::Test {
  protected:
-  Plan Run(const json& object, WorkloadKind kind) {
+  Plan Run(const json& object, workload::WorkloadKind kind) {
     return PlanWorkerCount(object, kind, "team-a",
                            PlannerSources{shapes_, history_, configmaps_, policies_});
   }
-  MachineTypeTableShapes shapes_;
-  InMemoryHistory history_;
-  InMemoryConfigMaps configmaps_;
-  FixedPolicy policies_;
+  workload::MachineTypeTableShapes shapes_;
+  workload::InMemoryHistory history_;
+  workload::InMemoryConfigMaps configmaps_;
+  workload::FixedPolicy policies_;
 };
 
 json SeedJob() {
@@ -37,7 +38,7 @@ json SeedJob() {
 
 TEST_F(PlannerTest, JobScriptMinusOneBecomesTheDecision) {
   const json job = SeedJob();
-  Plan plan = Run(job, WorkloadKind::kJob);
+  Plan plan = Run(job, workload::WorkloadKind::kJob);
   ASSERT_TRUE(plan.changed) << (plan.warnings.empty() ? "" : plan.warnings[0]);
   ASSERT_TRUE(plan.decision);
   const std::string script =
@@ -45,16 +46,16 @@ TEST_F(PlannerTest, JobScriptMinusOneBecomesTheDecision) {
   std::string expected = job["spec"]["template"]["spec"]["containers"][0]["command"][2];
   expected.replace(expected.find("=-1"), 3, "=" + std::to_string(plan.workers));
   EXPECT_EQ(script, expected);  // only the -1 changed
-  EXPECT_EQ(plan.mutated["metadata"]["annotations"][kWorkerCountAnnotation],
+  EXPECT_EQ(plan.mutated["metadata"]["annotations"][workload::kWorkerCountAnnotation],
             std::to_string(plan.workers));
-  EXPECT_EQ(plan.mutated["spec"]["template"]["metadata"]["labels"][kManagedLabel], "true");
+  EXPECT_EQ(plan.mutated["spec"]["template"]["metadata"]["labels"][workload::kManagedLabel], "true");
   EXPECT_EQ(plan.host.machine_type, "ct6e-standard-4t");
   EXPECT_GT(plan.workers, 4);
 }
 
 TEST_F(PlannerTest, ReinvocationIsANoOp) {
-  Plan first = Run(SeedJob(), WorkloadKind::kJob);
-  Plan second = Run(first.mutated, WorkloadKind::kJob);
+  Plan first = Run(SeedJob(), workload::WorkloadKind::kJob);
+  Plan second = Run(first.mutated, workload::WorkloadKind::kJob);
   EXPECT_FALSE(second.changed);
   EXPECT_EQ(second.mutated, first.mutated);
 }
@@ -63,7 +64,7 @@ TEST_F(PlannerTest, NoMinusOneNoChange) {
   json job = SeedJob();
   std::string& script = job["spec"]["template"]["spec"]["containers"][0]["command"][2].get_ref<std::string&>();
   script.replace(script.find("=-1"), 3, "=8");
-  Plan plan = Run(job, WorkloadKind::kJob);
+  Plan plan = Run(job, workload::WorkloadKind::kJob);
   EXPECT_FALSE(plan.changed);
   EXPECT_TRUE(plan.findings.empty());
 }
@@ -73,9 +74,9 @@ TEST_F(PlannerTest, JobSetKeepsMinusOneAndAnnotates) {
     "metadata": {"name": "js"}, "spec": {"replicatedJobs": [{"name": "slice", "template": {"spec":
     {"template": {"spec": {"nodeSelector": {"node.kubernetes.io/instance-type": "ct5p-hightpu-4t"},
     "containers": [{"name": "t", "args": ["python3", "MaxText/train.py", "grain_worker_count=-1"]}]}}}}}]}})");
-  Plan plan = Run(jobset, WorkloadKind::kJobSet);
+  Plan plan = Run(jobset, workload::WorkloadKind::kJobSet);
   EXPECT_EQ(plan.mutated["spec"], jobset["spec"]);
-  EXPECT_EQ(plan.mutated["metadata"]["annotations"][kFirstAttemptAnnotation],
+  EXPECT_EQ(plan.mutated["metadata"]["annotations"][workload::kFirstAttemptAnnotation],
             std::to_string(plan.workers));
   ASSERT_FALSE(plan.warnings.empty());
   EXPECT_NE(plan.warnings.back().find("first attempt"), std::string::npos);
@@ -92,7 +93,7 @@ TEST_F(PlannerTest, DecisionUsesThePrimaryTemplatesOwnAnnotations) {
       "metadata": {"annotations": {"graintune.dev/tokens-per-second-per-worker": "8000"}},
       "spec": {"nodeSelector": {"node.kubernetes.io/instance-type": "ct5p-hightpu-4t"},
       "containers": [{"name": "t", "args": ["MaxText/train.py", "grain_worker_count=-1"]}]}}}}}]}})");
-  Plan plan = Run(jobset, WorkloadKind::kJobSet);
+  Plan plan = Run(jobset, workload::WorkloadKind::kJobSet);
   ASSERT_TRUE(plan.decision);
   // The value comes from replicatedJob "a": its container and its annotations together.
   EXPECT_EQ(plan.decision->per_worker_tokens_per_second, 1000);
@@ -104,23 +105,23 @@ TEST_F(PlannerTest, HistoryRecommendationWinsForTheAttempt) {
   h.recommendation_attempt = 1;
   h.recommendation_reason = "data-bound at 4";
   history_.Put("team-a", "llama", h);
-  Plan plan = Run(SeedJob(), WorkloadKind::kJob);
+  Plan plan = Run(SeedJob(), workload::WorkloadKind::kJob);
   EXPECT_EQ(plan.workers, 13);
   EXPECT_NE(plan.reason.find("attempt 1"), std::string::npos);
 }
 
 TEST_F(PlannerTest, ManagedPodGetsTheCurrentValue) {
-  Plan job = Run(SeedJob(), WorkloadKind::kJob);
+  Plan job = Run(SeedJob(), workload::WorkloadKind::kJob);
   json pod = {{"apiVersion", "v1"}, {"kind", "Pod"},
               {"metadata", job.mutated["spec"]["template"].value("metadata", json::object())},
               {"spec", job.mutated["spec"]["template"]["spec"]}};
   pod["metadata"]["labels"]["batch.kubernetes.io/job-name"] = "llama";
   // No newer recommendation: the pod keeps what its Job got.
-  EXPECT_FALSE(Run(pod, WorkloadKind::kPod).changed);
+  EXPECT_FALSE(Run(pod, workload::WorkloadKind::kPod).changed);
   TuningHistory h;
   h.recommended_workers = job.workers + 5;
   history_.Put("team-a", "llama", h);
-  Plan retried = Run(pod, WorkloadKind::kPod);
+  Plan retried = Run(pod, workload::WorkloadKind::kPod);
   ASSERT_TRUE(retried.changed);
   const std::string script = retried.mutated["spec"]["containers"][0]["command"][2];
   EXPECT_NE(script.find("grain_worker_count=" + std::to_string(job.workers + 5)), std::string::npos);
@@ -129,7 +130,7 @@ TEST_F(PlannerTest, ManagedPodGetsTheCurrentValue) {
 TEST_F(PlannerTest, NoHostShapeFailsOpenWithWarning) {
   json job = SeedJob();
   job["spec"]["template"]["spec"].erase("nodeSelector");
-  Plan plan = Run(job, WorkloadKind::kJob);
+  Plan plan = Run(job, workload::WorkloadKind::kJob);
   EXPECT_FALSE(plan.changed);
   ASSERT_FALSE(plan.warnings.empty());
   EXPECT_NE(plan.warnings.back().find("no TPU host shape"), std::string::npos);
@@ -141,11 +142,11 @@ TEST_F(PlannerTest, NoHostShapeFailsOpenWithWarning) {
               {"metadata", {{"name", "llama-x"}, {"namespace", "team-a"},
                             {"labels", {{"batch.kubernetes.io/job-name", "llama"}}}}},
               {"spec", SeedJob()["spec"]["template"]["spec"]}};
-  Plan admitted = Run(pod, WorkloadKind::kPod);
+  Plan admitted = Run(pod, workload::WorkloadKind::kPod);
   ASSERT_TRUE(admitted.changed);
   EXPECT_GT(admitted.workers, 0);
   pod["spec"].erase("nodeSelector");
-  Plan still_unknown = Run(pod, WorkloadKind::kPod);
+  Plan still_unknown = Run(pod, workload::WorkloadKind::kPod);
   EXPECT_FALSE(still_unknown.changed);
   EXPECT_NE(still_unknown.warnings.back().find("MaxText picks for -1"), std::string::npos);
 }
@@ -158,7 +159,7 @@ namespace {
 
 class ExporterPlannerTest : public PlannerTest {
  protected:
-  Plan RunWithExporter(const json& object, WorkloadKind kind) {
+  Plan RunWithExporter(const json& object, workload::WorkloadKind kind) {
     return PlanWorkerCount(object, kind, "team-a",
                            PlannerSources{shapes_, history_, configmaps_, policies_}, &exporter_);
   }
@@ -166,7 +167,7 @@ class ExporterPlannerTest : public PlannerTest {
 };
 
 TEST_F(ExporterPlannerTest, TunedJobGetsANativeSidecarAndAMetricsFile) {
-  Plan plan = RunWithExporter(SeedJob(), WorkloadKind::kJob);
+  Plan plan = RunWithExporter(SeedJob(), workload::WorkloadKind::kJob);
   ASSERT_TRUE(plan.changed);
   const json& spec = plan.mutated["spec"]["template"]["spec"];
   ASSERT_EQ(spec["initContainers"].size(), 1u);
@@ -181,7 +182,7 @@ TEST_F(ExporterPlannerTest, TunedJobGetsANativeSidecarAndAMetricsFile) {
   EXPECT_EQ(plan.mutated["spec"]["template"]["metadata"]["annotations"]["graintune.dev/exporter-port"], "9431");
   EXPECT_FALSE(spec.contains("shareProcessNamespace"));  // only when asked for
 
-  Plan again = RunWithExporter(plan.mutated, WorkloadKind::kJob);  // reinvocation
+  Plan again = RunWithExporter(plan.mutated, workload::WorkloadKind::kJob);  // reinvocation
   EXPECT_FALSE(again.changed);
 }
 
@@ -189,7 +190,7 @@ TEST_F(ExporterPlannerTest, AMetricsFileTheJobSetsIsNeverOverridden) {
   json job = SeedJob();
   std::string& script = job["spec"]["template"]["spec"]["containers"][0]["command"][2].get_ref<std::string&>();
   script += " metrics_file=/tmp/mine.jsonl";
-  Plan plan = RunWithExporter(job, WorkloadKind::kJob);
+  Plan plan = RunWithExporter(job, workload::WorkloadKind::kJob);
   ASSERT_TRUE(plan.changed);  // the value is still set
   EXPECT_FALSE(plan.mutated["spec"]["template"]["spec"].contains("initContainers"));
   bool warned = false;
@@ -201,7 +202,7 @@ TEST_F(ExporterPlannerTest, JobSetsKeepTheirSpecAndGetNoSidecar) {
   json js = {{"apiVersion", "jobset.x-k8s.io/v1alpha2"}, {"kind", "JobSet"},
              {"metadata", {{"name", "llama"}}},
              {"spec", {{"replicatedJobs", {{{"name", "slice"}, {"template", {{"spec", SeedJob()["spec"]}}}}}}}}};
-  Plan plan = RunWithExporter(js, WorkloadKind::kJobSet);
+  Plan plan = RunWithExporter(js, workload::WorkloadKind::kJobSet);
   EXPECT_FALSE(plan.mutated.dump().find(kExporterContainerName) != std::string::npos);
 }
 
@@ -232,34 +233,34 @@ json JobOfAttempt(int attempt) {
 }
 
 TEST(PlannerAttemptsTest, AutoGivesANewAttemptTheRecommendationAndALatePodItsAttemptsValue) {
-  MachineTypeTableShapes shapes;
-  InMemoryHistory history;
+  workload::MachineTypeTableShapes shapes;
+  workload::InMemoryHistory history;
   history.Put("team-a", "llama", MeasuredThenRecommended());
-  InMemoryConfigMaps configmaps;
-  FixedPolicy policy;
+  workload::InMemoryConfigMaps configmaps;
+  workload::FixedPolicy policy;
   PlannerSources sources{shapes, history, configmaps, policy};
-  Plan next = PlanWorkerCount(JobOfAttempt(1), WorkloadKind::kJob, "team-a", sources);
+  Plan next = PlanWorkerCount(JobOfAttempt(1), workload::WorkloadKind::kJob, "team-a", sources);
   EXPECT_EQ(next.workers, 9);
   EXPECT_EQ(next.attempt, 1);
-  EXPECT_EQ(next.mutated["metadata"]["annotations"][kAttemptAnnotation], "1");
-  Plan late = PlanWorkerCount(JobOfAttempt(0), WorkloadKind::kJob, "team-a", sources);
+  EXPECT_EQ(next.mutated["metadata"]["annotations"][workload::kAttemptAnnotation], "1");
+  Plan late = PlanWorkerCount(JobOfAttempt(0), workload::WorkloadKind::kJob, "team-a", sources);
   EXPECT_EQ(late.workers, 4);  // all pods of one attempt get one value
 }
 
 // A pod its controller made from a template graintune set to 4 workers for attempt 0: managed,
 // annotated, its script saying 4.
 json PodAdmittedWithFourForAttemptZero(const std::string& name, json labels) {
-  labels[kManagedLabel] = "true";
+  labels[workload::kManagedLabel] = "true";
   json pod = {{"apiVersion", "v1"}, {"kind", "Pod"},
               {"metadata", {{"name", name}, {"namespace", "team-a"}, {"labels", labels},
-                            {"annotations", {{kWorkerCountAnnotation, "4"}, {kAttemptAnnotation, "0"}}}}},
+                            {"annotations", {{workload::kWorkerCountAnnotation, "4"}, {workload::kAttemptAnnotation, "0"}}}}},
               {"spec", SeedJob()["spec"]["template"]["spec"]}};
   std::string& script = pod["spec"]["containers"][0]["command"][2].get_ref<std::string&>();
   script.replace(script.find("=-1"), 3, "=4");
   return pod;
 }
 
-class FixedFailures : public JobStatusSource {
+class FixedFailures : public workload::JobStatusSource {
  public:
   explicit FixedFailures(int n) : n_(n) {}
   std::optional<int> FailedPods(const std::string&, const std::string&) override { return n_; }
@@ -269,33 +270,23 @@ class FixedFailures : public JobStatusSource {
 };
 
 TEST(PlannerAttemptsTest, APlainJobsPodRetryIsTheNextAttempt) {
-  MachineTypeTableShapes shapes;
-  InMemoryHistory history;
+  workload::MachineTypeTableShapes shapes;
+  workload::InMemoryHistory history;
   history.Put("team-a", "llama", MeasuredThenRecommended());
-  InMemoryConfigMaps configmaps;
-  FixedPolicy policy;
+  workload::InMemoryConfigMaps configmaps;
+  workload::FixedPolicy policy;
   // The pod the Job controller makes from its template (admitted for attempt 0) after one
   // pod of the Job failed.
   const json pod = PodAdmittedWithFourForAttemptZero("llama-x", {{"batch.kubernetes.io/job-name", "llama"}});
   FixedFailures one(1);
-  Plan retry = PlanWorkerCount(pod, WorkloadKind::kPod, "team-a",
+  Plan retry = PlanWorkerCount(pod, workload::WorkloadKind::kPod, "team-a",
                                PlannerSources{shapes, history, configmaps, policy, &one});
   EXPECT_EQ(retry.workers, 9);
-  EXPECT_EQ(retry.mutated["metadata"]["annotations"][kAttemptAnnotation], "1");
+  EXPECT_EQ(retry.mutated["metadata"]["annotations"][workload::kAttemptAnnotation], "1");
   FixedFailures none(0);
-  Plan first = PlanWorkerCount(pod, WorkloadKind::kPod, "team-a",
+  Plan first = PlanWorkerCount(pod, workload::WorkloadKind::kPod, "team-a",
                                PlannerSources{shapes, history, configmaps, policy, &none});
   EXPECT_EQ(first.workers, 4);  // no failure yet: a pod of attempt 0 keeps attempt 0's value
-}
-
-TEST(PlannerAttemptsTest, AttemptIsTheLargerOfJobSetsLabelAndGraintunesAnnotation) {
-  EXPECT_EQ(AttemptOf(json::object()), 0);
-  EXPECT_EQ(AttemptOf({{"labels", {{kRestartAttemptLabel, "3"}}}}), 3);
-  EXPECT_EQ(AttemptOf({{"annotations", {{kAttemptAnnotation, "2"}}}}), 2);
-  EXPECT_EQ(AttemptOf({{"labels", {{kRestartAttemptLabel, "0"}}}, {"annotations", {{kAttemptAnnotation, "2"}}}}), 2);
-  EXPECT_EQ(AttemptOf({{"labels", {{kRestartAttemptLabel, "3"}}}, {"annotations", {{kAttemptAnnotation, "1"}}}}), 3);
-  EXPECT_EQ(AttemptOf({{"labels", {{kRestartAttemptLabel, "1"}}}, {"annotations", {{kAttemptAnnotation, "x"}}}}), 1);
-  EXPECT_EQ(AttemptOf({{"annotations", {{kAttemptAnnotation, "-4"}}}}), 0);
 }
 
 // Kueue preempts a running workload (its pods are deleted, nothing failed) and re-admits it
@@ -303,52 +294,52 @@ TEST(PlannerAttemptsTest, AttemptIsTheLargerOfJobSetsLabelAndGraintunesAnnotatio
 // that attempt end, they are a new run with the recommended value; before, a late pod of a
 // running attempt keeps that attempt's value.
 TEST(PlannerAttemptsTest, ARunOfAnEndedAttemptIsTheRecommendedAttempt) {
-  MachineTypeTableShapes shapes;
-  InMemoryHistory history;
+  workload::MachineTypeTableShapes shapes;
+  workload::InMemoryHistory history;
   TuningHistory h = MeasuredThenRecommended();
   h.ended_attempts = {0};
   history.Put("team-a", "llama", h);
-  InMemoryConfigMaps configmaps;
-  FixedPolicy policy;
+  workload::InMemoryConfigMaps configmaps;
+  workload::FixedPolicy policy;
   PlannerSources sources{shapes, history, configmaps, policy};
 
   // The child Job recreated for the same restart attempt (or a resubmitted JobSet's first).
-  Plan job = PlanWorkerCount(JobOfAttempt(0), WorkloadKind::kJob, "team-a", sources);
+  Plan job = PlanWorkerCount(JobOfAttempt(0), workload::WorkloadKind::kJob, "team-a", sources);
   EXPECT_EQ(job.workers, 9);
   EXPECT_EQ(job.attempt, 1);
-  EXPECT_EQ(job.mutated["metadata"]["annotations"][kAttemptAnnotation], "1");
+  EXPECT_EQ(job.mutated["metadata"]["annotations"][workload::kAttemptAnnotation], "1");
   EXPECT_EQ(job.reason.rfind("attempt 0 ended; this run is attempt 1. attempt 1: jump", 0), 0u) << job.reason;
 
   // A pod of the resumed Job: its template still says attempt 0 and 4 workers.
   const json pod = PodAdmittedWithFourForAttemptZero(
-      "llama-0-0-x", {{"jobset.sigs.k8s.io/jobset-name", "llama"}, {kRestartAttemptLabel, "0"}});
-  Plan resumed = PlanWorkerCount(pod, WorkloadKind::kPod, "team-a", sources);
+      "llama-0-0-x", {{"jobset.sigs.k8s.io/jobset-name", "llama"}, {workload::kRestartAttemptLabel, "0"}});
+  Plan resumed = PlanWorkerCount(pod, workload::WorkloadKind::kPod, "team-a", sources);
   ASSERT_TRUE(resumed.changed);
   EXPECT_EQ(resumed.workers, 9);
-  EXPECT_EQ(resumed.mutated["metadata"]["annotations"][kAttemptAnnotation], "1");
-  EXPECT_EQ(AttemptOf(resumed.mutated["metadata"]), 1);  // what the operator will read
+  EXPECT_EQ(resumed.mutated["metadata"]["annotations"][workload::kAttemptAnnotation], "1");
+  EXPECT_EQ(workload::AttemptOf(resumed.mutated["metadata"]), 1);  // what the operator will read
   // Reinvocation changes nothing.
-  EXPECT_FALSE(PlanWorkerCount(resumed.mutated, WorkloadKind::kPod, "team-a", sources).changed);
-  EXPECT_FALSE(PlanWorkerCount(job.mutated, WorkloadKind::kJob, "team-a", sources).changed);
+  EXPECT_FALSE(PlanWorkerCount(resumed.mutated, workload::WorkloadKind::kPod, "team-a", sources).changed);
+  EXPECT_FALSE(PlanWorkerCount(job.mutated, workload::WorkloadKind::kJob, "team-a", sources).changed);
 
   // Not ended yet: the same pod is a late pod of attempt 0 and keeps its value.
   history.Put("team-a", "llama", MeasuredThenRecommended());
-  Plan late = PlanWorkerCount(pod, WorkloadKind::kPod, "team-a", sources);
+  Plan late = PlanWorkerCount(pod, workload::WorkloadKind::kPod, "team-a", sources);
   EXPECT_EQ(late.workers, 4);
   EXPECT_EQ(late.attempt, 0);
   // A JobSet itself is never renumbered by this rule (its child Jobs are).
-  EXPECT_EQ(PlanWorkerCount(JobOfAttempt(1), WorkloadKind::kJob, "team-a", sources).attempt, 1);
+  EXPECT_EQ(PlanWorkerCount(JobOfAttempt(1), workload::WorkloadKind::kJob, "team-a", sources).attempt, 1);
 }
 
 TEST(PlannerAttemptsTest, InitialModeKeepsTheFirstAttemptsValue) {
-  MachineTypeTableShapes shapes;
-  InMemoryHistory history;
+  workload::MachineTypeTableShapes shapes;
+  workload::InMemoryHistory history;
   history.Put("team-a", "llama", MeasuredThenRecommended());
-  InMemoryConfigMaps configmaps;
+  workload::InMemoryConfigMaps configmaps;
   Policy initial;
   initial.mode = Mode::kInitial;
-  FixedPolicy policy(initial);
-  Plan next = PlanWorkerCount(JobOfAttempt(1), WorkloadKind::kJob, "team-a",
+  workload::FixedPolicy policy(initial);
+  Plan next = PlanWorkerCount(JobOfAttempt(1), workload::WorkloadKind::kJob, "team-a",
                               PlannerSources{shapes, history, configmaps, policy});
   EXPECT_EQ(next.workers, 4);
   EXPECT_NE(next.reason.find("policy mode Initial"), std::string::npos) << next.reason;

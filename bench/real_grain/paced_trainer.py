@@ -1,5 +1,5 @@
 """A trainer's step loop over the real Grain pipeline, for the trainer emulator's
---pipeline-command (tests/integration/trainer_emulator_main.cc): prints one line per step,
+--pipeline-command (tests/emulator/trainer_emulator_main.cc): prints one line per step,
 "<step seconds> <compute seconds>", as each step ends, so the emulator can write MaxText metrics
 lines from real worker processes instead of the simulator.
 

@@ -9,7 +9,7 @@
 #include <string>
 
 #include "webhook/admission.h"
-#include "webhook/fake_sources.h"
+#include "workload/in_memory_sources.h"
 
 int main(int argc, char** argv) {
   if (argc != 3) {
@@ -24,11 +24,12 @@ int main(int argc, char** argv) {
   std::stringstream text;
   text << file.rdbuf();
   const std::string body = text.str();
+  using namespace graintune;
   using namespace graintune::webhook;
-  MachineTypeTableShapes shapes;
-  InMemoryHistory history;
-  InMemoryConfigMaps configmaps;
-  FixedPolicy policies;
+  workload::MachineTypeTableShapes shapes;
+  workload::InMemoryHistory history;
+  workload::InMemoryConfigMaps configmaps;
+  workload::FixedPolicy policies;
   const Admitter admitter(PlannerSources{shapes, history, configmaps, policies});
   size_t bytes = 0;
   const int n = std::stoi(argv[2]);

@@ -1,5 +1,5 @@
 // decode_only_server --port P --tls-cert-file C --tls-key-file K: graintune's HTTPS server
-// (webhook/https_server.h, as graintune-webhook runs it: TLS, keep-alive, 2 I/O threads) doing
+// (server/https_server.h, as graintune-webhook runs it: TLS, keep-alive, 2 I/O threads) doing
 // exactly the Go baseline's work per request: parse the whole AdmissionReview with nlohmann_json
 // and answer "allowed" for its uid. No planning, no patch.
 //
@@ -12,29 +12,28 @@
 
 #include <nlohmann/json.hpp>
 
-#include "webhook/https_server.h"
+#include "server/flags.h"
+#include "server/https_server.h"
 
 int main(int argc, char** argv) {
-  using namespace graintune::webhook;
+  using namespace graintune;
   using json = nlohmann::json;
-  HttpsServerOptions options;
-  for (int i = 1; i + 1 < argc; i += 2) {
-    const std::string flag = argv[i], value = argv[i + 1];
-    if (flag == "--port") options.port = static_cast<unsigned short>(std::stoi(value));
-    else if (flag == "--tls-cert-file") options.cert_file = value;
-    else if (flag == "--tls-key-file") options.key_file = value;
-    else {
-      std::cerr << "usage: decode_only_server --port P --tls-cert-file C --tls-key-file K\n";
-      return 2;
-    }
-  }
-  HttpsServer server(options, [](const HttpRequest& request) {
+  const char* program = "decode_only_server";
+  const server::Flags flags = server::ExitOnUsageError(
+      program, server::Flags::Parse(server::Arguments(argc, argv),
+                                    {"port", "tls-cert-file", "tls-key-file"}));
+  server::HttpsServerOptions options;
+  options.port = static_cast<unsigned short>(
+      server::ExitOnUsageError(program, flags.IntegerIn("port", 0, 65535)).value_or(0));
+  options.cert_file = flags.Get("tls-cert-file").value_or("");
+  options.key_file = flags.Get("tls-key-file").value_or("");
+  server::HttpsServer server(options, [](const server::HttpRequest& request) {
     const json review = json::parse(request.body, nullptr, /*allow_exceptions=*/false);
     if (review.is_discarded() || !review.is_object())
-      return HttpResponse{400, "application/json", R"({"error":"malformed"})"};
+      return server::HttpResponse{400, "application/json", R"({"error":"malformed"})"};
     const json request_part = review.value("request", json::object());
     const std::string uid = request_part.is_object() ? request_part.value("uid", "") : "";
-    return HttpResponse{200, "application/json",
+    return server::HttpResponse{200, "application/json",
                         json{{"apiVersion", "admission.k8s.io/v1"},
                              {"kind", "AdmissionReview"},
                              {"response", {{"uid", uid}, {"allowed", true}}}}

@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "tuner/status.h"
+#include "base/status.h"
 
 namespace graintune::testing {
 

@@ -9,7 +9,7 @@
 #include <fstream>
 #include <thread>
 
-#include "kube/base64.h"
+#include "base/base64.h"
 #include "kube/backoff.h"
 
 namespace graintune::testing {
@@ -50,13 +50,13 @@ Status NeedBinary(const std::string& bin_dir, const std::string& name) {
 Status WriteKubeconfig(const kube::ClientConfig& c, const std::string& path) {
   std::string user = "  user:\n";
   if (!c.client_cert_pem.empty())
-    user += "    client-certificate-data: " + kube::Base64Encode(c.client_cert_pem) + "\n" +
-            "    client-key-data: " + kube::Base64Encode(c.client_key_pem) + "\n";
+    user += "    client-certificate-data: " + Base64Encode(c.client_cert_pem) + "\n" +
+            "    client-key-data: " + Base64Encode(c.client_key_pem) + "\n";
   if (!c.token.empty()) user += "    token: " + c.token + "\n";
   std::string text =
       "apiVersion: v1\nkind: Config\ncurrent-context: graintune-test\n"
       "clusters:\n- name: graintune-test\n  cluster:\n    server: " + c.server + "\n" +
-      "    certificate-authority-data: " + kube::Base64Encode(c.ca_pem) + "\n" +
+      "    certificate-authority-data: " + Base64Encode(c.ca_pem) + "\n" +
       "users:\n- name: graintune-test\n" + user +
       "contexts:\n- name: graintune-test\n  context:\n    cluster: graintune-test\n"
       "    user: graintune-test\n    namespace: " + c.default_namespace + "\n";
@@ -123,18 +123,18 @@ std::shared_ptr<kube::Client> ControlPlane::AdminClient() const {
 }
 
 Status ControlPlane::WriteCertificates() {
-  Result<kube::CertificateAuthority> ca = kube::GenerateCertificateAuthority("graintune-test-ca", 2);
+  Result<server::CertificateAuthority> ca = server::GenerateCertificateAuthority("graintune-test-ca", 2);
   if (!ca.ok()) return ca.status();
   ca_ = *ca;
-  Result<kube::SignedCertificate> serving = kube::IssueCertificate(
+  Result<server::SignedCertificate> serving = server::IssueCertificate(
       ca_, {.common_name = "kube-apiserver",
             .dns_names = {"localhost", "kubernetes", "kubernetes.default.svc"},
             .ip_addresses = {"127.0.0.1"}, .server = true, .valid_days = 2});
   if (!serving.ok()) return serving.status();
-  Result<kube::SignedCertificate> admin = kube::IssueCertificate(
+  Result<server::SignedCertificate> admin = server::IssueCertificate(
       ca_, {.common_name = "graintune-admin", .organizations = {"system:masters"}, .valid_days = 2});
   if (!admin.ok()) return admin.status();
-  Result<kube::KeyPair> sa = kube::GenerateKeyPair();
+  Result<server::KeyPair> sa = server::GenerateKeyPair();
   if (!sa.ok()) return sa.status();
   for (const auto& [name, text] :
        std::vector<std::pair<std::string, std::string>>{{"ca.crt", ca_.cert_pem},
@@ -303,7 +303,7 @@ Status ControlPlane::StartJobSetController() {
   // registered by URL so the API server reaches it on loopback.
   const std::string certs = dir_ + "/jobset-certs";
   fs::create_directories(certs);
-  Result<kube::SignedCertificate> cert = kube::IssueCertificate(
+  Result<server::SignedCertificate> cert = server::IssueCertificate(
       ca_, {.common_name = "jobset-webhook", .ip_addresses = {"127.0.0.1"}, .server = true,
             .valid_days = 2});
   if (!cert.ok()) return cert.status();
@@ -337,7 +337,7 @@ Status ControlPlane::StartJobSetController() {
          {"clientConfig",
           {{"url", "https://127.0.0.1:" + std::to_string(*webhook_port) +
                        "/mutate-jobset-x-k8s-io-v1alpha2-jobset"},
-           {"caBundle", kube::Base64Encode(ca_.cert_pem)}}},
+           {"caBundle", Base64Encode(ca_.cert_pem)}}},
          {"rules", {{{"apiGroups", {"jobset.x-k8s.io"}}, {"apiVersions", {"v1alpha2"}},
                      {"operations", {"CREATE", "UPDATE"}}, {"resources", {"jobsets"}}}}},
          {"failurePolicy", "Fail"},

@@ -19,7 +19,7 @@
 
 #include "kube/client.h"
 #include "kube/config.h"
-#include "kube/pki.h"
+#include "server/pki.h"
 #include "tests/controlplane/child_process.h"
 
 namespace graintune::testing {
@@ -43,7 +43,7 @@ class ControlPlane {
   const std::string& kubeconfig_path() const { return kubeconfig_path_; }
   const kube::ClientConfig& admin_config() const { return admin_; }
   std::shared_ptr<kube::Client> AdminClient() const;
-  const kube::CertificateAuthority& ca() const { return ca_; }
+  const server::CertificateAuthority& ca() const { return ca_; }
   const std::string& bin_dir() const { return options_.bin_dir; }
 
   // Stops kube-apiserver (etcd keeps the data) and starts it again on the same port.
@@ -81,7 +81,7 @@ class ControlPlane {
   ControlPlaneOptions options_;
   std::string dir_;
   std::string kubeconfig_path_;
-  kube::CertificateAuthority ca_;
+  server::CertificateAuthority ca_;
   kube::ClientConfig admin_;
   int etcd_port_ = 0, etcd_peer_port_ = 0, api_port_ = 0;
   ChildProcess etcd_, apiserver_, controller_manager_, scheduler_, kwok_, jobset_;

@@ -12,7 +12,7 @@
 #include <iostream>
 #include <thread>
 
-#include "kube/base64.h"
+#include "base/base64.h"
 #include "kube/config.h"
 #include "tests/controlplane/control_plane.h"
 #include "tests/controlplane/pod_runner.h"
@@ -100,7 +100,7 @@ int main(int argc, char** argv) {
   const std::string render = helm + " template graintune " + source_dir + "/charts/graintune" +
       " -n graintune-system --set localDev.enabled=true --set localDev.webhookURL=https://127.0.0.1:" +
       std::to_string((*webhook)->port()) + " --set localDev.caBundle=" +
-      kube::Base64Encode((*webhook)->ca_pem()) + " > " + rendered + " 2>/dev/null";
+      Base64Encode((*webhook)->ca_pem()) + " > " + rendered + " 2>/dev/null";
   if (std::system(render.c_str()) != 0) {
     std::cerr << "graintune-demo: helm template failed\n";
     return 1;
@@ -117,7 +117,7 @@ int main(int argc, char** argv) {
     op = std::move(p).value();
   Say("   graintune-webhook and graintune-operator are running (logs in " + cp.dir() + ")");
   PodRunner runner(cp, {.exporter_binary = build_dir + "/operator/graintune-exporter",
-                        .trainer_binary = build_dir + "/tests/integration/trainer_emulator",
+                        .trainer_binary = build_dir + "/tests/emulator/trainer_emulator",
                         .time_scale = 0.05, .steps = 40});
   runner.Start();
 

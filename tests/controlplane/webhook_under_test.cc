@@ -4,8 +4,8 @@
 #include <fstream>
 #include <thread>
 
-#include "kube/base64.h"
-#include "kube/pki.h"
+#include "base/base64.h"
+#include "server/pki.h"
 
 namespace graintune::testing {
 kube::Json WebhookConfiguration(const std::string& name, const std::string& url,
@@ -23,7 +23,7 @@ kube::Json WebhookConfiguration(const std::string& name, const std::string& url,
           {"webhooks",
            {{{"name", "workers.graintune.dev"},
              {"admissionReviewVersions", {"v1"}},
-             {"clientConfig", {{"url", url + "/mutate"}, {"caBundle", kube::Base64Encode(ca_pem)}}},
+             {"clientConfig", {{"url", url + "/mutate"}, {"caBundle", Base64Encode(ca_pem)}}},
              {"rules", rules},
              {"failurePolicy", "Ignore"},
              {"sideEffects", "None"},
@@ -40,9 +40,9 @@ Result<std::unique_ptr<WebhookUnderTest>> WebhookUnderTest::Start(
   std::unique_ptr<WebhookUnderTest> w(new WebhookUnderTest());
   w->cp_ = &cp;
   w->name_ = options.configuration_name;
-  Result<kube::CertificateAuthority> ca = kube::GenerateCertificateAuthority("graintune-webhook-test-ca", 2);
+  Result<server::CertificateAuthority> ca = server::GenerateCertificateAuthority("graintune-webhook-test-ca", 2);
   if (!ca.ok()) return ca.status();
-  Result<kube::SignedCertificate> cert = kube::IssueCertificate(
+  Result<server::SignedCertificate> cert = server::IssueCertificate(
       *ca, {.common_name = "127.0.0.1", .ip_addresses = {"127.0.0.1"}, .server = true,
             .valid_days = 2});
   if (!cert.ok()) return cert.status();

@@ -15,7 +15,7 @@
 #include "tests/controlplane/shared_control_plane.h"
 #include "tests/controlplane/wait_for.h"
 #include "tests/controlplane/webhook_under_test.h"
-#include "webhook/yaml_json.h"
+#include "workload/yaml_json.h"
 
 namespace graintune::testing {
 namespace {
@@ -79,7 +79,7 @@ TEST(AlertRules, NameOnlyExportedMetricsAndFireOnTheFailuresTheyDescribe) {
       cp->Helm({"template", "gt", std::string(GRAINTUNE_SOURCE_DIR) + "/charts/graintune", "-s",
                 "templates/alerts.yaml", "--set", "metrics.prometheusRule.enabled=true"});
   ASSERT_TRUE(rendered.ok()) << rendered.error();
-  Result<std::vector<Json>> docs = webhook::ParseYamlDocuments(*rendered);
+  Result<std::vector<Json>> docs = workload::ParseYamlDocuments(*rendered);
   ASSERT_TRUE(docs.ok()) << docs.error();
   ASSERT_EQ(docs->size(), 1u);
   ASSERT_EQ((*docs)[0]["kind"], "PrometheusRule");

@@ -1,0 +1,80 @@
+// The value one attempt of a workload gets: the rules that sit between the history the
+// operator recorded (TuningHistory) and Decide().
+//
+// All pods of one attempt get one value, and an attempt's value is decided once:
+//   1. A run of an attempt whose pods are all gone (an ended attempt: a Kueue re-admission
+//      after preemption, a resubmission under the same tuning key) is a new attempt: the one
+//      the recommendation is for.
+//   2. Policy mode Initial: the value the first recorded attempt was given is kept.
+//   3. A late pod of an attempt that was already measured keeps that attempt's value.
+//   4. The operator's recommendation for the next attempt wins (in Initial mode only while
+//      no attempt has been recorded).
+//   5. A pod whose every site holds the value graintune applied earlier, with nothing newer
+//      known, is left as it is.
+//   6. Otherwise Decide() over the inputs and the recorded trials.
+// Then the eval pipeline's share (SplitWithEval).
+//
+// Plain values in, plain values out: no clock, I/O or logging; callable from the webhook, the
+// CLI and tests alike.
+#pragma once
+
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "tuner/decision.h"
+#include "tuner/trial.h"
+
+namespace graintune {
+
+// What the operator recorded for one tuning key (a GrainTuning's status).
+struct TuningHistory {
+  std::vector<Trial> trials;
+  std::optional<int> recommended_workers;  // the value for the recommended attempt
+  int recommendation_attempt = 0;
+  std::string recommendation_reason;
+  // Attempts with a trial whose pods are all gone (status.endedAttempts): a pod that still
+  // names one of them starts a new run, the recommended attempt.
+  std::set<int> ended_attempts;
+  std::string mode = "Auto";  // Auto | Initial | Off
+};
+
+// The object under admission, as far as the rules care.
+struct AttemptQuery {
+  int attempt = 0;  // the attempt the object names (AttemptOf, plus a plain Job's failed pods)
+  // The object carries JobSet's restart-attempt label; without it a plain Job's pod retry is
+  // the attempt the recommendation is for.
+  bool has_restart_label = false;
+  // A JobSet announces its first attempt's value; it is never a new run of an ended attempt.
+  bool announces_first_attempt = false;
+  // Every site found holds a value graintune applied earlier (none asks for -1).
+  bool only_applied_values = false;
+};
+
+struct AttemptValue {
+  bool keep_as_written = false;  // rule 5: nothing to change
+  int attempt = 0;               // the attempt the value is for
+  int workers = 0;
+  std::string reason;
+  std::optional<Decision> decision;  // set when Decide() made the value (rule 6)
+};
+
+// `history` is nullopt when none is recorded (or it could not be read). The reason is cut to
+// kMaxReasonBytes.
+AttemptValue ValueForAttempt(const TuningInputs& inputs,
+                             const std::optional<TuningHistory>& history,
+                             const AttemptQuery& query);
+
+inline constexpr size_t kMaxReasonBytes = 1024;
+
+struct WorkerSplit {
+  int workers = 0;
+  int eval_workers = 0;
+};
+
+// The eval pipeline's workers live beside the training workers: a quarter of the value (at
+// least 1), and the two together stay within `ceiling` (the training side gives way, down to 1).
+WorkerSplit SplitWithEval(int workers, int ceiling);
+
+}  // namespace graintune

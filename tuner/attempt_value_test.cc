@@ -1,0 +1,122 @@
+#include "tuner/attempt_value.h"
+
+#include <gtest/gtest.h>
+
+#include "tuner/machine_types.h"
+
+namespace graintune {
+namespace {
+
+TuningInputs Inputs(Mode mode = Mode::kAuto) {
+  TuningInputs in;
+  in.host = HostShapeOf(*FindMachineType("ct6e-standard-4t"));
+  WorkloadShape w;
+  w.model_name = "llama3-8b";
+  w.per_device_batch_size = 2;
+  w.max_target_length = 8192;
+  in.demand = *EstimateDemand(w, in.host);
+  in.profile = ProfileWithOverrides(DatasetKind::kRawText, 2100, 2.0 * (1 << 30));
+  in.policy.mode = mode;
+  return in;
+}
+
+Trial TrialOf(int attempt, int workers) {
+  Trial t;
+  t.attempt = attempt;
+  t.workers = workers;
+  return t;
+}
+
+// Attempt 0 ran with 4 workers; the operator recommends 9 for attempt 1.
+TuningHistory Recommending9ForAttempt1() {
+  TuningHistory h;
+  h.trials = {TrialOf(0, 4)};
+  h.recommended_workers = 9;
+  h.recommendation_attempt = 1;
+  h.recommendation_reason = "measured 2.1k tok/s per worker";
+  return h;
+}
+
+TEST(AttemptValueTest, WithoutHistoryDecideMakesTheValue) {
+  const AttemptValue v = ValueForAttempt(Inputs(), std::nullopt, {});
+  ASSERT_TRUE(v.decision);
+  EXPECT_EQ(v.workers, v.decision->workers);
+  EXPECT_EQ(v.reason, v.decision->reason);
+  EXPECT_EQ(v.attempt, 0);
+  EXPECT_FALSE(v.keep_as_written);
+}
+
+TEST(AttemptValueTest, TheRecommendationWinsForTheNextAttempt) {
+  const AttemptValue v = ValueForAttempt(Inputs(), Recommending9ForAttempt1(),
+                                         {.attempt = 1, .has_restart_label = true});
+  EXPECT_EQ(v.workers, 9);
+  EXPECT_EQ(v.attempt, 1);
+  EXPECT_EQ(v.reason, "attempt 1: measured 2.1k tok/s per worker");
+  EXPECT_FALSE(v.decision);
+}
+
+TEST(AttemptValueTest, APodRetryWithoutTheRestartLabelIsTheRecommendedAttempt) {
+  const AttemptValue v = ValueForAttempt(Inputs(), Recommending9ForAttempt1(), {.attempt = 3});
+  EXPECT_EQ(v.attempt, 1);
+  EXPECT_EQ(v.workers, 9);
+}
+
+TEST(AttemptValueTest, ALatePodOfAMeasuredAttemptKeepsItsValue) {
+  const AttemptValue v = ValueForAttempt(Inputs(), Recommending9ForAttempt1(),
+                                         {.attempt = 0, .has_restart_label = true});
+  EXPECT_EQ(v.workers, 4);
+  EXPECT_EQ(v.attempt, 0);
+  EXPECT_EQ(v.reason, "attempt 0 ran with 4 workers");
+}
+
+TEST(AttemptValueTest, ANewRunOfAnEndedAttemptIsTheRecommendedAttempt) {
+  TuningHistory h = Recommending9ForAttempt1();
+  h.ended_attempts = {0};
+  const AttemptValue v = ValueForAttempt(Inputs(), h, {.attempt = 0, .has_restart_label = true});
+  EXPECT_EQ(v.attempt, 1);
+  EXPECT_EQ(v.workers, 9);
+  EXPECT_EQ(v.reason, "attempt 0 ended; this run is attempt 1. attempt 1: measured 2.1k tok/s per worker");
+  // A JobSet's announcement is never a new run: it keeps attempt 0's value.
+  const AttemptValue announced = ValueForAttempt(
+      Inputs(), h, {.attempt = 0, .has_restart_label = true, .announces_first_attempt = true});
+  EXPECT_EQ(announced.attempt, 0);
+  EXPECT_EQ(announced.workers, 4);
+}
+
+TEST(AttemptValueTest, InitialModeKeepsTheFirstAttemptsValue) {
+  TuningHistory h = Recommending9ForAttempt1();
+  h.trials.push_back(TrialOf(1, 9));
+  h.recommendation_attempt = 2;
+  const AttemptValue v = ValueForAttempt(Inputs(Mode::kInitial), h,
+                                         {.attempt = 2, .has_restart_label = true});
+  EXPECT_EQ(v.workers, 4);
+  EXPECT_EQ(v.reason, "policy mode Initial: keeps the value attempt 0 was given (4)");
+  // Before any attempt is recorded, Initial takes the recommendation for attempt 0.
+  TuningHistory fresh;
+  fresh.recommended_workers = 7;
+  EXPECT_EQ(ValueForAttempt(Inputs(Mode::kInitial), fresh, {}).workers, 7);
+}
+
+TEST(AttemptValueTest, AnAppliedValueWithNothingNewerIsKeptAsWritten) {
+  EXPECT_TRUE(ValueForAttempt(Inputs(), TuningHistory{}, {.only_applied_values = true}).keep_as_written);
+  EXPECT_FALSE(ValueForAttempt(Inputs(), Recommending9ForAttempt1(),
+                               {.attempt = 1, .only_applied_values = true})
+                   .keep_as_written);
+}
+
+TEST(AttemptValueTest, AVeryLongReasonIsCut) {
+  TuningHistory h = Recommending9ForAttempt1();
+  h.recommendation_reason = std::string(5000, 'x');
+  EXPECT_EQ(ValueForAttempt(Inputs(), h, {.attempt = 1}).reason.size(), kMaxReasonBytes);
+}
+
+TEST(AttemptValueTest, EvalWorkersAreAQuarterAndTheTwoFitTheCeiling) {
+  EXPECT_EQ(SplitWithEval(8, 64).workers, 8);
+  EXPECT_EQ(SplitWithEval(8, 64).eval_workers, 2);
+  EXPECT_EQ(SplitWithEval(1, 64).eval_workers, 1);
+  EXPECT_EQ(SplitWithEval(8, 9).workers, 7);  // 8 + 2 > 9: training gives way
+  EXPECT_EQ(SplitWithEval(8, 2).workers, 1);  // never below 1
+}
+
+}  // namespace
+}  // namespace graintune

@@ -1,0 +1,100 @@
+#include "workload/cluster_sources.h"
+
+namespace graintune::workload {
+
+std::shared_ptr<const std::vector<NodeFacts>> NodeCacheShapes::Facts() {
+  // The version is read before the list, so what is cached is at least as new as its label.
+  const std::string version = nodes_->ResourceVersion();
+  std::lock_guard<std::mutex> lock(mu_);
+  if (!facts_ || version != facts_version_) {
+    auto facts = std::make_shared<std::vector<NodeFacts>>();
+    for (const kube::Json& node : nodes_->List())
+      if (Result<NodeFacts> f = NodeFactsFromJson(node); f.ok()) facts->push_back(*f);
+    facts_ = std::move(facts);
+    facts_version_ = version;
+  }
+  return facts_;
+}
+
+Result<HostShape> NodeCacheShapes::ShapeFor(const NodeSelection& selection) {
+  std::string why_table = "no Node matches the pod's node selection";
+  if (nodes_->Synced()) {
+    if (std::optional<HostShape> shape = ShapeFromNodes(*Facts(), selection)) return *shape;
+  } else {
+    why_table = "the Node cache is not synced yet";
+  }
+  Result<HostShape> table = table_.ShapeFor(selection);
+  if (!table.ok()) return Status::Error(table.error() + " (" + why_table + ")");
+  HostShape shape = *table;
+  shape.source = table->source + "; " + why_table;
+  return shape;
+}
+
+Result<std::optional<std::string>> ConfigMapCache::Get(const std::string& ns,
+                                                       const std::string& name,
+                                                       const std::string& key) {
+  if (!configmaps_->Synced()) return Status::Error("the ConfigMap cache is not synced yet");
+  std::optional<kube::Json> cm = configmaps_->Get(ns, name);
+  if (!cm) return std::optional<std::string>();
+  const kube::Json data = cm->value("data", kube::Json::object());
+  auto it = data.find(key);
+  if (it == data.end() || !it->is_string()) return std::optional<std::string>();
+  return std::optional<std::string>(it->get<std::string>());
+}
+
+Result<std::optional<TuningHistory>> GrainTuningHistory::Lookup(const std::string& ns,
+                                                                const std::string& tuning_key) {
+  if (!graintunings_->Synced()) return Status::Error("the GrainTuning cache is not synced yet");
+  std::optional<kube::Json> gt = graintunings_->Get(ns, GrainTuningName(tuning_key));
+  if (!gt) return std::optional<TuningHistory>();
+  return std::optional<TuningHistory>(HistoryFromGrainTuning(*gt));
+}
+
+std::optional<DatasetProfile> GrainTuningHistory::LearnedProfile(const std::string& dataset) {
+  std::optional<DatasetProfile> best;
+  std::string newest;
+  for (const kube::Json& gt : graintunings_->List()) {
+    const kube::Json spec = gt.value("spec", kube::Json::object());
+    const kube::Json status = gt.value("status", kube::Json::object());
+    const double rate = status.value("learnedTokensPerSecondPerWorker", 0.0);
+    if (spec.value("dataset", "") != dataset || rate <= 0) continue;
+    Result<DatasetKind> kind = ParseDatasetKind(spec.value("datasetKind", "raw-text"));
+    if (!kind.ok()) continue;
+    const std::string when = status.value("recommendation", kube::Json::object()).value("decidedAt", "");
+    if (best && when < newest) continue;
+    DatasetProfile p = DefaultProfile(*kind);
+    p.tokens_per_second_per_worker = rate;
+    for (const Trial& t : TrialsOf(gt))
+      if (t.worker_memory_bytes > 0) p.worker_memory_bytes = t.worker_memory_bytes;
+    p.source = "learned by GrainTuning " +
+               gt.value("metadata", kube::Json::object()).value("namespace", "") + "/" +
+               gt.value("metadata", kube::Json::object()).value("name", "");
+    best = p;
+    newest = when;
+  }
+  return best;
+}
+
+std::optional<int> JobCache::FailedPods(const std::string& ns, const std::string& job) {
+  std::optional<kube::Json> j = jobs_->Get(ns, job);
+  if (!j) return std::nullopt;
+  return j->value("status", kube::Json::object()).value("failed", 0);
+}
+
+Policy PolicyCache::PolicyFor(const std::string& ns,
+                              const std::map<std::string, std::string>& labels) {
+  std::map<std::string, std::string> ns_labels = {{"kubernetes.io/metadata.name", ns}};
+  if (std::optional<kube::Json> n = namespaces_->Get("", ns)) {
+    const kube::Json l = n->value("metadata", kube::Json::object()).value("labels", kube::Json::object());
+    for (const auto& [k, v] : l.items())
+      if (v.is_string()) ns_labels[k] = v.get<std::string>();
+  }
+  std::vector<kube::Json> usable;
+  for (const kube::Json& p : policies_->List())
+    if (PolicyFromObject(p).ok()) usable.push_back(p);
+  if (std::optional<kube::Json> chosen = PolicyCovering(usable, ns_labels, labels))
+    return *PolicyFromObject(*chosen);
+  return Policy{};
+}
+
+}  // namespace graintune::workload

@@ -1,0 +1,84 @@
+// The webhook's sources backed by the API server's watched caches (kube/informer.h): Nodes for
+// host shapes, ConfigMaps for mounted MaxText YAML. Reads never touch the network on the
+// admission path; an unsynced cache is "could not tell" (an error Result: the caller fails
+// open), except for shapes, which fall back to the machine-type table like a node pool scaled
+// to zero does.
+#pragma once
+
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "kube/informer.h"
+#include "workload/graintune_objects.h"
+#include "workload/node_shapes.h"
+#include "workload/sources.h"
+
+namespace graintune::workload {
+
+class NodeCacheShapes : public NodeShapeSource {
+ public:
+  explicit NodeCacheShapes(std::shared_ptr<kube::Informer> nodes) : nodes_(std::move(nodes)) {}
+  Result<HostShape> ShapeFor(const NodeSelection& selection) override;
+
+ private:
+  // The cache's Nodes read into NodeFacts, re-read only when the cache has moved on: admission
+  // requests reuse one parse instead of parsing every Node each time.
+  std::shared_ptr<const std::vector<NodeFacts>> Facts();
+
+  std::shared_ptr<kube::Informer> nodes_;
+  MachineTypeTableShapes table_;
+  std::mutex mu_;
+  std::string facts_version_;
+  std::shared_ptr<const std::vector<NodeFacts>> facts_;
+};
+
+class ConfigMapCache : public ConfigMapSource {
+ public:
+  explicit ConfigMapCache(std::shared_ptr<kube::Informer> configmaps)
+      : configmaps_(std::move(configmaps)) {}
+  Result<std::optional<std::string>> Get(const std::string& ns, const std::string& name,
+                                         const std::string& key) override;
+
+ private:
+  std::shared_ptr<kube::Informer> configmaps_;
+};
+
+// History from the GrainTuning cache (the operator writes it; the webhook only reads).
+class GrainTuningHistory : public HistorySource {
+ public:
+  explicit GrainTuningHistory(std::shared_ptr<kube::Informer> graintunings)
+      : graintunings_(std::move(graintunings)) {}
+  Result<std::optional<TuningHistory>> Lookup(const std::string& ns,
+                                              const std::string& tuning_key) override;
+  // The newest learned per-worker throughput among GrainTunings with spec.dataset == dataset.
+  std::optional<DatasetProfile> LearnedProfile(const std::string& dataset) override;
+
+ private:
+  std::shared_ptr<kube::Informer> graintunings_;
+};
+
+class JobCache : public JobStatusSource {
+ public:
+  explicit JobCache(std::shared_ptr<kube::Informer> jobs) : jobs_(std::move(jobs)) {}
+  std::optional<int> FailedPods(const std::string& ns, const std::string& job) override;
+
+ private:
+  std::shared_ptr<kube::Informer> jobs_;
+};
+
+// Policies from the GrainTunePolicy and Namespace caches. A policy that does not parse is
+// skipped (and reported by LastProblem) rather than applied half-way.
+class PolicyCache : public PolicySource {
+ public:
+  PolicyCache(std::shared_ptr<kube::Informer> policies, std::shared_ptr<kube::Informer> namespaces)
+      : policies_(std::move(policies)), namespaces_(std::move(namespaces)) {}
+  Policy PolicyFor(const std::string& ns, const std::map<std::string, std::string>& labels) override;
+
+ private:
+  std::shared_ptr<kube::Informer> policies_;
+  std::shared_ptr<kube::Informer> namespaces_;
+};
+
+}  // namespace graintune::workload

@@ -1,0 +1,108 @@
+#include "workload/graintune_objects.h"
+
+#include <gtest/gtest.h>
+
+namespace graintune::workload {
+namespace {
+
+using json = nlohmann::json;
+
+TEST(GraintuneObjectsTest, LabelSelectors) {
+  const std::map<std::string, std::string> labels = {{"team", "llm"}, {"tier", "prod"}};
+  EXPECT_TRUE(SelectorMatches(json(), labels));
+  EXPECT_TRUE(SelectorMatches(json::object(), labels));
+  EXPECT_TRUE(SelectorMatches({{"matchLabels", {{"team", "llm"}}}}, labels));
+  EXPECT_FALSE(SelectorMatches({{"matchLabels", {{"team", "vision"}}}}, labels));
+  EXPECT_TRUE(SelectorMatches(
+      {{"matchExpressions", {{{"key", "tier"}, {"operator", "In"}, {"values", {"prod", "staging"}}},
+                             {{"key", "legacy"}, {"operator", "DoesNotExist"}}}}},
+      labels));
+  EXPECT_FALSE(SelectorMatches({{"matchExpressions", {{{"key", "tier"}, {"operator", "NotIn"}, {"values", {"prod"}}}}}}, labels));
+  EXPECT_FALSE(SelectorMatches({{"matchExpressions", {{{"key", "team"}, {"operator", "Sometimes"}}}}}, labels));
+}
+
+TEST(GraintuneObjectsTest, PolicyFromObjectAndPrecedence) {
+  const json team = {{"metadata", {{"name", "team-llm"}}},
+                     {"spec", {{"priority", 10}, {"mode", "Initial"}, {"maxWorkers", 32},
+                               {"reservedMemory", "64Gi"}, {"reservedCpu", 8},
+                               {"objective", "FewestWorkers"},
+                               {"namespaceSelector", {{"matchLabels", {{"team", "llm"}}}}}}}};
+  const json cluster = {{"metadata", {{"name", "cluster-default"}}}, {"spec", {{"maxWorkers", 64}}}};
+  Result<Policy> p = PolicyFromObject(team);
+  ASSERT_TRUE(p.ok()) << p.error();
+  EXPECT_EQ(p->mode, Mode::kInitial);
+  EXPECT_EQ(p->max_workers, 32);
+  EXPECT_EQ(p->object_name, "team-llm");
+  EXPECT_EQ(p->name, "GrainTunePolicy team-llm");
+  EXPECT_DOUBLE_EQ(*p->reserved_memory_bytes, 64.0 * (1ull << 30));
+  EXPECT_DOUBLE_EQ(*p->reserved_cpu_cores, 8);
+  EXPECT_EQ(p->objective, Objective::kFewestWorkers);
+  EXPECT_EQ(p->name, "GrainTunePolicy team-llm");
+
+  const std::vector<json> all = {cluster, team};
+  EXPECT_EQ((*PolicyCovering(all, {{"team", "llm"}}, {}))["metadata"]["name"], "team-llm");
+  EXPECT_EQ((*PolicyCovering(all, {{"team", "vision"}}, {}))["metadata"]["name"], "cluster-default");
+  EXPECT_FALSE(PolicyCovering({team}, {}, {}).has_value());
+
+  json bad = cluster;
+  bad["spec"]["minWorkers"] = 70;  // above maxWorkers
+  EXPECT_FALSE(PolicyFromObject(bad).ok());
+  bad = cluster;
+  bad["spec"]["reservedMemory"] = "lots";
+  Result<Policy> r = PolicyFromObject(bad);
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.error().find("reservedMemory"), std::string::npos);
+}
+
+TEST(GraintuneObjectsTest, StaticPoliciesForTheStandaloneWebhook) {
+  const json team = {{"kind", "GrainTunePolicy"}, {"metadata", {{"name", "team"}}},
+                     {"spec", {{"priority", 5}, {"maxWorkers", 8},
+                               {"namespaceSelector", {{"matchLabels", {{"kubernetes.io/metadata.name", "llm"}}}}}}}};
+  Result<StaticPolicies> p = StaticPolicies::FromObjects({team, {{"kind", "ConfigMap"}}});
+  ASSERT_TRUE(p.ok()) << p.error();
+  StaticPolicies policies = *p;
+  EXPECT_EQ(policies.size(), 1u);
+  EXPECT_EQ(policies.PolicyFor("llm", {}).max_workers, 8);
+  EXPECT_EQ(policies.PolicyFor("other", {}).max_workers, Policy{}.max_workers);
+  json bad = team;
+  bad["spec"]["mode"] = "Sometimes";
+  EXPECT_FALSE(StaticPolicies::FromObjects({bad}).ok());
+}
+
+TEST(GraintuneObjectsTest, TrialsAndHistoryRoundTrip) {
+  Trial t;
+  t.attempt = 0;
+  t.workers = 4;
+  t.samples = 20;
+  t.step_seconds_p50 = 7.4;
+  t.step_seconds_p90 = 7.5;
+  t.step_seconds_mean = 6.9;
+  t.step_spread = 0.5;  // data-bound
+  t.tflops_per_device = 58;
+  const json status = {{"trials", {TrialToJson(t)}},
+                       {"recommendation", {{"workers", 9}, {"attempt", 1}, {"reason", "because"}}}};
+  const json gt = {{"spec", {{"tuningKey", "k"}, {"mode", "Auto"}}}, {"status", status}};
+  TuningHistory h = HistoryFromGrainTuning(gt);
+  ASSERT_EQ(h.trials.size(), 1u);
+  EXPECT_EQ(h.trials[0].workers, 4);
+  EXPECT_TRUE(IsDataBound(h.trials[0]));
+  EXPECT_DOUBLE_EQ(h.trials[0].step_seconds_p50, 7.4);
+  EXPECT_EQ(*h.recommended_workers, 9);
+  EXPECT_EQ(h.recommendation_attempt, 1);
+  EXPECT_TRUE(h.ended_attempts.empty());
+  EXPECT_TRUE(HistoryFromGrainTuning(json::object()).trials.empty());
+  json ended = gt;
+  ended["status"]["endedAttempts"] = {0, "1", -2, 3};  // only non-negative integers count
+  EXPECT_EQ(HistoryFromGrainTuning(ended).ended_attempts, std::set<int>({0, 3}));
+}
+
+TEST(GraintuneObjectsTest, NamesForTuningKeys) {
+  EXPECT_EQ(GrainTuningName("llama3-8b-v6e-32"), "llama3-8b-v6e-32");
+  const std::string odd = GrainTuningName("Team/Llama 3");
+  EXPECT_EQ(odd.rfind("team-llama-3-", 0), 0u) << odd;
+  EXPECT_NE(GrainTuningName("Team/Llama 3"), GrainTuningName("team-llama-3"));
+  EXPECT_EQ(GrainTuningName("Team/Llama 3"), odd);  // stable
+}
+
+}  // namespace
+}  // namespace graintune::workload

@@ -1,0 +1,89 @@
+// In-memory sources for tests and for the standalone webhook (no --kubeconfig). Thread-safe
+// for concurrent reads after setup; the setters are for test setup only.
+#pragma once
+
+#include <map>
+#include <mutex>
+#include <tuple>
+
+#include "workload/sources.h"
+
+namespace graintune::workload {
+
+class InMemoryHistory : public HistorySource {
+ public:
+  void Put(const std::string& ns, const std::string& key, TuningHistory history) {
+    std::lock_guard<std::mutex> lock(mu_);
+    histories_[{ns, key}] = std::move(history);
+  }
+  void PutProfile(const std::string& dataset, DatasetProfile profile) {
+    std::lock_guard<std::mutex> lock(mu_);
+    profiles_[dataset] = std::move(profile);
+  }
+  void FailWithForTest(std::string message) { failure_ = std::move(message); }
+
+  Result<std::optional<TuningHistory>> Lookup(const std::string& ns,
+                                              const std::string& key) override {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (!failure_.empty()) return Status::Error(failure_);
+    auto it = histories_.find({ns, key});
+    if (it == histories_.end()) return std::optional<TuningHistory>();
+    return std::optional<TuningHistory>(it->second);
+  }
+  std::optional<DatasetProfile> LearnedProfile(const std::string& dataset) override {
+    std::lock_guard<std::mutex> lock(mu_);
+    auto it = profiles_.find(dataset);
+    if (it == profiles_.end()) return std::nullopt;
+    return it->second;
+  }
+
+ private:
+  std::mutex mu_;
+  std::map<std::pair<std::string, std::string>, TuningHistory> histories_;
+  std::map<std::string, DatasetProfile> profiles_;
+  std::string failure_;
+};
+
+class InMemoryConfigMaps : public ConfigMapSource {
+ public:
+  void Put(const std::string& ns, const std::string& name, const std::string& key,
+           std::string data) {
+    data_[{ns, name, key}] = std::move(data);
+  }
+  void FailWithForTest(std::string message) { failure_ = std::move(message); }
+
+  Result<std::optional<std::string>> Get(const std::string& ns, const std::string& name,
+                                         const std::string& key) override {
+    if (!failure_.empty()) return Status::Error(failure_);
+    auto it = data_.find({ns, name, key});
+    if (it == data_.end()) return std::optional<std::string>();
+    return std::optional<std::string>(it->second);
+  }
+
+ private:
+  std::map<std::tuple<std::string, std::string, std::string>, std::string> data_;
+  std::string failure_;
+};
+
+class FixedPolicy : public PolicySource {
+ public:
+  explicit FixedPolicy(Policy policy = Policy{}) : policy_(std::move(policy)) {}
+  Policy PolicyFor(const std::string&, const std::map<std::string, std::string>&) override {
+    return policy_;
+  }
+
+ private:
+  Policy policy_;
+};
+
+// A node-shape source that always answers the same (or fails), for tests.
+class FixedShape : public NodeShapeSource {
+ public:
+  explicit FixedShape(Result<HostShape> shape) : shape_(std::move(shape)) {}
+  Result<HostShape> ShapeFor(const NodeSelection&) override { return shape_; }
+
+ private:
+  Result<HostShape> shape_;
+};
+
+}  // namespace graintune::workload

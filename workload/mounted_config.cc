@@ -1,0 +1,76 @@
+#include "workload/mounted_config.h"
+
+#include <yaml-cpp/yaml.h>
+
+namespace graintune::workload {
+
+Result<ConfigValues> FlattenYamlScalars(const std::string& text) {
+  try {
+    const YAML::Node root = YAML::Load(text);
+    ConfigValues values;
+    if (!root.IsMap()) return Status::Error("MaxText config is not a YAML mapping");
+    for (const auto& entry : root) {
+      if (entry.first.IsScalar() && entry.second.IsScalar())
+        values[entry.first.as<std::string>()] = entry.second.as<std::string>();
+    }
+    return values;
+  } catch (const YAML::Exception& e) {
+    return Status::Error(std::string("MaxText config YAML does not parse: ") + e.what());
+  }
+}
+
+Result<std::optional<ConfigValues>> LoadMountedConfig(const nlohmann::json& pod_spec,
+                                                      const nlohmann::json& container,
+                                                      const std::string& config_path,
+                                                      const std::string& ns,
+                                                      ConfigMapSource& configmaps) {
+  using Missing = std::optional<ConfigValues>;
+  if (!container.contains("volumeMounts") || !container["volumeMounts"].is_array()) return Missing();
+  // The mount that holds the file: the longest mountPath that is the path or its directory.
+  const nlohmann::json* best = nullptr;
+  size_t best_len = 0;
+  for (const nlohmann::json& m : container["volumeMounts"]) {
+    if (!m.is_object() || !m.contains("mountPath") || !m["mountPath"].is_string()) continue;
+    std::string mount = m["mountPath"].get<std::string>();
+    while (mount.size() > 1 && mount.back() == '/') mount.pop_back();
+    const bool exact = config_path == mount;
+    const bool under = config_path.rfind(mount + "/", 0) == 0;
+    if ((exact || under) && mount.size() >= best_len) {
+      best = &m;
+      best_len = mount.size();
+    }
+  }
+  if (!best) return Missing();
+  std::string relative = config_path.size() > best_len ? config_path.substr(best_len + 1) : "";
+  if (best->contains("subPath") && (*best)["subPath"].is_string()) {
+    const std::string sub = (*best)["subPath"].get<std::string>();
+    relative = relative.empty() ? sub : sub + "/" + relative;
+  }
+  const std::string volume_name = best->value("name", "");
+  if (!pod_spec.contains("volumes") || !pod_spec["volumes"].is_array()) return Missing();
+  for (const nlohmann::json& v : pod_spec["volumes"]) {
+    if (!v.is_object() || v.value("name", "") != volume_name) continue;
+    if (!v.contains("configMap") || !v["configMap"].is_object()) return Missing();
+    const nlohmann::json& cm = v["configMap"];
+    const std::string cm_name = cm.value("name", "");
+    std::string key = relative;
+    if (cm.contains("items") && cm["items"].is_array()) {
+      key.clear();
+      for (const nlohmann::json& item : cm["items"]) {
+        if (item.is_object() && item.value("path", "") == relative) key = item.value("key", "");
+      }
+      if (key.empty()) return Missing();
+    }
+    Result<std::optional<std::string>> data = configmaps.Get(ns, cm_name, key);
+    if (!data.ok())
+      return Status::Error("ConfigMap " + ns + "/" + cm_name + ": " + data.error());
+    if (!*data) return Missing();
+    Result<ConfigValues> values = FlattenYamlScalars(**data);
+    if (!values.ok()) return Status::Error("ConfigMap " + ns + "/" + cm_name + " key " + key +
+                                           ": " + values.error());
+    return std::optional<ConfigValues>(*values);
+  }
+  return Missing();
+}
+
+}  // namespace graintune::workload

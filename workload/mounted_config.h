@@ -1,0 +1,31 @@
+// Reads the MaxText YAML config a container passes as its first argument when that file comes
+// from a ConfigMap volume, through ConfigMapSource (the API's cache in a cluster).
+//
+// Resolves the path against the container's volumeMounts (longest mountPath prefix, subPath,
+// the volume's items), fetches the key, and flattens the top-level scalar keys to strings
+// ("grain_worker_count" -> "-1"). Returns nullopt when the file is not from a ConfigMap or the
+// ConfigMap/key is absent; an error when the source failed or the YAML does not parse.
+#pragma once
+
+#include <map>
+#include <optional>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "workload/sources.h"
+
+namespace graintune::workload {
+
+using ConfigValues = std::map<std::string, std::string>;
+
+Result<std::optional<ConfigValues>> LoadMountedConfig(const nlohmann::json& pod_spec,
+                                                      const nlohmann::json& container,
+                                                      const std::string& config_path,
+                                                      const std::string& ns,
+                                                      ConfigMapSource& configmaps);
+
+// Top-level scalar keys of a YAML mapping, as strings. Error on malformed YAML.
+Result<ConfigValues> FlattenYamlScalars(const std::string& yaml);
+
+}  // namespace graintune::workload

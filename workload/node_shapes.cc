@@ -1,0 +1,104 @@
+#include "workload/node_shapes.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "tuner/machine_types.h"
+#include "tuner/quantity.h"
+
+namespace graintune::workload {
+namespace {
+
+std::string Str(const nlohmann::json& obj, const char* key) {
+  auto it = obj.find(key);
+  return it != obj.end() && it->is_string() ? it->get<std::string>() : std::string();
+}
+
+std::string Label(const std::map<std::string, std::string>& labels, const std::string& key) {
+  auto it = labels.find(key);
+  return it == labels.end() ? std::string() : it->second;
+}
+
+}  // namespace
+
+Result<NodeFacts> NodeFactsFromJson(const nlohmann::json& node) {
+  if (!node.is_object()) return Status::Error("a Node must be an object");
+  const nlohmann::json meta = node.value("metadata", nlohmann::json::object());
+  NodeFacts f;
+  f.name = Str(meta, "name");
+  if (const auto labels = meta.find("labels"); labels != meta.end() && labels->is_object())
+    for (const auto& [k, v] : labels->items())
+      if (v.is_string()) f.labels[k] = v.get<std::string>();
+  f.unschedulable = node.value("spec", nlohmann::json::object()).value("unschedulable", false);
+  const nlohmann::json alloc =
+      node.value("status", nlohmann::json::object()).value("allocatable", nlohmann::json::object());
+  Result<double> cpu = ParseNonNegativeQuantity(Str(alloc, "cpu"), "node " + f.name + " allocatable cpu");
+  if (!cpu.ok()) return cpu.status();
+  Result<double> mem =
+      ParseNonNegativeQuantity(Str(alloc, "memory"), "node " + f.name + " allocatable memory");
+  if (!mem.ok()) return mem.status();
+  f.allocatable_cpu = *cpu;
+  f.allocatable_memory_bytes = *mem;
+  if (std::string tpu = Str(alloc, "google.com/tpu"); !tpu.empty()) {
+    Result<double> chips = ParseNonNegativeQuantity(tpu, "node " + f.name + " google.com/tpu");
+    if (!chips.ok()) return chips.status();
+    f.tpu_chips = static_cast<int>(std::lround(*chips));
+  }
+  return f;
+}
+
+bool NodeMatches(const std::map<std::string, std::string>& labels,
+                 const NodeSelection& selection) {
+  for (const auto& [key, value] : selection.node_selector)
+    if (!labels.count(key) || Label(labels, key) != value) return false;
+  if (selection.required_terms.empty()) return true;
+  return std::any_of(selection.required_terms.begin(), selection.required_terms.end(),
+                     [&](const auto& term) {
+                       for (const auto& [key, allowed] : term) {
+                         auto it = labels.find(key);
+                         if (it == labels.end() ||
+                             std::find(allowed.begin(), allowed.end(), it->second) == allowed.end())
+                           return false;
+                       }
+                       return true;
+                     });
+}
+
+std::optional<HostShape> ShapeFromNodes(const std::vector<NodeFacts>& nodes,
+                                        const NodeSelection& selection) {
+  std::optional<HostShape> shape;
+  const NodeFacts* tightest = nullptr;
+  int matching = 0;
+  for (const NodeFacts& n : nodes) {
+    if (n.unschedulable || n.tpu_chips <= 0 || !NodeMatches(n.labels, selection)) continue;
+    ++matching;
+    if (!shape) {
+      shape = HostShape{n.allocatable_cpu, n.allocatable_memory_bytes, n.tpu_chips};
+      tightest = &n;
+      continue;
+    }
+    if (n.allocatable_cpu < shape->cpu_cores || n.allocatable_memory_bytes < shape->memory_bytes)
+      tightest = &n;
+    shape->cpu_cores = std::min(shape->cpu_cores, n.allocatable_cpu);
+    shape->memory_bytes = std::min(shape->memory_bytes, n.allocatable_memory_bytes);
+    shape->tpu_chips = std::min(shape->tpu_chips, n.tpu_chips);
+  }
+  if (!shape) return std::nullopt;
+  // Chip generation and machine type from GKE's labels, as the table knows them.
+  const std::string type_label = Label(tightest->labels, "node.kubernetes.io/instance-type");
+  std::optional<MachineType> type = FindMachineType(type_label);
+  if (!type)
+    type = MachineTypeForSlice(Label(tightest->labels, "cloud.google.com/gke-tpu-accelerator"),
+                               Label(tightest->labels, "cloud.google.com/gke-tpu-topology"));
+  if (type) {
+    shape->generation = type->generation;
+    shape->machine_type = std::string(type->name);
+  } else {
+    shape->machine_type = type_label;
+  }
+  shape->source = "node " + tightest->name + " (tightest of " + std::to_string(matching) +
+                  " matching node" + (matching == 1 ? "" : "s") + ")";
+  return shape;
+}
+
+}  // namespace graintune::workload

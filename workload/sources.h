@@ -1,0 +1,86 @@
+// What the webhook reads besides the object under admission, each behind a small interface so
+// the decision can be tested with in-memory fakes (fake_sources.h) and served from the API's
+// watched caches in a cluster (kube/).
+//
+// Contract for every source: calls are cheap (they read caches, never the network on the
+// admission path), thread-safe, and report failure as a value: an error Result means "could not
+// tell" (cache not synced, API down) and the webhook fails open with a warning; an empty
+// optional means "known to be absent".
+#pragma once
+
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "tuner/attempt_value.h"
+#include "tuner/dataset_profile.h"
+#include "tuner/decision.h"
+#include "tuner/host_shape.h"
+#include "tuner/policy.h"
+#include "base/status.h"
+#include "tuner/trial.h"
+
+namespace graintune::workload {
+
+// Where a pod may land: its nodeSelector and the In-expressions of its required node affinity
+// (every term's expressions; any one term matching is enough, as in Kubernetes).
+struct NodeSelection {
+  std::map<std::string, std::string> node_selector;
+  // One map per nodeSelectorTerm: label -> allowed values.
+  std::vector<std::map<std::string, std::vector<std::string>>> required_terms;
+};
+
+class NodeShapeSource {
+ public:
+  virtual ~NodeShapeSource() = default;
+  // The host shape of the nodes the selection allows; error when none is known.
+  virtual Result<HostShape> ShapeFor(const NodeSelection& selection) = 0;
+};
+
+class HistorySource {
+ public:
+  virtual ~HistorySource() = default;
+  virtual Result<std::optional<TuningHistory>> Lookup(const std::string& ns,
+                                                      const std::string& tuning_key) = 0;
+  // A profile learned for a dataset name from earlier workloads (graintune.dev/dataset).
+  virtual std::optional<DatasetProfile> LearnedProfile(const std::string& dataset) = 0;
+};
+
+class ConfigMapSource {
+ public:
+  virtual ~ConfigMapSource() = default;
+  // The data of key `key` in ConfigMap ns/name; nullopt when the ConfigMap or key is absent.
+  virtual Result<std::optional<std::string>> Get(const std::string& ns, const std::string& name,
+                                                 const std::string& key) = 0;
+};
+
+// How many pods of a Job have failed so far (its status.failed): a plain Job's pod retry is the
+// next attempt. nullopt when the Job is unknown.
+class JobStatusSource {
+ public:
+  virtual ~JobStatusSource() = default;
+  virtual std::optional<int> FailedPods(const std::string& ns, const std::string& job) = 0;
+};
+
+class PolicySource {
+ public:
+  virtual ~PolicySource() = default;
+  // The policy in force for a workload in `ns` with `labels` (built-in defaults when none).
+  virtual Policy PolicyFor(const std::string& ns,
+                           const std::map<std::string, std::string>& labels) = 0;
+};
+
+// Resolves shapes from the built-in GKE TPU machine-type table using the selection's
+// node.kubernetes.io/instance-type, or cloud.google.com/gke-tpu-accelerator with
+// cloud.google.com/gke-tpu-topology. Stateless and thread-safe.
+class MachineTypeTableShapes : public NodeShapeSource {
+ public:
+  Result<HostShape> ShapeFor(const NodeSelection& selection) override;
+};
+
+// Every value a label may take under the selection (nodeSelector value, or In-values of any
+// required term), in order.
+std::vector<std::string> LabelValues(const NodeSelection& selection, const std::string& label);
+
+}  // namespace graintune::workload

@@ -1,0 +1,127 @@
+#include "workload/tuning_inputs.h"
+
+#include "tuner/quantity.h"
+#include "workload/identity.h"
+#include "workload/pod_templates.h"
+
+namespace graintune::workload {
+namespace {
+
+std::optional<double> Limit(const nlohmann::json& container, const std::string& resource,
+                            std::vector<std::string>& warnings) {
+  const nlohmann::json::json_pointer p("/resources/limits/" + resource);
+  if (!container.contains(p)) return std::nullopt;
+  const nlohmann::json& v = container.at(p);
+  const std::string text = v.is_string() ? v.get<std::string>() : v.is_number() ? v.dump() : "";
+  Result<double> q = ParseNonNegativeQuantity(text, "limit " + resource);
+  if (!q.ok()) {
+    warnings.push_back("graintune: ignoring " + q.error());
+    return std::nullopt;
+  }
+  return *q;
+}
+
+}  // namespace
+
+Result<TuningInputs> BuildTuningInputs(const nlohmann::json& pod_spec,
+                                       const nlohmann::json& container,
+                                       const ContainerOverrides& overrides,
+                                       const ConfigValues* config_values,
+                                       const WorkloadAnnotations& annotations,
+                                       const Policy& policy, InputSources sources,
+                                       std::vector<std::string>& warnings) {
+  // A MaxText setting: the command line / env first, then the mounted YAML.
+  auto setting = [&](const std::string& key) -> std::optional<std::string> {
+    if (std::optional<std::string> v = overrides.Value(key)) return v;
+    if (config_values) {
+      auto it = config_values->find(key);
+      if (it != config_values->end()) return it->second;
+    }
+    return std::nullopt;
+  };
+  auto number_setting = [&](const std::string& key) -> std::optional<double> {
+    std::optional<std::string> text = setting(key);
+    if (!text) return std::nullopt;
+    std::optional<double> n = ParseFiniteNumber(*text);
+    if (!n) warnings.push_back("graintune: ignoring " + key + "=" + *text + ": not a number");
+    return n;
+  };
+
+  TuningInputs in;
+  Result<HostShape> host = sources.shapes.ShapeFor(NodeSelectionOf(pod_spec));
+  if (!host.ok()) return host.status();
+  in.host = BoundByLimits(*host, Limit(container, "cpu", warnings),
+                          Limit(container, "memory", warnings));
+
+  WorkloadShape w;
+  w.model_name = setting("model_name").value_or("");
+  w.per_device_batch_size = number_setting("per_device_batch_size");
+  w.max_target_length = number_setting("max_target_length");
+  if (std::optional<double> chips = Limit(container, "google.com~1tpu", warnings)) {
+    if (*chips >= 1 && *chips <= 64) w.chips_per_host = static_cast<int>(*chips);
+  }
+  w.generation = in.host.generation;
+  w.step_seconds = annotations.step_seconds;
+  Result<Demand> demand = EstimateDemand(w, in.host);
+  if (!demand.ok()) {
+    warnings.push_back("graintune: " + demand.error() + "; using MaxText defaults");
+    w.per_device_batch_size.reset();
+    w.max_target_length.reset();
+    w.step_seconds.reset();
+    demand = EstimateDemand(w, in.host);
+    if (!demand.ok()) return demand.status();
+  }
+  in.demand = *demand;
+
+  std::optional<bool> tokenize = annotations.tokenize;
+  if (!tokenize) {
+    if (std::optional<std::string> t = setting("tokenize_train_data"))
+      tokenize = !(*t == "false" || *t == "False" || *t == "0");
+  }
+  const DatasetKind kind = annotations.dataset_kind.value_or(InferDatasetKind(tokenize));
+  std::optional<DatasetProfile> learned;
+  if (annotations.dataset && sources.learned_profiles)
+    learned = sources.learned_profiles->LearnedProfile(*annotations.dataset);
+  if (learned && learned->kind == kind) {
+    in.profile = *learned;
+    if (annotations.worker_memory_bytes) in.profile.worker_memory_bytes = *annotations.worker_memory_bytes;
+  } else {
+    in.profile = ProfileWithOverrides(kind, annotations.tokens_per_second_per_worker,
+                                      annotations.worker_memory_bytes);
+  }
+  in.policy = policy;
+  return in;
+}
+
+Result<TuningInputs> ReadPodTuningInputs(const nlohmann::json& pod, const std::string& ns,
+                                         PodInputSources sources,
+                                         std::vector<std::string>& warnings) {
+  if (!pod.is_object() || !pod.contains("spec") || !pod["spec"].is_object())
+    return Status::Error("the pod has no spec");
+  const nlohmann::json& spec = pod["spec"];
+  const nlohmann::json& meta = MetadataOf(pod);
+  for (const char* list : {"initContainers", "containers"}) {
+    if (!spec.contains(list) || !spec[list].is_array()) continue;
+    for (const nlohmann::json& c : spec[list]) {
+      if (!c.is_object()) continue;
+      const ContainerOverrides overrides = ScanContainer(c);
+      if (!overrides.HasKey("grain_worker_count") && !overrides.HasKey("grain_worker_count_eval"))
+        continue;
+      std::optional<ConfigValues> config;
+      if (overrides.config) {
+        Result<std::optional<ConfigValues>> loaded =
+            LoadMountedConfig(spec, c, overrides.config->path, ns, sources.configmaps);
+        if (!loaded.ok()) warnings.push_back("graintune: " + loaded.error());
+        else config = *loaded;
+      }
+      const WorkloadAnnotations annotations =
+          ParseWorkloadAnnotations(StringMap(meta, "annotations"), warnings);
+      const Policy policy = sources.policies.PolicyFor(ns, StringMap(meta, "labels"));
+      return BuildTuningInputs(spec, c, overrides, config ? &*config : nullptr, annotations,
+                               policy, InputSources{sources.shapes}, warnings);
+    }
+  }
+  return Status::Error("no container passes grain_worker_count");
+}
+
+}  // namespace graintune::workload

@@ -1,0 +1,93 @@
+#include "workload/tuning_inputs.h"
+
+#include <gtest/gtest.h>
+
+#include "workload/in_memory_sources.h"
+
+namespace graintune::workload {
+namespace {
+
+using json = nlohmann::json;
+
+// A pod as the webhook leaves it: MaxText's container after a sidecar-like init container,
+// its config mounted from a ConfigMap, graintune's value in argv.
+json TunedPod() {
+  return json::parse(R"({
+    "metadata": {"name": "llama-0", "namespace": "team-a",
+                 "labels": {"graintune.dev/managed": "true"},
+                 "annotations": {"graintune.dev/worker-count": "9",
+                                 "graintune.dev/dataset-kind": "heavy-decode"}},
+    "spec": {
+      "nodeSelector": {"node.kubernetes.io/instance-type": "ct6e-standard-4t"},
+      "volumes": [{"name": "cfg", "configMap": {"name": "maxtext"}}],
+      "initContainers": [{"name": "setup", "command": ["sh", "-c", "true"]}],
+      "containers": [{"name": "jax-tpu",
+        "command": ["python3", "-m", "MaxText.train", "/etc/maxtext/base.yml",
+                    "grain_worker_count=9"],
+        "volumeMounts": [{"name": "cfg", "mountPath": "/etc/maxtext"}],
+        "resources": {"limits": {"google.com/tpu": 4}}}]}})");
+}
+
+class ReadPodTuningInputsTest : public ::testing::Test {
+ protected:
+  Result<TuningInputs> Read(const json& pod) {
+    warnings_.clear();
+    return ReadPodTuningInputs(pod, "team-a", PodInputSources{shapes_, configmaps_, policies_},
+                               warnings_);
+  }
+  MachineTypeTableShapes shapes_;
+  InMemoryConfigMaps configmaps_;
+  FixedPolicy policies_{[] {
+    Policy p;
+    p.name = "GrainTunePolicy team-llm";
+    p.object_name = "team-llm";
+    p.max_workers = 40;
+    return p;
+  }()};
+  std::vector<std::string> warnings_;
+};
+
+TEST_F(ReadPodTuningInputsTest, ReadsTheMaxTextContainerItsConfigAndThePolicyByName) {
+  configmaps_.Put("team-a", "maxtext", "base.yml",
+                  "model_name: llama3-8b\nper_device_batch_size: 2\nmax_target_length: 8192\n");
+  Result<TuningInputs> in = Read(TunedPod());
+  ASSERT_TRUE(in.ok()) << in.error();
+  EXPECT_EQ(in->host.machine_type, "ct6e-standard-4t");
+  EXPECT_EQ(in->policy.object_name, "team-llm");
+  EXPECT_EQ(in->policy.max_workers, 40);
+  EXPECT_EQ(in->profile.kind, DatasetKind::kHeavyDecode);  // from the pod's annotation
+  // llama3-8b at 2 x 8192 tokens per chip, 4 chips: the mounted config was read.
+  EXPECT_DOUBLE_EQ(in->demand.tokens_per_step_per_host, 2.0 * 8192 * 4);
+  EXPECT_TRUE(warnings_.empty());
+}
+
+TEST_F(ReadPodTuningInputsTest, AnUnreadableConfigIsAWarningAndDefaultsAreUsed) {
+  configmaps_.FailWithForTest("cache not synced");
+  Result<TuningInputs> in = Read(TunedPod());
+  ASSERT_TRUE(in.ok()) << in.error();
+  ASSERT_EQ(warnings_.size(), 1u);
+  EXPECT_NE(warnings_[0].find("cache not synced"), std::string::npos);
+}
+
+TEST_F(ReadPodTuningInputsTest, NoMaxTextContainerOrNoHostIsAnError) {
+  json pod = TunedPod();
+  pod["spec"]["containers"][0]["command"] = {"python3", "train.py"};
+  EXPECT_EQ(Read(pod).error(), "no container passes grain_worker_count");
+  pod = TunedPod();
+  pod["spec"]["nodeSelector"] = json::object();
+  EXPECT_FALSE(Read(pod).ok());
+  EXPECT_FALSE(Read(json::array()).ok());
+  EXPECT_FALSE(Read({{"spec", "x"}}).ok());
+}
+
+TEST_F(ReadPodTuningInputsTest, AnEnvOverrideCountsAsMaxTextsContainer) {
+  json pod = TunedPod();
+  pod["spec"]["containers"][0]["command"] = {"python3", "-m", "MaxText.train"};
+  pod["spec"]["containers"][0]["env"] = {{{"name", "M_GRAIN_WORKER_COUNT"}, {"value", "9"}}};
+  Result<TuningInputs> in = Read(pod);
+  ASSERT_TRUE(in.ok()) << in.error();
+  EXPECT_EQ(in->host.machine_type, "ct6e-standard-4t");
+}
+
+}  // namespace
+}  // namespace graintune::workload

@@ -1,0 +1,61 @@
+// The graintune.dev/ annotations of a workload, parsed. Every value is optional; a value that
+// cannot be parsed is dropped with a warning naming the annotation and the problem (the
+// webhook returns it as an admission warning), never an error that blocks admission.
+//
+//   graintune.dev/worker-count                 "-1": tune this workload (annotation-only mode);
+//                                              an integer: the value graintune applied
+//   graintune.dev/eval-worker-count            the value applied to grain_worker_count_eval
+//   graintune.dev/tuning-key                   learn across submissions under this key
+//   graintune.dev/dataset                      stable dataset name (learned profiles)
+//   graintune.dev/dataset-kind                 array-record | raw-text | heavy-decode
+//   graintune.dev/tokens-per-second-per-worker number
+//   graintune.dev/worker-memory                quantity, e.g. 2Gi
+//   graintune.dev/record-bytes                 quantity, mean bytes per raw record
+//   graintune.dev/tokenize                     true | false
+//   graintune.dev/step-seconds                 expected compute step time, number
+#pragma once
+
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "tuner/dataset_profile.h"
+
+namespace graintune::workload {
+
+inline constexpr char kAnnotationPrefix[] = "graintune.dev/";
+inline constexpr char kWorkerCountAnnotation[] = "graintune.dev/worker-count";
+inline constexpr char kEvalWorkerCountAnnotation[] = "graintune.dev/eval-worker-count";
+inline constexpr char kReasonAnnotation[] = "graintune.dev/reason";
+inline constexpr char kTuningKeyAnnotation[] = "graintune.dev/tuning-key";
+inline constexpr char kDatasetAnnotation[] = "graintune.dev/dataset";
+inline constexpr char kFirstAttemptAnnotation[] = "graintune.dev/first-attempt-worker-count";
+inline constexpr char kManagedLabel[] = "graintune.dev/managed";
+// The attempt a pod's value is for (graintune writes it; JobSet's label wins when present).
+inline constexpr char kAttemptAnnotation[] = "graintune.dev/attempt";
+inline constexpr char kRestartAttemptLabel[] = "jobset.sigs.k8s.io/restart-attempt";
+
+struct WorkloadAnnotations {
+  bool requests_tuning = false;            // worker-count is "-1"
+  std::optional<int> applied_workers;      // worker-count is a positive integer
+  std::optional<int> applied_eval_workers;
+  std::optional<std::string> tuning_key;
+  std::optional<std::string> dataset;
+  std::optional<DatasetKind> dataset_kind;
+  std::optional<double> tokens_per_second_per_worker;
+  std::optional<double> worker_memory_bytes;
+  std::optional<double> record_bytes;
+  std::optional<bool> tokenize;
+  std::optional<double> step_seconds;
+};
+
+// True for the graintune.dev/ annotations a user writes as inputs to the decision (dataset,
+// rates, tuning key, ...), false for the ones graintune writes as results.
+bool IsInputAnnotation(const std::string& key);
+
+// Parses the graintune.dev/ keys of `annotations`; appends a warning per bad value.
+WorkloadAnnotations ParseWorkloadAnnotations(const std::map<std::string, std::string>& annotations,
+                                             std::vector<std::string>& warnings);
+
+}  // namespace graintune::workload

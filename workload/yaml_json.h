@@ -1,0 +1,19 @@
+// Multi-document YAML manifests as nlohmann::json values (yaml-cpp underneath).
+//
+// Plain scalars become booleans, integers, floats or null when they read as such (YAML 1.2
+// core schema); quoted scalars always stay strings, so "4" and 4 keep their meaning.
+// Errors carry yaml-cpp's message with line and column; empty documents are skipped.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "base/status.h"
+
+namespace graintune::workload {
+
+Result<std::vector<nlohmann::json>> ParseYamlDocuments(const std::string& text);
+
+}  // namespace graintune::workload
