@@ -1,5 +1,6 @@
 #include "operator/tuning_controller.h"
 
+#include <algorithm>
 #include <ctime>
 #include <iostream>
 #include <map>
@@ -32,6 +33,12 @@ double SecondsSince(const std::string& when) {
 }
 
 void Log(const std::string& line) { std::cerr << "graintune-operator: " << line << "\n"; }
+
+// A failed API call as a reconcile error: retryable when trying again later can help.
+ReconcileError ErrorOf(const std::string& doing, const kube::ApiError& error) {
+  return {.terminal = !error.IsRetryable() && !error.IsConflict(),
+          .message = doing + ": " + error.ToString()};
+}
 
 const kube::ResourceType* WorkloadType(const std::string& kind) {
   if (kind == "JobSet") return &kube::resources::kJobSets;
@@ -92,6 +99,10 @@ Result<StepsDocument> TuningController::Scrape(const PodFacts& pod) {
   return doc;
 }
 
+std::chrono::steady_clock::time_point TuningController::Now() const {
+  return options_.now ? options_.now() : std::chrono::steady_clock::now();
+}
+
 void TuningController::ReconcileAll() {
   // Pods of each (namespace, tuning key), each read once.
   std::map<std::pair<std::string, std::string>, std::vector<TunedPod>> groups;
@@ -101,7 +112,38 @@ void TuningController::ReconcileAll() {
     const std::pair<std::string, std::string> key{f.ns, f.tuning_key};
     groups[key].push_back({std::move(f), std::move(pod)});
   }
-  for (const auto& [key, pods] : groups) ReconcileKey(key.first, key.second, pods);
+  const auto now = Now();
+  for (const auto& [key, pods] : groups) {
+    std::string pods_version;
+    for (const TunedPod& p : pods)
+      pods_version += p.facts.uid + "@" +
+                      p.object.value("metadata", json::object()).value("resourceVersion", "") + ",";
+    auto [it, fresh] = keys_.try_emplace(
+        key, KeyState{.backoff = kube::Backoff(options_.backoff_initial, options_.backoff_max)});
+    KeyState& state = it->second;
+    const bool pods_changed = fresh || pods_version != state.pods_version;
+    const bool due = !state.parked && now >= state.due;
+    if (!due && (state.backing_off || !pods_changed)) {
+      ++counters_.deferred;
+      continue;
+    }
+    state.pods_version = pods_version;
+    ReconcileOutcome outcome = ReconcileKey(key.first, key.second, pods);
+    if (outcome.ok()) {
+      state.parked = state.backing_off = false;
+      state.backoff.Reset();
+      state.due = now + outcome->requeue_after;
+      continue;
+    }
+    ++counters_.reconcile_errors;
+    Log(key.first + "/" + key.second + ": " + outcome.error().message +
+        (outcome.error().terminal ? " (not retried until its pods change)" : ""));
+    state.parked = outcome.error().terminal;
+    state.backing_off = !state.parked;
+    state.due = now + state.backoff.Next();
+  }
+  // Keys whose pods are all gone forget their state; a new pod starts afresh.
+  std::erase_if(keys_, [&](const auto& entry) { return !groups.count(entry.first); });
   for (const json& gt : caches_.graintunings->List()) {
     const json meta = gt.value("metadata", json::object());
     const std::string key = gt.value("spec", json::object()).value("tuningKey", "");
@@ -149,8 +191,8 @@ void TuningController::MarkAttemptsEnded(const json& gt) {
   ++counters_.status_writes;
 }
 
-void TuningController::ReconcileKey(const std::string& ns, const std::string& key,
-                                    const std::vector<TunedPod>& pods) {
+ReconcileOutcome TuningController::ReconcileKey(const std::string& ns, const std::string& key,
+                                                const std::vector<TunedPod>& pods) {
   ++counters_.reconciles;
   ReconcileInput in;
   in.ns = ns;
@@ -208,11 +250,8 @@ void TuningController::ReconcileKey(const std::string& ns, const std::string& ke
   if (!out.problem.empty()) Log(ns + "/" + key + ": " + out.problem);
   if (!in.grain_tuning) {
     kube::ApiResult<json> created = client_->Create(kube::resources::kGrainTunings, ns, out.object);
-    if (!created.ok() && !created.error().IsAlreadyExists()) {
-      ++counters_.reconcile_errors;
-      Log("creating GrainTuning " + ns + "/" + name + ": " + created.error().ToString());
-      return;
-    }
+    if (!created.ok() && !created.error().IsAlreadyExists())
+      return ErrorOf("creating GrainTuning " + ns + "/" + name, created.error());
     out.status_changed = true;
   }
   if (out.status_changed) {
@@ -221,14 +260,13 @@ void TuningController::ReconcileKey(const std::string& ns, const std::string& ke
           gt["status"] = out.status;
           return true;
         });
-    if (!written.ok()) {
-      ++counters_.reconcile_errors;
-      Log("writing status of GrainTuning " + ns + "/" + name + ": " + written.error().ToString());
-      return;  // events wait until the status they describe is stored
-    }
+    // Events wait until the status they describe is stored.
+    if (!written.ok()) return ErrorOf("writing status of GrainTuning " + ns + "/" + name, written.error());
     ++counters_.status_writes;
   }
-  if (out.events.empty() || in.pods.empty()) return;
+  const bool alive = std::any_of(in.pods.begin(), in.pods.end(), [](const PodFacts& p) { return p.Alive(); });
+  const ReconcileResult result{alive ? std::chrono::milliseconds(0) : options_.idle_requeue};
+  if (out.events.empty() || in.pods.empty()) return result;
   // Events go on the workload people look at (the JobSet or Job), else on the GrainTuning.
   const PodFacts& any = in.pods.front();
   json regarding;
@@ -240,13 +278,14 @@ void TuningController::ReconcileKey(const std::string& ns, const std::string& ke
     kube::ApiResult<json> g = client_->Get(kube::resources::kGrainTunings, ns, name);
     if (g.ok()) regarding = *g;
   }
-  if (regarding.is_null()) return;
+  if (regarding.is_null()) return result;
   for (const EventToRecord& e : out.events) {
     Status s = events_->Record(regarding, {.type = e.type, .reason = e.reason, .action = "Tune",
                                            .note = e.note});
     if (s.ok()) ++counters_.events;
     else Log(s.message());
   }
+  return result;
 }
 
 }  // namespace graintune::op

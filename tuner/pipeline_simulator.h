@@ -55,8 +55,8 @@ struct SimulationResult {
   double trainer_cpu_cores = 0;
 };
 
-// The calibration found on the seed's step logs (tuner/testdata/v6e-32-llama3-8b-steps.csv, a copy
-// of ../shared/data/; see calibration.h).
+// The calibration found on the v6e-32 Llama3-8B step logs
+// (tuner/testdata/v6e-32-llama3-8b-steps.csv; see calibration.h).
 PipelineParams SeedCalibratedParams();
 
 SimulationResult Simulate(const PipelineParams& params, int steps, uint64_t seed);
