@@ -1,5 +1,6 @@
 // Aggregates of the tuner benchmark: medians and minima of each method's throughput ratio,
-// OOM counts, and the table and JSON line the benchmark prints.
+// its workers over the oracle's, OOM counts, trims, and the table and JSON line the benchmark
+// prints.
 #pragma once
 
 #include <cstdio>
@@ -18,6 +19,11 @@ struct ExactKnowledgeBound {
   int scenarios_below_0_99 = 0;
 };
 
+// A method's workers over the oracle's, across scenarios.
+struct WorkerRatios {
+  double median = 0, p90 = 0, max = 0;
+};
+
 struct Summary {
   int scenarios = 0;
   double first_pick_median_ratio_annotated = 0;
@@ -27,6 +33,10 @@ struct Summary {
   double after_two_restarts_median_ratio = 0;
   double after_two_restarts_min_ratio = 0;
   double after_two_restarts_share_at_0_99 = 0;  // share of scenarios at >= 0.99 of the oracle
+  double after_two_restarts_share_at_0_97 = 0;
+  std::map<std::string, WorkerRatios> workers_over_oracle;  // by method, baselines included
+  int trims = 0;          // restarts after which graintune picked fewer workers
+  int starved_trims = 0;  // of those, the ones below 0.97 of the oracle
   int graintune_oom_count = 0;
   std::map<std::string, double> baseline_median_ratio;
   std::map<std::string, int> baseline_oom_count;

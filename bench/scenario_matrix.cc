@@ -141,7 +141,8 @@ ScenarioResult Evaluate(const Scenario& scenario, uint64_t seed) {
     m.workers = std::max(1, workers);
     const double t = measure(m.workers);
     m.oom = t == 0;
-    m.ratio = t / result.oracle_tokens_per_second;
+    m.ratio = std::min(1.0, t / result.oracle_tokens_per_second);
+    m.workers_over_oracle = static_cast<double>(m.workers) / result.oracle_workers;
     return m;
   };
 
@@ -162,10 +163,14 @@ ScenarioResult Evaluate(const Scenario& scenario, uint64_t seed) {
     } else {
       Result<Trial> summary = SummarizeSteps(run.step_seconds, p.tokens_per_step);
       if (summary.ok()) trial = *summary;
-      trial.worker_busy_fraction = run.worker_busy_fraction;
-      trial.worker_memory_bytes = run.worker_memory_bytes;
-      trial.trainer_memory_bytes = run.trainer_memory_bytes;
-      trial.trainer_cpu_cores = run.trainer_cpu_cores;
+      // As the exporter measures them: /proc peaks sampled a few percent off, the busy share
+      // from cpu ticks with jitter.
+      SeededRandom noise(seed + 300 + static_cast<uint64_t>(attempt));
+      trial.worker_busy_fraction =
+          std::clamp(run.worker_busy_fraction + 0.03 * noise.Normal(), 0.0, 1.0);
+      trial.worker_memory_bytes = run.worker_memory_bytes * noise.Jitter(0.03);
+      trial.trainer_memory_bytes = run.trainer_memory_bytes * noise.Jitter(0.03);
+      trial.trainer_cpu_cores = run.trainer_cpu_cores * noise.Jitter(0.05);
     }
     trial.attempt = attempt;
     trial.workers = decision.workers;
@@ -177,6 +182,10 @@ ScenarioResult Evaluate(const Scenario& scenario, uint64_t seed) {
     decision = Decide(scenario.seen, trials);
     result.trace.push_back(decision.reason);
     result.methods[kAfter[attempt]] = score(decision.workers);
+    if (!trial.oom_killed && decision.workers < trial.workers) {
+      ++result.trims;
+      if (result.methods[kAfter[attempt]].ratio < 0.97) ++result.starved_trims;
+    }
   }
 
   result.methods["maxtext_default"] = score(kMaxTextDefaultWorkers);

@@ -8,8 +8,11 @@
 // +-10% estimation error) or through trials simulated from it.
 //
 // Every method's worker count is scored by the simulated steady-state throughput at that count
-// over the oracle's: the fewest workers reaching 99% of the best throughput without OOM.
-// Deterministic given the matrix seed.
+// over the oracle's (the fewest workers reaching 99% of the best throughput without OOM), capped
+// at 1 so that more workers than needed never score above the oracle, and by its workers (so also
+// their memory) over the oracle's. The trials graintune is fed carry measurement noise like the
+// exporter's: sampled memory peaks and trainer cpu a few percent off, the workers' busy share as
+// cpu time with jitter. Deterministic given the matrix seed.
 #pragma once
 
 #include <map>
@@ -30,8 +33,11 @@ struct Scenario {
 
 struct MethodResult {
   int workers = 0;
-  double ratio = 0;  // steady throughput / oracle's; 0 when OOM-killed
+  double ratio = 0;  // steady throughput / oracle's, capped at 1; 0 when OOM-killed
   bool oom = false;
+  // Workers / the oracle's workers; also their memory over the oracle's workers' memory, as
+  // every worker of a scenario holds the same memory.
+  double workers_over_oracle = 0;
 };
 
 struct ScenarioResult {
@@ -46,6 +52,11 @@ struct ScenarioResult {
   // oracle's last workers cost in memory safety.
   std::map<double, double> best_ratio_with_memory_free;
   std::vector<std::string> trace;  // each graintune decision's reason and the trial behind it
+  // Restarts after which graintune picked fewer workers than the attempt before ran with (a
+  // trim), and those of them that left the chips below 0.97 of the oracle (a trim that starved,
+  // which the next decision undoes).
+  int trims = 0;
+  int starved_trims = 0;
 };
 
 inline constexpr double kMemoryMargins[] = {0.02, 0.05, 0.10};

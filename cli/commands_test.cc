@@ -117,6 +117,26 @@ TEST(RecommendCommandTest, HistoryDrivesTheNextPick) {
   EXPECT_NE(bad.err.find("attempt 0: "), std::string::npos) << bad.err;
 }
 
+// --history: a starved attempt, then a fed one with many workers: the next pick is the fewest
+// the measured demand and per-worker rate call for, not the fed count.
+TEST(RecommendCommandTest, AFedAttemptIsTrimmedToWhatItsMeasurementsNeed) {
+  const std::string path = ::testing::TempDir() + "/graintune-history-fed.json";
+  // Attempt 0: 4 workers, 4.3 s while the buffer lasts, then starved at ~7.4 s a step;
+  // attempt 1: 17 workers, a steady 4.30 s.
+  std::ofstream(path) << R"([
+    {"workers": 4, "step_seconds": [30, 4.3, 4.3, 4.3, 4.3, 4.3, 7.4, 7.3, 7.5, 7.4, 7.4, 7.3,
+                                    7.5, 7.4, 7.4, 7.3, 7.5, 7.4]},
+    {"workers": 17, "step_seconds": [30, 4.3, 4.31, 4.29, 4.3, 4.3, 4.31, 4.29, 4.3, 4.3, 4.31,
+                                     4.29, 4.3, 4.3, 4.31, 4.29]}])";
+  Outcome r = Call(RunRecommend, With(kSeed, {"--model-name", "llama3-8b", "--output", "json",
+                                              "--history", path}));
+  ASSERT_EQ(r.code, 0) << r.err;
+  const nlohmann::json j = nlohmann::json::parse(r.out);
+  EXPECT_GE(j["workers"].get<int>(), 7) << j["reason"];
+  EXPECT_LE(j["workers"].get<int>(), 11) << j["reason"];
+  EXPECT_NE(j["reason"].get<std::string>().find("measured demand"), std::string::npos) << j["reason"];
+}
+
 TEST(SimulateCommandTest, JsonContract) {
   Outcome r = Call(RunSimulate, With(kSeed, {"--workers", "8", "--steps", "12", "--output", "json"}));
   ASSERT_EQ(r.code, 0) << r.err;

@@ -13,9 +13,19 @@
 //
 // Across restarts: an OOMKilled attempt caps the count below it. Data-bound trials give a
 // per-worker throughput; the next value jumps straight to what that throughput and the demand
-// imply. A trial that kept the chips fed bounds the demand from above; once one exists, the
-// fewest workers that reached the best throughput (within the noise tolerance) is kept and the
-// phase is Converged. Gains below the noise tolerance are never chased.
+// imply. Gains below the noise tolerance are never chased.
+//
+// Once a trial kept the chips fed (not saturated and at the estimated demand or at the pace of
+// its buffered first steps, or workers measured with time to spare, or more workers gaining
+// nothing), its throughput is the demand, measured: tokens per step over the measured compute
+// step, in place of the FLOPs estimate. The value is then the fewest workers that reached the
+// best throughput (within the noise tolerance), trimmed to what the measured demand and a
+// measured per-worker rate (from a saturated trial, or from the workers' busy share) call for:
+// ceil(measured demand / rate x 1.4: workers busy ~70% of the time; the fewest-workers objective
+// keeps 1.05), never at or below a count measured starved (saturated
+// below the best), and only when it saves at least a tenth of the workers. An untried trim is
+// Exploring; if it starves, the next decision goes back above it, so a trim costs at most one
+// attempt at lower throughput. Otherwise the phase is Converged.
 #pragma once
 
 #include <string>

@@ -34,7 +34,7 @@ Trial MakeTrial(int attempt, int workers, double tokens_per_second, bool data_bo
   return t;
 }
 
-TEST(DecisionTest, AFedTrialAtTheBufferedPaceConvergesEvenBelowAnOptimisticEstimate) {
+TEST(DecisionTest, AFedTrialAtTheBufferedPaceIsFedEvenBelowAnOptimisticEstimate) {
   TuningInputs in = SeedInputs();
   in.demand.tokens_per_second_per_host = 27000;  // estimated at 40% MFU: 2.43 s a step
   Trial starved = MakeTrial(0, 4, 65536 / 7.4, true);
@@ -42,13 +42,63 @@ TEST(DecisionTest, AFedTrialAtTheBufferedPaceConvergesEvenBelowAnOptimisticEstim
   Trial fed = MakeTrial(1, 13, 65536 / 4.3, false);
   fed.step_seconds_p50 = 4.31;
   Decision d = Decide(in, {starved, fed});
-  EXPECT_EQ(d.phase, Phase::kConverged) << d.reason;
-  EXPECT_EQ(d.workers, 13);
+  // Fed at 15.2k tok/s, the measured demand: 15.2k / 2.2k per worker x1.4 -> 10, not 13 and
+  // not what the 27k estimate would ask.
+  EXPECT_EQ(d.workers, 10) << d.reason;
+  EXPECT_EQ(d.phase, Phase::kExploring) << d.reason;  // 10 is untried
+  EXPECT_NE(d.reason.find("measured demand 15.2k tok/s/host"), std::string::npos) << d.reason;
   // Without the buffered pace the same trials ask for another, larger attempt.
   starved.buffered_step_seconds = 0;
   Decision blind = Decide(in, {starved, fed});
   EXPECT_EQ(blind.phase, Phase::kExploring);
   EXPECT_GT(blind.workers, 13);
+}
+
+// The request's case: 4 workers starved, 17 fed. The chips need ~7 workers' output.
+std::vector<Trial> StarvedThenSeventeenFed() {
+  return {MakeTrial(0, 4, 65536 / 7.4, true), MakeTrial(1, 17, 65536 / 4.3, false)};
+}
+
+TEST(DecisionTest, AFedTrialIsTrimmedToTheMeasuredNeed) {
+  Decision d = Decide(SeedInputs(), StarvedThenSeventeenFed());
+  EXPECT_EQ(d.workers, 10) << d.reason;  // 15.2k / 2.2k = 6.9, x1.4 -> 10
+  EXPECT_EQ(d.phase, Phase::kExploring);
+}
+
+TEST(DecisionTest, ATrimThatFedConverges) {
+  std::vector<Trial> trials = StarvedThenSeventeenFed();
+  trials.push_back(MakeTrial(2, 10, 65536 / 4.3, false));
+  Decision d = Decide(SeedInputs(), trials);
+  EXPECT_EQ(d.workers, 10) << d.reason;
+  EXPECT_EQ(d.phase, Phase::kConverged);
+}
+
+TEST(DecisionTest, ATrimThatStarvedIsUndone) {
+  std::vector<Trial> trials = StarvedThenSeventeenFed();
+  trials.push_back(MakeTrial(2, 10, 65536 / 5.0, true));  // 10 workers: 5.0 s steps, starved
+  Decision d = Decide(SeedInputs(), trials);
+  // At 10 workers each delivered 1.3k tok/s: 15.2k / 1.3k x1.4 -> 17, the fed count.
+  EXPECT_EQ(d.workers, 17) << d.reason;
+  EXPECT_EQ(d.phase, Phase::kConverged);
+  EXPECT_NE(d.reason.find("10 workers starved"), std::string::npos) << d.reason;
+}
+
+TEST(DecisionTest, ATrimStaysAboveACountThatStarved) {
+  // 40 workers fed with time to spare (busy 20%: 8 busy workers' worth), 9 measured starved at
+  // a rate that would call for fewer: the trim stays above 9.
+  Trial fed = MakeTrial(0, 40, 65536 / 4.3, false);
+  fed.worker_busy_fraction = 0.2;
+  Trial starved = MakeTrial(1, 9, 65536 / 4.5, true);
+  Decision d = Decide(SeedInputs(), {fed, starved});
+  EXPECT_GE(d.workers, 10) << d.reason;
+  EXPECT_LT(d.workers, 40) << d.reason;
+}
+
+TEST(DecisionTest, ATrimSavingLessThanATenthIsNotWorthAnAttempt) {
+  // 4 starved at 2.2k per worker; 11 fed: 10 would save one worker in eleven, under a tenth.
+  Decision d = Decide(SeedInputs(), {MakeTrial(0, 4, 65536 / 7.4, true), MakeTrial(1, 11, 65536 / 4.3, false)});
+  EXPECT_EQ(d.workers, 11) << d.reason;
+  EXPECT_EQ(d.phase, Phase::kConverged);
 }
 
 TEST(DecisionTest, FirstPickFeedsTheChipsWithTheReasonSpelledOut) {

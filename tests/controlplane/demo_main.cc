@@ -149,6 +149,14 @@ int main(int argc, char** argv) {
     auto r = cp.AdminClient()->Get(kube::resources::kGrainTunings, "default", "llama3-8b-v6e-32");
     return r.ok() ? *r : Json();
   };
+  // Prints the trial of `attempt` as the GrainTuning holds it.
+  auto say_trial = [&](int attempt) {
+    const Json tr = tuning()["status"]["trials"][attempt];
+    Say("   trial: attempt " + std::to_string(attempt) + ", " + std::to_string(tr.value("workers", 0)) +
+        " workers, steady step " + std::to_string(tr.value("stepTimeMeanSeconds", 0.0)).substr(0, 5) +
+        " s (mean), " + std::to_string(tr.value("tflopsPerDevice", 0.0)).substr(0, 5) +
+        " TFLOP/s per chip, data-bound: " + (tr.value("dataBound", false) ? "yes" : "no"));
+  };
   if (!WaitFor([&] { return pods_of(0).size() == 8 && runner.Started().size() >= 8; }, 90)) {
     Say(g_interrupted ? "\nInterrupted: stopping everything." : "\nThe pods of attempt 0 did not start.");
     return g_interrupted ? 130 : 1;
@@ -165,11 +173,7 @@ int main(int argc, char** argv) {
   if (!WaitFor([&] { Json g = tuning(); return g.is_object() && g["status"].contains("trials"); }, 120)) return 1;
   WaitFor([&] { return tuning()["status"]["recommendation"].value("attempt", 0) == 1; }, 30);
   Json g = tuning();
-  const Json t0 = g["status"]["trials"][0];
-  Say("   trial: attempt 0, " + std::to_string(t0.value("workers", 0)) + " workers, steady step " +
-      std::to_string(t0.value("stepTimeMeanSeconds", 0.0)).substr(0, 5) + " s (mean), " +
-      std::to_string(t0.value("tflopsPerDevice", 0.0)).substr(0, 5) + " TFLOP/s per chip, data-bound: " +
-      (t0.value("dataBound", false) ? "yes" : "no"));
+  say_trial(0);
   const int first_recommendation = g["status"]["recommendation"].value("workers", 0);
   Say("   recommendation for attempt 1: " + std::to_string(first_recommendation) +
       " workers (re-measured while attempt 0 keeps running)");
@@ -187,13 +191,24 @@ int main(int argc, char** argv) {
                  std::to_string(first_recommendation) + " by its later steps: see the events below)"));
 
   Step("6. The operator measures attempt 1");
-  WaitFor([&] { return tuning()["status"].value("phase", "") == "Converged" &&
-                       tuning()["status"].value("trials", Json::array()).size() == 2; }, 120);
-  const Json t1 = tuning()["status"]["trials"][1];
-  Say("   trial: attempt 1, " + std::to_string(t1.value("workers", 0)) + " workers, steady step " +
-      std::to_string(t1.value("stepTimeMeanSeconds", 0.0)).substr(0, 5) + " s (mean), " +
-      std::to_string(t1.value("tflopsPerDevice", 0.0)).substr(0, 5) + " TFLOP/s per chip, data-bound: " +
-      (t1.value("dataBound", false) ? "yes" : "no"));
+  WaitFor([&] { return tuning()["status"].value("trials", Json::array()).size() == 2 &&
+                       tuning()["status"]["recommendation"].value("attempt", 0) == 2; }, 120);
+  say_trial(1);
+  const Json rec = tuning()["status"]["recommendation"];
+  Say("   recommendation for attempt 2: " + std::to_string(rec.value("workers", 0)) + " workers (" +
+      tuning()["status"].value("phase", "") + ")");
+  Say("     " + rec.value("reason", ""));
+  if (tuning()["status"].value("phase", "") != "Converged") {
+    Step("7. Attempt 1 ends; the slice restarts with the trimmed value");
+    for (const Json& p : pods_of(1))
+      cp.Kubectl({"annotate", "pod", p["metadata"]["name"], "graintune.dev/test-terminate=Error"});
+    if (!WaitFor([&] { return pods_of(2).size() == 8; }, 90)) return 1;
+    Say("   Attempt 2: 8 new pods, each with grain_worker_count=" +
+        pods_of(2)[0]["metadata"]["annotations"].value("graintune.dev/worker-count", ""));
+    WaitFor([&] { return tuning()["status"].value("phase", "") == "Converged" &&
+                         tuning()["status"].value("trials", Json::array()).size() == 3; }, 120);
+    say_trial(2);
+  }
   Say("\n   $ kubectl get graintunings");
   Say(Indent(Text(cp.Kubectl({"get", "graintunings"}))));
   Say("\n   $ kubectl get events.events.k8s.io --field-selector regarding.kind=JobSet");

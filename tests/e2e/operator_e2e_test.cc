@@ -232,15 +232,43 @@ TEST_F(OperatorE2E, DataBoundAttemptIsRestartedWithTheValueItsTrialImplies) {
       << Text(cp->Kubectl({"get", "jobset,jobs,pods", "-n", ns}));
   for (const Json& p : Pods(*cp, ns, "llama", 1)) EXPECT_EQ(WorkersOf(p), next);
 
-  // Attempt 1 is fed: the GrainTuning converges.
+  // Attempt 1 is fed: its throughput is the demand, measured. The recommendation for attempt 2
+  // is the fewest workers that measured demand calls for: attempt 1's count, or a trim of it.
+  int trimmed = 0;
   ASSERT_TRUE(WaitFor([&] {
     auto gt = Tuning(*cp, ns, "llama");
-    return gt && (*gt)["status"].value("phase", "") == "Converged" &&
-           (*gt)["status"].value("trials", Json::array()).size() == 2;
+    if (!gt || (*gt)["status"].value("trials", Json::array()).size() != 2) return false;
+    const Json rec = (*gt)["status"].value("recommendation", Json::object());
+    trimmed = rec.value("workers", 0);
+    return rec.value("attempt", 0) == 2;
   }, std::chrono::seconds(90))) << Text(cp->Kubectl({"get", "graintunings", "-n", ns, "-o", "yaml"}));
   auto gt = Tuning(*cp, ns, "llama");
   EXPECT_FALSE((*gt)["status"]["trials"][1].value("dataBound", true));
   EXPECT_EQ((*gt)["status"]["trials"][1]["workers"], next);
+  EXPECT_LE(trimmed, next);
+  if (trimmed < next) {
+    // Attempt 1 ends; attempt 2 runs the trimmed value, is fed too, and the tuning converges.
+    EXPECT_NE((*gt)["status"]["recommendation"].value("reason", "").find("measured demand"),
+              std::string::npos);
+    for (const Json& p : Pods(*cp, ns, "llama", 1))
+      ASSERT_TRUE(cp->Kubectl({"annotate", "pod", "-n", ns, p["metadata"]["name"],
+                               "graintune.dev/test-terminate=Error"}).ok());
+    ASSERT_TRUE(WaitFor([&] { return Pods(*cp, ns, "llama", 2).size() == 2; }, std::chrono::seconds(60)))
+        << Text(cp->Kubectl({"get", "jobset,jobs,pods", "-n", ns}));
+    // Attempt 1's last scrapes may still refine the trim: the pods carry its final value.
+    const std::vector<Json> attempt2 = Pods(*cp, ns, "llama", 2);
+    trimmed = WorkersOf(attempt2[0]);
+    for (const Json& p : attempt2) EXPECT_EQ(WorkersOf(p), trimmed);
+    EXPECT_LT(trimmed, next);
+  }
+  const size_t trials = trimmed < next ? 3 : 2;
+  ASSERT_TRUE(WaitFor([&] {
+    gt = Tuning(*cp, ns, "llama");
+    return gt && (*gt)["status"].value("phase", "") == "Converged" &&
+           (*gt)["status"].value("trials", Json::array()).size() == trials;
+  }, std::chrono::seconds(90))) << Text(cp->Kubectl({"get", "graintunings", "-n", ns, "-o", "yaml"}));
+  std::printf("attempt 1 ran %d workers; converged on %d\n", next,
+              (*gt)["status"]["recommendation"].value("workers", 0));
 
   const std::string table = Text(cp->Kubectl({"get", "graintunings", "-n", ns}));
   std::printf("\n$ kubectl get graintunings -n %s\n%s\n", ns.c_str(), table.c_str());
