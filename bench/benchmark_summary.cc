@@ -127,7 +127,7 @@ void PrintSummary(const Summary& s, std::FILE* out) {
   for (const auto& [method, w] : s.workers_over_oracle)
     std::fprintf(out, "  %-20s %5.2f %5.2f %6.2f%s\n", method.c_str(), w.median, w.p90, w.max,
                  method == "after_two_restarts" ? "   (target median <= 1.25, p90 <= 1.6)" : "");
-  std::fprintf(out, "trims (fewer workers than the attempt before) %d, of which starved (< 0.97) %d\n",
+  std::fprintf(out, "trims (fewer workers than a fed attempt before) %d, of which starved (< 0.97) %d\n",
                s.trims, s.starved_trims);
   std::fprintf(out, "graintune OOM kills                %d       (target 0)\n",
                s.graintune_oom_count);

@@ -35,7 +35,7 @@ struct Summary {
   double after_two_restarts_share_at_0_99 = 0;  // share of scenarios at >= 0.99 of the oracle
   double after_two_restarts_share_at_0_97 = 0;
   std::map<std::string, WorkerRatios> workers_over_oracle;  // by method, baselines included
-  int trims = 0;          // restarts after which graintune picked fewer workers
+  int trims = 0;          // restarts after which graintune picked fewer workers than fed ones
   int starved_trims = 0;  // of those, the ones below 0.97 of the oracle
   int graintune_oom_count = 0;
   std::map<std::string, double> baseline_median_ratio;

@@ -182,7 +182,7 @@ ScenarioResult Evaluate(const Scenario& scenario, uint64_t seed) {
     decision = Decide(scenario.seen, trials);
     result.trace.push_back(decision.reason);
     result.methods[kAfter[attempt]] = score(decision.workers);
-    if (!trial.oom_killed && decision.workers < trial.workers) {
+    if (!trial.oom_killed && !IsSaturated(trial) && decision.workers < trial.workers) {
       ++result.trims;
       if (result.methods[kAfter[attempt]].ratio < 0.97) ++result.starved_trims;
     }

@@ -52,7 +52,7 @@ struct ScenarioResult {
   // oracle's last workers cost in memory safety.
   std::map<double, double> best_ratio_with_memory_free;
   std::vector<std::string> trace;  // each graintune decision's reason and the trial behind it
-  // Restarts after which graintune picked fewer workers than the attempt before ran with (a
+  // Restarts after which graintune picked fewer workers than a fed attempt before ran with (a
   // trim), and those of them that left the chips below 0.97 of the oracle (a trim that starved,
   // which the next decision undoes).
   int trims = 0;
