@@ -7,7 +7,8 @@ namespace {
 
 struct CodedError {
   int code = 0;
-  Status ToStatus() const { return Status::Error("code " + std::to_string(code)); }
+  std::string reason;
+  Status ToStatus() const { return Status::Error("code " + std::to_string(code) + " " + reason); }
 };
 
 TEST(ResultTest, HoldsAValueOrAStatus) {
@@ -23,10 +24,10 @@ TEST(ResultTest, HoldsAValueOrAStatus) {
 }
 
 TEST(ResultTest, ATypedErrorStaysTypedAndSaysItselfAsAStatus) {
-  Result<std::string, CodedError> conflict = CodedError{409};
+  Result<std::string, CodedError> conflict = CodedError{409, "Conflict"};
   ASSERT_FALSE(conflict.ok());
   EXPECT_EQ(conflict.error().code, 409);
-  EXPECT_EQ(conflict.status().message(), "code 409");
+  EXPECT_EQ(conflict.status().message(), "code 409 Conflict");
   Result<std::string, CodedError> fine = std::string("x");
   ASSERT_TRUE(fine.ok());
   fine->append("y");
