@@ -11,6 +11,10 @@ namespace {
 using json = nlohmann::json;
 
 constexpr size_t kMaxWarnings = 12;
+// Far deeper than any Kubernetes object (the API server's own decoder stops at 10,000 levels;
+// real pods nest under 20), and shallow enough that every recursive walk of nlohmann's values
+// (copy, compare, dump) stays far from the stack's end.
+constexpr int kMaxJsonDepth = 512;
 constexpr size_t kMaxWarningBytes = 600;
 
 AdmissionResult BadRequest(std::string message) {
@@ -51,6 +55,28 @@ bool MayConcernGraintune(std::string_view body) {
   return false;
 }
 
+// `body` parsed, discarded when malformed; `too_deep` when it nests past kMaxJsonDepth (the
+// deeper values are dropped while parsing, never built).
+json ParseBounded(std::string_view body, bool& too_deep) {
+  too_deep = false;
+  const json::parser_callback_t limit = [&too_deep](int depth, json::parse_event_t event, json&) {
+    if (depth >= kMaxJsonDepth &&
+        (event == json::parse_event_t::object_start || event == json::parse_event_t::array_start)) {
+      too_deep = true;
+      return false;
+    }
+    return true;
+  };
+  return json::parse(body, limit, /*allow_exceptions=*/false);
+}
+
+// A string member of `object`, or "" when it is absent or not a string.
+std::string StringMember(const json& object, const char* key) {
+  if (!object.is_object()) return "";
+  auto it = object.find(key);
+  return it != object.end() && it->is_string() ? it->get<std::string>() : "";
+}
+
 }  // namespace
 
 AdmissionResult Admitter::Admit(std::string_view body) const {
@@ -69,7 +95,11 @@ AdmissionResult Admitter::Admit(std::string_view body) const {
       return result;
     }
   }
-  json review = json::parse(body, nullptr, /*allow_exceptions=*/false);
+  bool too_deep = false;
+  json review = ParseBounded(body, too_deep);
+  if (too_deep)
+    return BadRequest("malformed AdmissionReview: nested deeper than " +
+                      std::to_string(kMaxJsonDepth) + " levels");
   if (review.is_discarded() || !review.is_object())
     return BadRequest("malformed AdmissionReview: body is not a JSON object");
   const json* request = review.contains("request") && review["request"].is_object()
@@ -80,20 +110,28 @@ AdmissionResult Admitter::Admit(std::string_view body) const {
   const std::string uid = (*request)["uid"].get<std::string>();
 
   AdmissionResult result;
-  if (review.value("apiVersion", "") != "admission.k8s.io/v1" ||
-      review.value("kind", "") != "AdmissionReview") {
+  const std::string api_version = StringMember(review, "apiVersion");
+  const std::string review_kind = StringMember(review, "kind");
+  if (api_version != "admission.k8s.io/v1" || review_kind != "AdmissionReview") {
     result.outcome = "failed_open";
     result.body = Review(Response(uid, {"graintune: expected admission.k8s.io/v1 AdmissionReview, got " +
-                                        review.value("apiVersion", "?") + " " +
-                                        review.value("kind", "?") + "; allowed unchanged"}));
+                                        (api_version.empty() ? "?" : api_version) + " " +
+                                        (review_kind.empty() ? "?" : review_kind) +
+                                        "; allowed unchanged"}));
     return result;
   }
-  const json kind = request->value("kind", json::object());
+  const json* kind = request->contains("kind") ? &(*request)["kind"] : nullptr;
   const workload::WorkloadKind workload =
-      kind.is_object() ? workload::KindOf(kind.value("group", ""), kind.value("kind", "")) : workload::WorkloadKind::kOther;
+      kind ? workload::KindOf(StringMember(*kind, "group"), StringMember(*kind, "kind"))
+           : workload::WorkloadKind::kOther;
   result.kind = ToString(workload);
-  const std::string ns = request->value("namespace", "");
-  if (request->value("operation", "") != "CREATE" || workload == workload::WorkloadKind::kOther ||
+  if (request->contains("namespace") && !(*request)["namespace"].is_string()) {
+    result.outcome = "failed_open";
+    result.body = Review(Response(uid, {"graintune: request.namespace is not a string; allowed unchanged"}));
+    return result;
+  }
+  const std::string ns = StringMember(*request, "namespace");
+  if (StringMember(*request, "operation") != "CREATE" || workload == workload::WorkloadKind::kOther ||
       options_.excluded_namespaces.count(ns) || !may_concern) {
     result.body = Review(Response(uid, {}));
     return result;

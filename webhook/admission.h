@@ -4,8 +4,11 @@
 // blocks on I/O: every failure fails open. What each bad input gets:
 //   body over max_body_bytes            400 "request body too large" (no uid can be read)
 //   not JSON / not an object            400 "malformed AdmissionReview: ..."
+//   nested deeper than 512 levels       400 "malformed AdmissionReview: nested deeper than ..."
 //   no request.uid                      400 "AdmissionReview has no request.uid"
 //   wrong apiVersion/kind (uid present) 200 allowed, unchanged, with a warning
+//   request.namespace not a string      200 allowed, unchanged, with a warning
+//   operation / request.kind not strings 200 allowed, unchanged (not a CREATE of Pod/Job/JobSet)
 //   operation other than CREATE         200 allowed, unchanged
 //   kube-system / excluded namespace    200 allowed, unchanged
 //   kind other than Pod/Job/JobSet      200 allowed, unchanged

@@ -161,5 +161,52 @@ TEST_F(AdmissionTest, Base64OfThePatch) {
   EXPECT_EQ(Base64Encode("foobar"), "Zm9vYmFy");
 }
 
+// Header fields of the wrong type are answered (allowed, unchanged), never thrown.
+TEST_F(AdmissionTest, NonStringHeaderFieldsAreAnsweredNotThrown) {
+  const std::vector<json::json_pointer> fields = {
+      json::json_pointer("/apiVersion"), json::json_pointer("/kind"),
+      json::json_pointer("/request/operation"), json::json_pointer("/request/namespace"),
+      json::json_pointer("/request/kind"), json::json_pointer("/request/kind/kind"),
+      json::json_pointer("/request/kind/group")};
+  for (const json::json_pointer& field : fields) {
+    for (const json& odd : {json(42), json::object(), json::array({"x"}), json(nullptr)}) {
+      json review = ReviewOf(JobObject());
+      review[field] = odd;
+      AdmissionResult r = admitter_.Admit(review.dump());
+      ASSERT_EQ(r.http_status, 200) << field.to_string() << " = " << odd.dump();
+      const json out = json::parse(r.body);
+      EXPECT_EQ(out["response"]["allowed"], true) << field.to_string();
+      EXPECT_EQ(out["response"]["uid"], "u-1") << field.to_string();
+      EXPECT_FALSE(out["response"].contains("patch")) << field.to_string() << " = " << odd.dump();
+    }
+  }
+}
+
+// An object nested past the limit (here 131,072 arrays deep, 256 KiB) is a clear 400, read in
+// one pass and never copied: a recursive copy of it used to end the process.
+TEST_F(AdmissionTest, NestingPastTheLimitIsRejectedNotACrash) {
+  auto nested = [](size_t depth) {
+    return std::string(depth, '[') + "\"grain_worker_count=-1\"" + std::string(depth, ']');
+  };
+  json review = ReviewOf(JobObject());
+  review["request"]["object"]["spec"]["template"]["spec"]["containers"][0]["args"] = "PLACEHOLDER";
+  const std::string text = review.dump();
+  const size_t at = text.find("\"PLACEHOLDER\"");
+  for (size_t depth : {size_t{600}, size_t{131072}}) {
+    std::string body = text;
+    body.replace(at, std::string("\"PLACEHOLDER\"").size(), nested(depth));
+    AdmissionResult r = admitter_.Admit(body);
+    EXPECT_EQ(r.http_status, 400) << depth;
+    EXPECT_EQ(r.outcome, "rejected_request");
+    EXPECT_NE(r.body.find("nested deeper than 512 levels"), std::string::npos) << r.body;
+  }
+  // Within the limit: read and answered (args that are not strings are left alone).
+  std::string body = text;
+  body.replace(at, std::string("\"PLACEHOLDER\"").size(), nested(500));
+  AdmissionResult r = admitter_.Admit(body);
+  EXPECT_EQ(r.http_status, 200);
+  EXPECT_EQ(json::parse(r.body)["response"]["allowed"], true);
+}
+
 }  // namespace
 }  // namespace graintune::webhook
