@@ -6,7 +6,9 @@
 // appended.
 #pragma once
 
+#include <functional>
 #include <string>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -34,9 +36,19 @@ struct Edit {
 
 inline bool IsEvalKey(const std::string& key) { return key == "grain_worker_count_eval"; }
 
-// Applies `edit` with `value` to `object`, which must hold what the edit was found in (the
-// finders checked the types); returns the absolute pointer of what changed. Edits of one string
-// are applied from the highest offset down so earlier offsets stay valid.
-std::string ApplyEdit(nlohmann::json& object, const Edit& edit, int value);
+// An edit as applied: the absolute pointer of what changed and the value written.
+struct AppliedEdit {
+  Edit edit;
+  std::string pointer;
+  int value = 0;
+};
+
+// Applies `edits` to `object`, which must hold what they were found in (the finders checked the
+// types), `value_of` giving each edit's value: first the in-place edits, every string rebuilt
+// once for all its edits (k edits of an n-byte script cost O(n + k), not O(n k)); then argv
+// insertions (they shift later indices); then env appends. Returns the edits in the order
+// applied.
+std::vector<AppliedEdit> ApplyEdits(nlohmann::json& object, std::vector<Edit> edits,
+                                    const std::function<int(const Edit&)>& value_of);
 
 }  // namespace graintune::webhook

@@ -135,23 +135,12 @@ void ApplyToTemplates(const std::string& object_name, const std::vector<Template
                       const std::map<std::string, std::string>& applied,
                       const ExporterInjection* exporter, Plan& plan) {
   for (const TemplateSites& t : found) {
-    // In-place edits first, later offsets of a string before earlier ones so offsets stay
-    // valid; then argv insertions (they shift later indices); then env appends.
-    std::vector<Edit> edits = t.edits;
-    auto rank = [](const Edit& e) {
-      return e.op == Edit::Op::kInsertArg ? 1 : e.op == Edit::Op::kAppendEnv ? 2 : 0;
-    };
-    std::stable_sort(edits.begin(), edits.end(), [&](const Edit& a, const Edit& b) {
-      if (rank(a) != rank(b)) return rank(a) < rank(b);
-      const std::string pa = a.container_pointer + a.pointer, pb = b.container_pointer + b.pointer;
-      if (pa != pb) return pa < pb;
-      return a.begin > b.begin;
-    });
-    for (const Edit& e : edits) {
-      const int value = IsEvalKey(e.key) ? plan.eval_workers : plan.workers;
-      const std::string pointer = ApplyEdit(plan.mutated, e, value);
-      plan.touched.push_back(e.container_pointer);
-      plan.findings.push_back({object_name, e.container_name, e.site, e.key, pointer, e.before, value});
+    for (const AppliedEdit& a : ApplyEdits(plan.mutated, t.edits, [&](const Edit& e) {
+           return IsEvalKey(e.key) ? plan.eval_workers : plan.workers;
+         })) {
+      plan.touched.push_back(a.edit.container_pointer);
+      plan.findings.push_back({object_name, a.edit.container_name, a.edit.site, a.edit.key,
+                               a.pointer, a.edit.before, a.value});
     }
     // The inputs travel to the pods, where the operator reads them (and learns per dataset).
     std::map<std::string, std::string> template_annotations = t.input_annotations;
