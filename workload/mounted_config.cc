@@ -5,6 +5,11 @@
 namespace graintune::workload {
 
 Result<ConfigValues> FlattenYamlScalars(const std::string& text) {
+  // yaml-cpp tokenizes the whole text before it builds anything: 1 MiB of "[" held 252 MB.
+  if (text.size() > kMaxConfigBytes)
+    return Status::Error("MaxText config is " + std::to_string(text.size()) +
+                         " bytes, over the " + std::to_string(kMaxConfigBytes / 1024) +
+                         " KiB graintune reads; its settings are not read");
   try {
     const YAML::Node root = YAML::Load(text);
     ConfigValues values;

@@ -25,7 +25,11 @@ Result<std::optional<ConfigValues>> LoadMountedConfig(const nlohmann::json& pod_
                                                       const std::string& ns,
                                                       ConfigMapSource& configmaps);
 
-// Top-level scalar keys of a YAML mapping, as strings. Error on malformed YAML.
+// The largest config graintune parses (MaxText's own base.yml is ~40 KiB).
+inline constexpr size_t kMaxConfigBytes = 256 * 1024;
+
+// Top-level scalar keys of a YAML mapping, as strings. Error on malformed YAML or on a text
+// over kMaxConfigBytes (not parsed at all).
 Result<ConfigValues> FlattenYamlScalars(const std::string& yaml);
 
 }  // namespace graintune::workload

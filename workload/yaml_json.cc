@@ -23,16 +23,33 @@ nlohmann::json PlainScalar(const std::string& s) {
   return s;
 }
 
-nlohmann::json ToJson(const YAML::Node& node) {
+// What one document may cost once its aliases are expanded: a 427-byte "billion laughs" file
+// names billions of nodes through aliases, which the conversion to JSON would copy out.
+constexpr size_t kMaxNodes = 200'000;
+constexpr int kMaxDepth = 512;
+
+struct Budget {
+  size_t nodes = 0;
+};
+
+nlohmann::json ToJson(const YAML::Node& node, Budget& budget, int depth) {
+  if (++budget.nodes > kMaxNodes)
+    throw YAML::Exception(YAML::Mark::null_mark(),
+                          "more than " + std::to_string(kMaxNodes) +
+                              " nodes once aliases are expanded");
+  if (depth > kMaxDepth)
+    throw YAML::Exception(YAML::Mark::null_mark(),
+                          "nested deeper than " + std::to_string(kMaxDepth) + " levels");
   switch (node.Type()) {
     case YAML::NodeType::Map: {
       nlohmann::json out = nlohmann::json::object();
-      for (const auto& entry : node) out[entry.first.as<std::string>()] = ToJson(entry.second);
+      for (const auto& entry : node)
+        out[entry.first.as<std::string>()] = ToJson(entry.second, budget, depth + 1);
       return out;
     }
     case YAML::NodeType::Sequence: {
       nlohmann::json out = nlohmann::json::array();
-      for (const auto& item : node) out.push_back(ToJson(item));
+      for (const auto& item : node) out.push_back(ToJson(item, budget, depth + 1));
       return out;
     }
     case YAML::NodeType::Scalar:
@@ -48,7 +65,8 @@ Result<std::vector<nlohmann::json>> ParseYamlDocuments(const std::string& text) 
   try {
     std::vector<nlohmann::json> docs;
     for (const YAML::Node& node : YAML::LoadAll(text)) {
-      if (!node.IsNull()) docs.push_back(ToJson(node));
+      Budget budget;
+      if (!node.IsNull()) docs.push_back(ToJson(node, budget, 0));
     }
     return docs;
   } catch (const YAML::Exception& e) {
