@@ -56,8 +56,13 @@ http::response<http::string_body> ToBeast(const HttpResponse& r, unsigned versio
 template <typename Stream>
 class Session : public std::enable_shared_from_this<Session<Stream>> {
  public:
-  Session(Stream stream, const HttpHandler& handler, const HttpsServerOptions& options)
-      : stream_(std::move(stream)), handler_(handler), options_(options) {}
+  // `open` counts the sessions alive; this one is counted from its creation to its end.
+  Session(Stream stream, const HttpHandler& handler, const HttpsServerOptions& options,
+          std::atomic<int>& open)
+      : stream_(std::move(stream)), handler_(handler), options_(options), open_(open) {
+    ++open_;
+  }
+  ~Session() { --open_; }
 
   void Start() {
     if constexpr (std::is_same_v<Stream, beast::ssl_stream<beast::tcp_stream>>) {
@@ -72,10 +77,15 @@ class Session : public std::enable_shared_from_this<Session<Stream>> {
   }
 
  private:
+  // The first request of a connection may take read_timeout_seconds; each later one must have
+  // arrived whole within idle_timeout_seconds of the previous answer (the API server sends a
+  // request at once when it has one; an idle keep-alive connection is closed).
   void Read() {
     parser_.emplace();
     parser_->body_limit(options_.max_body_bytes);
-    beast::get_lowest_layer(stream_).expires_after(std::chrono::seconds(options_.read_timeout_seconds));
+    const int seconds =
+        requests_ == 0 ? options_.read_timeout_seconds : options_.idle_timeout_seconds;
+    beast::get_lowest_layer(stream_).expires_after(std::chrono::seconds(seconds));
     http::async_read(stream_, buffer_, *parser_,
                      [self = this->shared_from_this()](beast::error_code ec, size_t) {
                        self->OnRead(ec);
@@ -90,6 +100,7 @@ class Session : public std::enable_shared_from_this<Session<Stream>> {
       return;
     }
     if (ec) return Close();
+    ++requests_;
     const auto& req = parser_->get();
     HttpRequest request{std::string(req.method_string()), std::string(req.target()),
                         std::string(req[http::field::content_type]), req.body()};
@@ -121,6 +132,8 @@ class Session : public std::enable_shared_from_this<Session<Stream>> {
   std::optional<http::request_parser<http::string_body>> parser_;
   const HttpHandler& handler_;
   const HttpsServerOptions& options_;
+  std::atomic<int>& open_;
+  long requests_ = 0;
 };
 
 }  // namespace
@@ -148,6 +161,8 @@ struct HttpsServer::Impl {
   std::shared_ptr<ssl::context> ctx;  // guarded by mu
   std::string loaded_cert, loaded_key;
   std::atomic<int>* reloads = nullptr;
+  std::atomic<int>* open = nullptr;      // sessions alive
+  std::atomic<long>* refused = nullptr;  // closed at accept: max_connections were open
 
   bool tls() const { return !options.cert_file.empty(); }
 
@@ -193,6 +208,13 @@ struct HttpsServer::Impl {
         if (ec != asio::error::operation_aborted) Accept();
         return;
       }
+      if (*open >= options.max_connections) {
+        ++*refused;
+        beast::error_code ignored;
+        socket.close(ignored);
+        Accept();
+        return;
+      }
       socket.set_option(tcp::no_delay(true));
       if (tls()) {
         std::shared_ptr<ssl::context> current;
@@ -204,11 +226,11 @@ struct HttpsServer::Impl {
         // SSL_new takes its own reference on the SSL_CTX: a later reload cannot pull the
         // context from under an open connection.
         auto session = std::make_shared<Session<Stream>>(
-            Stream(beast::tcp_stream(std::move(socket)), *current), handler, options);
+            Stream(beast::tcp_stream(std::move(socket)), *current), handler, options, *open);
         session->Start();
       } else {
         std::make_shared<Session<beast::tcp_stream>>(beast::tcp_stream(std::move(socket)), handler,
-                                                     options)
+                                                     options, *open)
             ->Start();
       }
       Accept();
@@ -219,9 +241,14 @@ struct HttpsServer::Impl {
 HttpsServer::HttpsServer(HttpsServerOptions options, HttpHandler handler)
     : impl_(std::make_unique<Impl>(std::move(options), std::move(handler))) {
   impl_->reloads = &reloads_;
+  impl_->open = &open_connections_;
+  impl_->refused = &refused_connections_;
 }
 
-HttpsServer::~HttpsServer() { Stop(); }
+HttpsServer::~HttpsServer() {
+  Stop();
+  impl_.reset();  // its sessions count themselves out in the counters below it
+}
 
 Status HttpsServer::Start() {
   Impl& s = *impl_;
