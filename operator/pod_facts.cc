@@ -1,7 +1,8 @@
 #include "operator/pod_facts.h"
 
-#include <charconv>
+#include <optional>
 
+#include "base/numbers.h"
 #include "workload/identity.h"
 #include "workload/pod_templates.h"
 #include "workload/workload_annotations.h"
@@ -12,9 +13,8 @@ namespace {
 using json = nlohmann::json;
 
 int PositiveInt(const std::string& text, int fallback) {
-  int v = 0;
-  auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
-  return ec == std::errc() && ptr == text.data() + text.size() && v > 0 ? v : fallback;
+  const std::optional<int> v = ParseInt(text);
+  return v && *v > 0 ? *v : fallback;
 }
 
 bool TerminatedOom(const json& status) {

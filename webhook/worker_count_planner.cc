@@ -16,6 +16,9 @@ namespace {
 using json = nlohmann::json;
 using workload::WorkloadKind;
 
+// What a pod template without a metadata block reads as.
+const json kNoMetadata = json::object();
+
 std::string ObjectName(const json& object, WorkloadKind kind) {
   std::string name = workload::MetadataString(object, "name");
   if (name.empty()) name = workload::MetadataString(object, "generateName") + "*";
@@ -53,7 +56,7 @@ std::vector<TemplateSites> FindSites(const json& object, WorkloadKind kind, cons
     const json& spec = object.at(json::json_pointer(ref.spec_pointer));
     const json::json_pointer meta_pointer(ref.metadata_pointer);
     const json& template_meta =
-        object.contains(meta_pointer) ? object.at(meta_pointer) : workload::MetadataOf(json());
+        object.contains(meta_pointer) ? object.at(meta_pointer) : kNoMetadata;
     std::map<std::string, std::string> annotations = workload::StringMap(template_meta, "annotations");
     for (const auto& [k, v] : object_annotations) annotations[k] = v;
     std::vector<std::string> annotation_warnings;

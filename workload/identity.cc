@@ -1,9 +1,10 @@
 #include "workload/identity.h"
 
-#include <charconv>
+#include <optional>
 #include <utility>
 #include <vector>
 
+#include "base/numbers.h"
 #include "workload/workload_annotations.h"
 
 namespace graintune::workload {
@@ -28,11 +29,8 @@ int AttemptOf(const json& metadata) {
   int attempt = 0;
   for (const auto& [field, key] : {std::pair{"labels", kRestartAttemptLabel},
                                    std::pair{"annotations", kAttemptAnnotation}}) {
-    if (const std::string* value = StringEntry(metadata, field, key)) {
-      int v = 0;
-      auto [ptr, ec] = std::from_chars(value->data(), value->data() + value->size(), v);
-      if (ec == std::errc() && ptr == value->data() + value->size() && v > attempt) attempt = v;
-    }
+    if (const std::string* value = StringEntry(metadata, field, key))
+      if (const std::optional<int> v = ParseInt(*value); v && *v > attempt) attempt = *v;
   }
   return attempt;
 }
