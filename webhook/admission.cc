@@ -4,6 +4,7 @@
 
 #include "base/base64.h"
 #include "webhook/review_header.h"
+#include "webhook/work_budget.h"
 
 namespace graintune::webhook {
 namespace {
@@ -55,17 +56,19 @@ bool MayConcernGraintune(std::string_view body) {
   return false;
 }
 
-// `body` parsed, discarded when malformed; `too_deep` when it nests past kMaxJsonDepth (the
-// deeper values are dropped while parsing, never built).
-json ParseBounded(std::string_view body, bool& too_deep) {
-  too_deep = false;
-  const json::parser_callback_t limit = [&too_deep](int depth, json::parse_event_t event, json&) {
-    if (depth >= kMaxJsonDepth &&
-        (event == json::parse_event_t::object_start || event == json::parse_event_t::array_start)) {
-      too_deep = true;
-      return false;
-    }
-    return true;
+// `body` parsed, discarded when malformed. `too_deep` when it nests past kMaxJsonDepth,
+// `too_many` when it holds more than max_values values: past either limit values are dropped
+// while parsing, never built (the lexer still reads to the end, linear in the capped body).
+json ParseBounded(std::string_view body, size_t max_values, bool& too_deep, bool& too_many) {
+  too_deep = too_many = false;
+  size_t values = 0;
+  const json::parser_callback_t limit = [&](int depth, json::parse_event_t event, json&) {
+    if (too_deep || too_many) return false;
+    const bool opens =
+        event == json::parse_event_t::object_start || event == json::parse_event_t::array_start;
+    if (opens && depth >= kMaxJsonDepth) too_deep = true;
+    if (opens || event == json::parse_event_t::value) too_many = ++values > max_values;
+    return !too_deep && !too_many;
   };
   return json::parse(body, limit, /*allow_exceptions=*/false);
 }
@@ -95,15 +98,32 @@ AdmissionResult Admitter::Admit(std::string_view body) const {
       return result;
     }
   }
-  bool too_deep = false;
-  json review = ParseBounded(body, too_deep);
+  const auto start = WorkBudget::Clock::now();
+  bool too_deep = false, too_many = false;
+  json review = ParseBounded(body, options_.limits.max_json_values, too_deep, too_many);
   if (too_deep)
     return BadRequest("malformed AdmissionReview: nested deeper than " +
                       std::to_string(kMaxJsonDepth) + " levels");
+  if (too_many) {
+    // Valid or not, it is too big to look at: allowed unchanged if it names its request.
+    std::optional<ReviewHeader> h = ReadReviewHeader(body);
+    if (!h) return BadRequest("malformed AdmissionReview: over " +
+                              std::to_string(options_.limits.max_json_values) +
+                              " JSON values and no request.uid before them");
+    AdmissionResult result;
+    result.kind = ToString(workload::KindOf(h->request_group, h->request_kind));
+    result.outcome = "over_budget";
+    result.over_budget = "values";
+    result.body = Review(Response(
+        h->uid, {"graintune: this request holds more than " +
+                 std::to_string(options_.limits.max_json_values) +
+                 " JSON values, over the webhook's per-request budget; allowed unchanged"}));
+    return result;
+  }
   if (review.is_discarded() || !review.is_object())
     return BadRequest("malformed AdmissionReview: body is not a JSON object");
-  const json* request = review.contains("request") && review["request"].is_object()
-                            ? &review["request"] : nullptr;
+  json* request = review.contains("request") && review["request"].is_object()
+                      ? &review["request"] : nullptr;
   if (!request || !request->contains("uid") || !(*request)["uid"].is_string() ||
       (*request)["uid"].get<std::string>().empty())
     return BadRequest("AdmissionReview has no request.uid");
@@ -142,12 +162,17 @@ AdmissionResult Admitter::Admit(std::string_view body) const {
     return result;
   }
 
-  const json& object = (*request)["object"];
   try {
-    Plan plan = PlanWorkerCount(object, workload, ns, sources_,
-                                options_.exporter ? &*options_.exporter : nullptr);
+    WorkBudget budget(options_.limits, start);
+    // The object is moved into the planner, which rewrites it in place: nothing is copied but
+    // the subtrees the patch covers.
+    Plan plan = PlanWorkerCount(std::move((*request)["object"]), workload, ns, sources_,
+                                options_.exporter ? &*options_.exporter : nullptr, &budget);
     json response = Response(uid, plan.warnings);
-    if (plan.changed) {
+    if (!budget.exceeded().empty()) {
+      result.outcome = "over_budget";
+      result.over_budget = budget.exceeded();
+    } else if (plan.changed) {
       response["patchType"] = "JSONPatch";
       response["patch"] = Base64Encode(plan.patch.dump());
       result.outcome = "mutated";

@@ -5,6 +5,10 @@
 //   body over max_body_bytes            400 "request body too large" (no uid can be read)
 //   not JSON / not an object            400 "malformed AdmissionReview: ..."
 //   nested deeper than 512 levels       400 "malformed AdmissionReview: nested deeper than ..."
+//   over the work budget (work_budget.h) 200 allowed, unchanged, with a warning (outcome
+//                                       over_budget): more JSON values than max_json_values
+//                                       (400 if no request.uid precedes them), more sites
+//                                       than max_sites, or longer than max_time
 //   no request.uid                      400 "AdmissionReview has no request.uid"
 //   wrong apiVersion/kind (uid present) 200 allowed, unchanged, with a warning
 //   request.namespace not a string      200 allowed, unchanged, with a warning
@@ -35,14 +39,16 @@ struct AdmitterOptions {
   std::set<std::string> excluded_namespaces = {"kube-system"};
   // Add the exporter sidecar to tuned Jobs and Pods (the binary does by default).
   std::optional<ExporterInjection> exporter;
+  WorkLimits limits;
 };
 
 struct AdmissionResult {
   int http_status = 200;
   std::string body;
   std::string kind = "unknown";  // Pod | Job | JobSet | Other | unknown, for metrics
-  // mutated | unchanged | failed_open | rejected_request
+  // mutated | unchanged | failed_open | rejected_request | over_budget
   std::string outcome = "unchanged";
+  std::string over_budget;  // values | sites | time, when outcome is over_budget
   int mutations = 0;
 };
 

@@ -208,5 +208,64 @@ TEST_F(AdmissionTest, NestingPastTheLimitIsRejectedNotACrash) {
   EXPECT_EQ(json::parse(r.body)["response"]["allowed"], true);
 }
 
+// Over the work budget: allowed unchanged with a warning that says which budget, never a
+// stall or a partial patch; the same request within budget is tuned.
+class WorkBudgetTest : public AdmissionTest {
+ protected:
+  AdmissionResult AdmitWith(WorkLimits limits, const std::string& body) {
+    AdmitterOptions options;
+    options.limits = limits;
+    return Admitter(PlannerSources{shapes_, history_, configmaps_, policies_}, options).Admit(body);
+  }
+  static void ExpectAllowedUnchanged(const AdmissionResult& r, const std::string& budget,
+                                     const std::string& warning) {
+    EXPECT_EQ(r.http_status, 200);
+    EXPECT_EQ(r.outcome, "over_budget");
+    EXPECT_EQ(r.over_budget, budget);
+    const json out = json::parse(r.body);
+    EXPECT_EQ(out["response"]["uid"], "u-1");
+    EXPECT_EQ(out["response"]["allowed"], true);
+    EXPECT_FALSE(out["response"].contains("patch"));
+    ASSERT_EQ(out["response"]["warnings"].size(), 1u);
+    EXPECT_NE(out["response"]["warnings"][0].get<std::string>().find(warning), std::string::npos)
+        << out["response"]["warnings"][0];
+  }
+};
+
+TEST_F(WorkBudgetTest, TooManyJsonValues) {
+  json object = JobObject();
+  object["metadata"]["labels"] = json::object();
+  for (int i = 0; i < 2000; ++i) object["metadata"]["labels"]["l" + std::to_string(i)] = "v";
+  const std::string body = ReviewOf(object).dump();
+  ExpectAllowedUnchanged(AdmitWith({.max_json_values = 1000}, body), "values",
+                         "more than 1000 JSON values");
+  EXPECT_EQ(AdmitWith({.max_json_values = 5000}, body).outcome, "mutated");
+  // No request.uid before the limit: nothing to answer to.
+  json no_uid = ReviewOf(object);
+  no_uid["request"].erase("uid");
+  AdmissionResult r = AdmitWith({.max_json_values = 1000}, no_uid.dump());
+  EXPECT_EQ(r.http_status, 400);
+  EXPECT_NE(r.body.find("over 1000 JSON values"), std::string::npos) << r.body;
+}
+
+TEST_F(WorkBudgetTest, TooManySites) {
+  json object = JobObject();
+  std::string script = "python3 -m MaxText.train base.yml";
+  for (int i = 0; i < 50; ++i) script += " grain_worker_count=-1";
+  object["spec"]["template"]["spec"]["containers"][0]["command"] = {"bash", "-c", script};
+  object["spec"]["template"]["spec"]["containers"][0].erase("args");
+  const std::string body = ReviewOf(object).dump();
+  ExpectAllowedUnchanged(AdmitWith({.max_sites = 49}, body), "sites", "more than 49 grain_worker_count sites");
+  AdmissionResult within = AdmitWith({.max_sites = 50}, body);
+  EXPECT_EQ(within.outcome, "mutated");
+  EXPECT_EQ(within.mutations, 50);
+}
+
+TEST_F(WorkBudgetTest, PastTheDeadline) {
+  // A deadline already behind the request's arrival: the first check stops it.
+  ExpectAllowedUnchanged(AdmitWith({.max_time = std::chrono::milliseconds(-1)}, ReviewOf(JobObject()).dump()),
+                         "time", "more than -1 ms of work");
+}
+
 }  // namespace
 }  // namespace graintune::webhook

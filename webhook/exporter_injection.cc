@@ -71,4 +71,11 @@ void InjectExporter(json& object, const std::string& spec_pointer,
   meta["annotations"]["graintune.dev/exporter-port"] = port;
 }
 
+std::vector<std::string> ExporterTouches(const std::string& spec_pointer,
+                                         const std::string& metadata_pointer,
+                                         const std::string& trainer_pointer) {
+  return {spec_pointer + "/volumes", spec_pointer + "/initContainers",
+          spec_pointer + "/shareProcessNamespace", trainer_pointer, metadata_pointer};
+}
+
 }  // namespace graintune::webhook

@@ -36,4 +36,10 @@ void InjectExporter(nlohmann::json& object, const std::string& spec_pointer,
                     const workload::ContainerOverrides& trainer, const ExporterInjection& options,
                     std::vector<std::string>& warnings);
 
+// Every pointer InjectExporter may write under, for the patch (scoped_patch.h): the spec's
+// volumes, initContainers and shareProcessNamespace, the trainer and the template's metadata.
+std::vector<std::string> ExporterTouches(const std::string& spec_pointer,
+                                         const std::string& metadata_pointer,
+                                         const std::string& trainer_pointer);
+
 }  // namespace graintune::webhook

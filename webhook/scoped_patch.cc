@@ -65,12 +65,13 @@ std::vector<json::json_pointer> CoveringPointers(const json& before, const json&
   std::vector<Path> paths;
   for (const std::string& text : touched) {
     json::json_pointer p(text);
-    // Widen to a subtree present in both, of the same type (diff replaces a changed type whole),
-    // or to a member only `after` has whose parent object both have (diff adds it whole).
-    // (The empty pointer is the whole document, which both contain.)
+    if (!before.contains(p) && !after.contains(p)) continue;  // nothing was written there
+    // Stop at a subtree both have (diff compares it there, replacing it whole if its type
+    // changed), or at a member only `after` has whose parent object both have (diff adds it
+    // whole). (The empty pointer is the whole document, which both contain.)
     while (!p.empty()) {
       const bool in_before = before.contains(p), in_after = after.contains(p);
-      if (in_before && in_after && before.at(p).type() == after.at(p).type()) break;
+      if (in_before && in_after) break;
       const json::json_pointer parent = p.parent_pointer();
       if (!in_before && in_after && before.contains(parent) && before.at(parent).is_object() &&
           after.at(parent).is_object())
@@ -97,6 +98,52 @@ json ScopedPatch(const json& before, const json& after, const std::vector<std::s
   for (const json::json_pointer& p : CoveringPointers(before, after, touched))
     AppendOps(before, after, p, patch);
   return patch;
+}
+
+json CopyTouched(const json& before, const std::vector<std::string>& touched) {
+  json copy = json::object();
+  if (!before.is_object()) return before;
+  for (const std::string& text : touched) {
+    const json::json_pointer pointer(text);
+    std::vector<std::string> tokens;
+    for (json::json_pointer q = pointer; !q.empty(); q = q.parent_pointer()) tokens.push_back(q.back());
+    std::reverse(tokens.begin(), tokens.end());
+    const json* from = &before;
+    json* to = &copy;
+    bool copied = false;
+    for (const std::string& token : tokens) {
+      if (from->is_object()) {
+        if (!to->is_object()) *to = json::object();
+        auto it = from->find(token);
+        if (it == from->end()) {  // absent: its parent object's shape is enough
+          copied = true;
+          break;
+        }
+        from = &*it;
+        to = &(*to)[token];
+        continue;
+      }
+      if (from->is_array()) {
+        const json::json_pointer index_pointer = json::json_pointer("/" + token);
+        if (!from->contains(index_pointer)) {  // no such element: copy the array whole
+          *to = *from;
+          copied = true;
+          break;
+        }
+        const size_t index = std::stoul(token);
+        if (!to->is_array()) *to = json::array();
+        while (to->size() <= index) to->push_back(nullptr);
+        from = &(*from)[index];
+        to = &(*to)[index];
+        continue;
+      }
+      *to = *from;  // a scalar where the path goes on: diff replaces it whole
+      copied = true;
+      break;
+    }
+    if (!copied) *to = *from;
+  }
+  return copy;
 }
 
 }  // namespace graintune::webhook

@@ -75,5 +75,35 @@ TEST(ScopedPatchTest, NothingOutsideTheTouchedSubtreesIsCompared) {
   EXPECT_EQ(ScopedPatch(before, after, {"/kind"}), json::diff(before, after));
 }
 
+// The copy the planner keeps instead of the whole object yields the same patch, and holds the
+// touched subtrees only.
+TEST(CopyTouchedTest, GivesTheSamePatchAsTheWholeObject) {
+  json before = Object();
+  before["huge"] = json::array();
+  for (int i = 0; i < 1000; ++i) before["huge"].push_back({{"i", i}});
+  before["scalar_parent"] = "text";
+  json after = before;
+  after["spec"]["template"]["spec"]["containers"][10]["env"][0]["value"] = "8";    // in an array
+  after["spec"]["template"]["metadata"] = {{"annotations", {{"k", "v"}}}};           // absent before
+  after["spec"]["template"]["spec"]["volumes"] = json::array({{{"name", "m"}}});    // absent before
+  after["scalar_parent"] = {{"now", "an object"}};                                  // type changed
+  after["weird"]["9"] = 3;
+  const std::vector<std::string> touched = {
+      "/spec/template/spec/containers/10", "/spec/template/metadata", "/spec/template/spec/volumes",
+      "/scalar_parent/now", "/weird/9", "/spec/template/spec/initContainers",  // never written
+      "/metadata"};                                                             // never written
+  const json copy = CopyTouched(before, touched);
+  EXPECT_EQ(ScopedPatch(copy, after, touched), json::diff(before, after));
+  EXPECT_EQ(ScopedPatch(copy, after, touched), ScopedPatch(before, after, touched));
+  EXPECT_FALSE(copy.contains("huge"));  // nothing untouched is copied
+  EXPECT_FALSE(copy.contains("kind"));
+  EXPECT_EQ(copy["spec"]["template"]["spec"]["containers"][0], nullptr);  // a placeholder
+  EXPECT_EQ(copy["spec"]["template"]["spec"]["containers"][10], before["spec"]["template"]["spec"]["containers"][10]);
+}
+
+TEST(CopyTouchedTest, NothingTouchedCopiesNothing) {
+  EXPECT_EQ(CopyTouched(Object(), {}), json::object());
+}
+
 }  // namespace
 }  // namespace graintune::webhook

@@ -20,11 +20,17 @@ WebhookMetrics::WebhookMetrics() : registry_(std::make_shared<prometheus::Regist
                     .Help("grain_worker_count values written")
                     .Register(*registry_)
                     .Add({});
+  over_budget_ = &prometheus::BuildCounter()
+                      .Name("graintune_webhook_over_budget_total")
+                      .Help("Admission requests allowed unchanged because they were over the "
+                            "per-request work budget, by the budget spent (values, sites, time)")
+                      .Register(*registry_);
 }
 
 void WebhookMetrics::Observe(const std::string& kind, const std::string& outcome, double seconds,
-                             int mutations) {
+                             int mutations, const std::string& over_budget) {
   requests_->Add({{"kind", kind}, {"outcome", outcome}}).Increment();
+  if (!over_budget.empty()) over_budget_->Add({{"budget", over_budget}}).Increment();
   latency_->Observe(seconds);
   if (mutations > 0) mutations_->Increment(mutations);
 }

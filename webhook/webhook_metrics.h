@@ -2,6 +2,7 @@
 //   graintune_webhook_requests_total{kind, outcome}
 //   graintune_webhook_request_duration_seconds (histogram)
 //   graintune_webhook_mutations_total
+//   graintune_webhook_over_budget_total{budget}   (values | sites | time: work_budget.h)
 // Thread-safe (prometheus-cpp metrics are).
 #pragma once
 
@@ -17,7 +18,9 @@ namespace graintune::webhook {
 class WebhookMetrics {
  public:
   WebhookMetrics();
-  void Observe(const std::string& kind, const std::string& outcome, double seconds, int mutations);
+  // `over_budget`: the budget a request spent, "" when none.
+  void Observe(const std::string& kind, const std::string& outcome, double seconds, int mutations,
+               const std::string& over_budget = "");
   std::string Exposition() const;  // text format 0.0.4
 
  private:
@@ -25,6 +28,7 @@ class WebhookMetrics {
   prometheus::Family<prometheus::Counter>* requests_;
   prometheus::Histogram* latency_;
   prometheus::Counter* mutations_;
+  prometheus::Family<prometheus::Counter>* over_budget_;
 };
 
 }  // namespace graintune::webhook

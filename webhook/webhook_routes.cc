@@ -14,7 +14,7 @@ server::HttpResponse WebhookRoutes::Handle(const server::HttpRequest& request) {
     AdmissionResult r = admitter_.Admit(request.body);
     const double seconds =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    metrics_.Observe(r.kind, r.outcome, seconds, r.mutations);
+    metrics_.Observe(r.kind, r.outcome, seconds, r.mutations, r.over_budget);
     return {r.http_status, "application/json", std::move(r.body)};
   }
   if (path == "/healthz") return {200, "text/plain", "ok\n"};

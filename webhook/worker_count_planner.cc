@@ -27,13 +27,18 @@ std::string ObjectName(const json& object, WorkloadKind kind) {
 
 void Annotate(json& object, const std::string& metadata_pointer,
               const std::map<std::string, std::string>& annotations,
-              const std::map<std::string, std::string>& labels, std::vector<std::string>& touched) {
+              const std::map<std::string, std::string>& labels) {
   if (annotations.empty() && labels.empty()) return;  // leave the object exactly as written
-  touched.push_back(metadata_pointer);
   json& meta = object[json::json_pointer(metadata_pointer)];
   if (!meta.is_object()) meta = json::object();
   for (const auto& [k, v] : annotations) meta["annotations"][k] = v;
   for (const auto& [k, v] : labels) meta["labels"][k] = v;
+}
+
+// A JobSet replicatedJob's Job metadata, from its pod template's metadata pointer.
+std::string JobMetadataOf(const workload::PodTemplateRef& ref) {
+  return ref.metadata_pointer.substr(0, ref.metadata_pointer.rfind("/spec/template/metadata")) +
+         "/metadata";
 }
 
 // What the finders found in one pod template.
@@ -50,7 +55,7 @@ struct TemplateSites {
 std::vector<TemplateSites> FindSites(const json& object, WorkloadKind kind, const std::string& ns,
                                      const std::map<std::string, std::string>& object_annotations,
                                      const Policy& policy, workload::ConfigMapSource& configmaps,
-                                     std::vector<std::string>& warnings) {
+                                     WorkBudget* budget, std::vector<std::string>& warnings) {
   std::vector<TemplateSites> found;
   for (const workload::PodTemplateRef& ref : workload::LocatePodTemplates(object, kind)) {
     const json& spec = object.at(json::json_pointer(ref.spec_pointer));
@@ -88,6 +93,7 @@ std::vector<TemplateSites> FindSites(const json& object, WorkloadKind kind, cons
                                    config ? &*config : nullptr, t.annotations, managed, policy};
         const size_t before = t.edits.size();
         for (const auto& finder : SiteFinders()) finder->Find(ctx, t.edits, warnings);
+        if (budget && !budget->Charge(static_cast<int>(t.edits.size() - before))) return {};
         if (t.edits.size() > before && !t.container) {
           t.overrides = std::move(overrides);
           t.config = std::move(config);
@@ -102,8 +108,8 @@ std::vector<TemplateSites> FindSites(const json& object, WorkloadKind kind, cons
 
 // A JobSet keeps -1 in its spec (child Jobs are tuned at their creation) and announces the
 // value its first attempt will get.
-void AnnounceForJobSet(const std::string& object_name, const std::vector<TemplateSites>& found,
-                       Plan& plan) {
+void AnnounceForJobSet(json& object, const std::string& object_name,
+                       const std::vector<TemplateSites>& found, Plan& plan) {
   for (const TemplateSites& t : found) {
     for (const Edit& e : t.edits) {
       plan.findings.push_back({object_name + ", replicatedJob " + t.ref.name, e.container_name,
@@ -113,20 +119,16 @@ void AnnounceForJobSet(const std::string& object_name, const std::vector<Templat
     // An annotation-only request travels down to the pod templates so child Jobs see it.
     if (std::all_of(t.edits.begin(), t.edits.end(),
                     [](const Edit& e) { return e.requested_by_annotation; }))
-      Annotate(plan.mutated, t.ref.metadata_pointer, {{workload::kWorkerCountAnnotation, "-1"}},
-               {}, plan.touched);
+      Annotate(object, t.ref.metadata_pointer, {{workload::kWorkerCountAnnotation, "-1"}}, {});
     // The JobSet's inputs (dataset, rates, tuning key) travel to its child Jobs, which the
     // JobSet controller makes from this template without the JobSet's own annotations: the
     // first attempt then gets exactly the value announced here, under the same key.
-    const std::string job_metadata =
-        t.ref.metadata_pointer.substr(0, t.ref.metadata_pointer.rfind("/spec/template/metadata")) +
-        "/metadata";
-    Annotate(plan.mutated, job_metadata, t.input_annotations, {}, plan.touched);
+    Annotate(object, JobMetadataOf(t.ref), t.input_annotations, {});
   }
-  Annotate(plan.mutated, "/metadata",
+  Annotate(object, "/metadata",
            {{workload::kFirstAttemptAnnotation, std::to_string(plan.workers)},
             {workload::kReasonAnnotation, plan.reason}},
-           {}, plan.touched);
+           {});
   plan.warnings.push_back("graintune: grain_worker_count=-1 will be " +
                           std::to_string(plan.workers) + " for the first attempt (" + plan.reason +
                           "); each restart is re-picked");
@@ -134,45 +136,67 @@ void AnnounceForJobSet(const std::string& object_name, const std::vector<Templat
 
 // A Pod or Job gets the value written into every site, the applied annotations, the managed
 // label and (when configured) the exporter sidecar.
-void ApplyToTemplates(const std::string& object_name, const std::vector<TemplateSites>& found,
+void ApplyToTemplates(json& object, const std::string& object_name,
+                      const std::vector<TemplateSites>& found,
                       const std::map<std::string, std::string>& applied,
                       const ExporterInjection* exporter, Plan& plan) {
   for (const TemplateSites& t : found) {
-    for (const AppliedEdit& a : ApplyEdits(plan.mutated, t.edits, [&](const Edit& e) {
+    for (const AppliedEdit& a : ApplyEdits(object, t.edits, [&](const Edit& e) {
            return IsEvalKey(e.key) ? plan.eval_workers : plan.workers;
          })) {
-      plan.touched.push_back(a.edit.container_pointer);
       plan.findings.push_back({object_name, a.edit.container_name, a.edit.site, a.edit.key,
                                a.pointer, a.edit.before, a.value});
     }
     // The inputs travel to the pods, where the operator reads them (and learns per dataset).
     std::map<std::string, std::string> template_annotations = t.input_annotations;
     for (const auto& [k, v] : applied) template_annotations[k] = v;
-    Annotate(plan.mutated, t.ref.metadata_pointer, template_annotations,
-             {{workload::kManagedLabel, "true"}}, plan.touched);
+    Annotate(object, t.ref.metadata_pointer, template_annotations,
+             {{workload::kManagedLabel, "true"}});
     if (exporter) {
-      plan.touched.push_back(t.ref.spec_pointer);
-      plan.touched.push_back(t.ref.metadata_pointer);
-      InjectExporter(plan.mutated, t.ref.spec_pointer, t.ref.metadata_pointer,
+      InjectExporter(object, t.ref.spec_pointer, t.ref.metadata_pointer,
                      t.edits.front().container_pointer, t.overrides, *exporter, plan.warnings);
     }
   }
 }
 
-}  // namespace
+// Every pointer the writers above may change, known before any write, so that the patch
+// needs copies of just these subtrees (CopyTouched), never of the whole object.
+std::vector<std::string> Touches(WorkloadKind kind, const std::vector<TemplateSites>& found,
+                                 const ExporterInjection* exporter) {
+  std::vector<std::string> touched = {"/metadata"};
+  for (const TemplateSites& t : found) {
+    touched.push_back(t.ref.metadata_pointer);
+    if (kind == WorkloadKind::kJobSet) {
+      touched.push_back(JobMetadataOf(t.ref));
+      continue;
+    }
+    for (const Edit& e : t.edits) touched.push_back(e.container_pointer);
+    if (exporter)
+      for (std::string& p : ExporterTouches(t.ref.spec_pointer, t.ref.metadata_pointer,
+                                            t.edits.front().container_pointer))
+        touched.push_back(std::move(p));
+  }
+  std::sort(touched.begin(), touched.end());
+  touched.erase(std::unique(touched.begin(), touched.end()), touched.end());
+  return touched;
+}
 
-Plan PlanWorkerCount(const json& object, WorkloadKind kind, const std::string& ns,
-                     PlannerSources sources, const ExporterInjection* exporter) {
+// PlanWorkerCount's work on `object`, which it rewrites in place.
+Plan PlanInPlace(json& object, WorkloadKind kind, const std::string& ns, PlannerSources sources,
+                 const ExporterInjection* exporter, WorkBudget* budget) {
   Plan plan;
-  plan.mutated = object;
   if (!object.is_object()) return plan;
   const json& object_meta = workload::MetadataOf(object);
   const std::map<std::string, std::string> object_labels = workload::StringMap(object_meta, "labels");
   const std::map<std::string, std::string> object_annotations =
       workload::StringMap(object_meta, "annotations");
   const Policy policy = sources.policies.PolicyFor(ns, object_labels);
-  const std::vector<TemplateSites> found =
-      FindSites(object, kind, ns, object_annotations, policy, sources.configmaps, plan.warnings);
+  const std::vector<TemplateSites> found = FindSites(object, kind, ns, object_annotations, policy,
+                                                     sources.configmaps, budget, plan.warnings);
+  if (budget && !budget->exceeded().empty()) {
+    plan.warnings = {budget->Warning()};
+    return plan;
+  }
   if (found.empty()) return plan;
 
   // One value for the whole workload, decided from its first MaxText container.
@@ -252,20 +276,35 @@ Plan PlanWorkerCount(const json& object, WorkloadKind kind, const std::string& n
       !given(workload::kReasonAnnotation).empty())
     plan.reason = given(workload::kReasonAnnotation);
 
+  if (budget && !budget->Charge(0)) {
+    plan.warnings = {budget->Warning()};
+    return plan;
+  }
   const std::string object_name = ObjectName(object, kind);
+  plan.touched = Touches(kind, found, exporter);
+  const json before = CopyTouched(object, plan.touched);
   if (kind == WorkloadKind::kJobSet) {
-    AnnounceForJobSet(object_name, found, plan);
+    AnnounceForJobSet(object, object_name, found, plan);
   } else {
     std::map<std::string, std::string> applied = {
         {workload::kWorkerCountAnnotation, std::to_string(plan.workers)},
         {workload::kReasonAnnotation, plan.reason},
         {workload::kAttemptAnnotation, std::to_string(plan.attempt)}};
     if (has_eval) applied[workload::kEvalWorkerCountAnnotation] = std::to_string(plan.eval_workers);
-    ApplyToTemplates(object_name, found, applied, exporter, plan);
-    if (kind == WorkloadKind::kJob) Annotate(plan.mutated, "/metadata", applied, {}, plan.touched);
+    ApplyToTemplates(object, object_name, found, applied, exporter, plan);
+    if (kind == WorkloadKind::kJob) Annotate(object, "/metadata", applied, {});
   }
-  plan.patch = ScopedPatch(object, plan.mutated, plan.touched);
+  plan.patch = ScopedPatch(before, object, plan.touched);
   plan.changed = !plan.patch.empty();
+  return plan;
+}
+
+}  // namespace
+
+Plan PlanWorkerCount(json object, WorkloadKind kind, const std::string& ns, PlannerSources sources,
+                     const ExporterInjection* exporter, WorkBudget* budget) {
+  Plan plan = PlanInPlace(object, kind, ns, sources, exporter, budget);
+  plan.mutated = std::move(object);
   return plan;
 }
 

@@ -25,6 +25,7 @@
 
 #include "tuner/decision.h"
 #include "webhook/exporter_injection.h"
+#include "webhook/work_budget.h"
 #include "webhook/worker_count_edit.h"
 #include "workload/pod_templates.h"
 #include "workload/sources.h"
@@ -68,10 +69,13 @@ struct Plan {
   HostShape host;
 };
 
-// `exporter`: when set, tuned Job templates and Pods also get the exporter sidecar
-// (exporter_injection.h).
-Plan PlanWorkerCount(const nlohmann::json& object, workload::WorkloadKind kind,
-                     const std::string& ns, PlannerSources sources,
-                     const ExporterInjection* exporter = nullptr);
+// `object` is taken by value and rewritten in place (an admission moves the request's object in:
+// nothing is copied but the subtrees the patch covers). `exporter`: when set, tuned Job
+// templates and Pods also get the exporter sidecar (exporter_injection.h). `budget`: when set
+// and spent (too many sites, too long), the object is left unchanged with the budget's warning
+// as the only one.
+Plan PlanWorkerCount(nlohmann::json object, workload::WorkloadKind kind, const std::string& ns,
+                     PlannerSources sources, const ExporterInjection* exporter = nullptr,
+                     WorkBudget* budget = nullptr);
 
 }  // namespace graintune::webhook
