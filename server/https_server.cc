@@ -6,7 +6,10 @@
 #include <boost/beast/http.hpp>
 #include <boost/beast/ssl.hpp>
 
+#include <condition_variable>
 #include <fstream>
+#include <functional>
+#include <future>
 #include <iostream>
 #include <mutex>
 #include <optional>
@@ -52,79 +55,150 @@ http::response<http::string_body> ToBeast(const HttpResponse& r, unsigned versio
   return res;
 }
 
-// One connection: (TLS handshake,) then read -> handle -> write until the peer closes.
+// Shared by the sessions of one server: the request-body bytes reserved by requests being
+// read or answered, and whether the server is draining.
+struct SessionShared {
+  std::atomic<int> open{0};                // sessions alive
+  std::atomic<size_t> inflight_bytes{0};   // reserved by requests in progress
+  std::atomic<long> busy_refusals{0};      // answered 503: the in-flight budget was spent
+  std::atomic<bool> draining{false};
+  std::mutex drained_mu;  // with drained: the last session's end while draining is signalled
+  std::condition_variable drained;
+};
+
+// One connection: (TLS handshake,) then read header -> read body -> handle -> write, until the
+// peer closes, a deadline passes or the server drains.
 template <typename Stream>
 class Session : public std::enable_shared_from_this<Session<Stream>> {
  public:
-  // `open` counts the sessions alive; this one is counted from its creation to its end.
   Session(Stream stream, const HttpHandler& handler, const HttpsServerOptions& options,
-          std::atomic<int>& open)
-      : stream_(std::move(stream)), handler_(handler), options_(options), open_(open) {
-    ++open_;
+          SessionShared& shared)
+      : stream_(std::move(stream)), handler_(handler), options_(options), shared_(shared) {
+    ++shared_.open;
   }
-  ~Session() { --open_; }
-
-  void Start() {
-    if constexpr (std::is_same_v<Stream, beast::ssl_stream<beast::tcp_stream>>) {
-      beast::get_lowest_layer(stream_).expires_after(std::chrono::seconds(options_.read_timeout_seconds));
-      stream_.async_handshake(ssl::stream_base::server,
-                              [self = this->shared_from_this()](beast::error_code ec) {
-                                if (!ec) self->Read();
-                              });
-    } else {
-      Read();
+  ~Session() {
+    Release();
+    if (--shared_.open == 0 && shared_.draining) {
+      std::lock_guard<std::mutex> lock(shared_.drained_mu);
+      shared_.drained.notify_all();
     }
   }
 
+  auto executor() { return stream_.get_executor(); }
+
+  void Start() {
+    if constexpr (std::is_same_v<Stream, beast::ssl_stream<beast::tcp_stream>>) {
+      beast::get_lowest_layer(stream_).expires_after(
+          std::chrono::seconds(options_.header_timeout_seconds));
+      stream_.async_handshake(ssl::stream_base::server,
+                              [self = this->shared_from_this()](beast::error_code ec) {
+                                if (!ec) self->ReadHeader();
+                              });
+    } else {
+      ReadHeader();
+    }
+  }
+
+  // Called on this session's I/O thread when the server starts draining: a connection waiting
+  // for a request that has not begun is closed; one in a request finishes it first.
+  void DrainIfIdle() {
+    if (waiting_for_header_ && parser_ && !parser_->got_some() && buffer_.size() == 0) Close();
+  }
+
  private:
-  // The first request of a connection may take read_timeout_seconds; each later one must have
-  // arrived whole within idle_timeout_seconds of the previous answer (the API server sends a
-  // request at once when it has one; an idle keep-alive connection is closed).
-  void Read() {
+  // The first request's header (TLS handshake included) must arrive within
+  // header_timeout_seconds; each later one within idle_timeout_seconds of the previous answer
+  // (the API server sends a request at once when it has one; an idle keep-alive connection is
+  // closed). The body then has read_timeout_seconds.
+  void ReadHeader() {
+    if (shared_.draining) return Close();
     parser_.emplace();
     parser_->body_limit(options_.max_body_bytes);
     const int seconds =
-        requests_ == 0 ? options_.read_timeout_seconds : options_.idle_timeout_seconds;
+        requests_ == 0 ? options_.header_timeout_seconds : options_.idle_timeout_seconds;
     beast::get_lowest_layer(stream_).expires_after(std::chrono::seconds(seconds));
+    waiting_for_header_ = true;
+    http::async_read_header(stream_, buffer_, *parser_,
+                            [self = this->shared_from_this()](beast::error_code ec, size_t) {
+                              self->waiting_for_header_ = false;
+                              self->OnHeader(ec);
+                            });
+  }
+
+  void OnHeader(beast::error_code ec) {
+    if (ec == http::error::body_limit) return TooLarge();
+    if (ec) return Close();
+    // Reserve the body's bytes (all of max_body_bytes when its length is not announced) from
+    // the server's in-flight budget: bodies being read and answered never hold more than
+    // max_inflight_body_bytes, however many connections send them.
+    const auto length = parser_->content_length();
+    reserved_ = length ? std::min<size_t>(*length, options_.max_body_bytes) : options_.max_body_bytes;
+    if (parser_->is_done()) {
+      reserved_ = 0;  // no body
+    } else {
+      size_t now = shared_.inflight_bytes.load();
+      do {
+        if (now + reserved_ > options_.max_inflight_body_bytes) {
+          reserved_ = 0;
+          ++shared_.busy_refusals;
+          HttpResponse busy{503, "application/json", R"({"error":"server busy, retry"})"};
+          auto res = ToBeast(busy, 11, false);
+          res.set(http::field::retry_after, "1");
+          return Write(std::move(res));
+        }
+      } while (!shared_.inflight_bytes.compare_exchange_weak(now, now + reserved_));
+    }
+    beast::get_lowest_layer(stream_).expires_after(
+        std::chrono::seconds(options_.read_timeout_seconds));
     http::async_read(stream_, buffer_, *parser_,
-                     [self = this->shared_from_this()](beast::error_code ec, size_t) {
-                       self->OnRead(ec);
+                     [self = this->shared_from_this()](beast::error_code read_ec, size_t) {
+                       self->OnRead(read_ec);
                      });
   }
 
   void OnRead(beast::error_code ec) {
-    if (ec == http::error::body_limit) {
-      HttpResponse too_large{413, "application/json",
-                             R"({"error":"request body too large"})"};
-      Write(ToBeast(too_large, 11, false));
-      return;
-    }
+    if (ec == http::error::body_limit) return TooLarge();
     if (ec) return Close();
     ++requests_;
-    const auto& req = parser_->get();
+    auto& req = parser_->get();
     HttpRequest request{std::string(req.method_string()), std::string(req.target()),
-                        std::string(req[http::field::content_type]), req.body()};
+                        std::string(req[http::field::content_type]), std::move(req.body())};
     HttpResponse response;
     try {
       response = handler_(request);
     } catch (const std::exception& e) {
       response = {500, "application/json", std::string(R"({"error":"internal"})")};
     }
-    Write(ToBeast(response, req.version(), req.keep_alive()));
+    request = {};
+    Release();
+    // While draining, this answer is the connection's last.
+    Write(ToBeast(response, req.version(), req.keep_alive() && !shared_.draining));
+  }
+
+  void TooLarge() {
+    HttpResponse too_large{413, "application/json", R"({"error":"request body too large"})"};
+    Write(ToBeast(too_large, 11, false));
   }
 
   void Write(http::response<http::string_body> res) {
     auto shared = std::make_shared<http::response<http::string_body>>(std::move(res));
     http::async_write(stream_, *shared,
                       [self = this->shared_from_this(), shared](beast::error_code ec, size_t) {
+                        self->Release();
                         if (ec || !shared->keep_alive()) return self->Close();
-                        self->Read();
+                        self->ReadHeader();
                       });
+  }
+
+  void Release() {
+    if (reserved_ > 0) shared_.inflight_bytes -= reserved_;
+    reserved_ = 0;
   }
 
   void Close() {
     beast::error_code ec;
     beast::get_lowest_layer(stream_).socket().shutdown(tcp::socket::shutdown_both, ec);
+    beast::get_lowest_layer(stream_).cancel();
   }
 
   Stream stream_;
@@ -132,8 +206,10 @@ class Session : public std::enable_shared_from_this<Session<Stream>> {
   std::optional<http::request_parser<http::string_body>> parser_;
   const HttpHandler& handler_;
   const HttpsServerOptions& options_;
-  std::atomic<int>& open_;
+  SessionShared& shared_;
   long requests_ = 0;
+  size_t reserved_ = 0;
+  bool waiting_for_header_ = false;
 };
 
 }  // namespace
@@ -161,8 +237,35 @@ struct HttpsServer::Impl {
   std::shared_ptr<ssl::context> ctx;  // guarded by mu
   std::string loaded_cert, loaded_key;
   std::atomic<int>* reloads = nullptr;
-  std::atomic<int>* open = nullptr;      // sessions alive
   std::atomic<long>* refused = nullptr;  // closed at accept: max_connections were open
+  SessionShared shared;
+  // Every session started, to close the idle ones when draining (pruned as they end).
+  std::mutex sessions_mu;
+  std::vector<std::weak_ptr<void>> sessions;                  // guarded by sessions_mu
+  std::vector<std::function<void()>> drain_if_idle;           // same index as sessions
+
+  template <typename Stream>
+  void Track(const std::shared_ptr<Session<Stream>>& session) {
+    std::lock_guard<std::mutex> lock(sessions_mu);
+    if (sessions.size() >= 64 && sessions.size() >= 2 * static_cast<size_t>(shared.open.load())) {
+      size_t kept = 0;
+      for (size_t i = 0; i < sessions.size(); ++i)
+        if (!sessions[i].expired()) {
+          sessions[kept] = std::move(sessions[i]);
+          drain_if_idle[kept++] = std::move(drain_if_idle[i]);
+        }
+      sessions.resize(kept);
+      drain_if_idle.resize(kept);
+    }
+    std::weak_ptr<Session<Stream>> weak = session;
+    sessions.push_back(weak);
+    auto executor = session->executor();
+    drain_if_idle.push_back([weak, executor] {
+      asio::post(executor, [weak] {
+        if (auto s = weak.lock()) s->DrainIfIdle();
+      });
+    });
+  }
 
   bool tls() const { return !options.cert_file.empty(); }
 
@@ -208,7 +311,12 @@ struct HttpsServer::Impl {
         if (ec != asio::error::operation_aborted) Accept();
         return;
       }
-      if (*open >= options.max_connections) {
+      if (shared.draining) {
+        beast::error_code ignored;
+        socket.close(ignored);
+        return;  // the listener is closing
+      }
+      if (shared.open >= options.max_connections) {
         ++*refused;
         beast::error_code ignored;
         socket.close(ignored);
@@ -226,12 +334,14 @@ struct HttpsServer::Impl {
         // SSL_new takes its own reference on the SSL_CTX: a later reload cannot pull the
         // context from under an open connection.
         auto session = std::make_shared<Session<Stream>>(
-            Stream(beast::tcp_stream(std::move(socket)), *current), handler, options, *open);
+            Stream(beast::tcp_stream(std::move(socket)), *current), handler, options, shared);
+        Track(session);
         session->Start();
       } else {
-        std::make_shared<Session<beast::tcp_stream>>(beast::tcp_stream(std::move(socket)), handler,
-                                                     options, *open)
-            ->Start();
+        auto session = std::make_shared<Session<beast::tcp_stream>>(
+            beast::tcp_stream(std::move(socket)), handler, options, shared);
+        Track(session);
+        session->Start();
       }
       Accept();
     });
@@ -241,14 +351,14 @@ struct HttpsServer::Impl {
 HttpsServer::HttpsServer(HttpsServerOptions options, HttpHandler handler)
     : impl_(std::make_unique<Impl>(std::move(options), std::move(handler))) {
   impl_->reloads = &reloads_;
-  impl_->open = &open_connections_;
   impl_->refused = &refused_connections_;
 }
 
-HttpsServer::~HttpsServer() {
-  Stop();
-  impl_.reset();  // its sessions count themselves out in the counters below it
-}
+HttpsServer::~HttpsServer() { Stop(); }
+
+int HttpsServer::open_connections() const { return impl_->shared.open.load(); }
+long HttpsServer::busy_refusals() const { return impl_->shared.busy_refusals.load(); }
+size_t HttpsServer::inflight_body_bytes() const { return impl_->shared.inflight_bytes.load(); }
 
 Status HttpsServer::Start() {
   Impl& s = *impl_;
@@ -273,6 +383,29 @@ Status HttpsServer::Start() {
     s.threads.emplace_back([context = io.get()] { context->run(); });
   }
   return Status::Ok();
+}
+
+bool HttpsServer::Drain(std::chrono::milliseconds grace) {
+  if (!impl_ || impl_->threads.empty()) return true;
+  Impl& s = *impl_;
+  s.shared.draining = true;
+  std::promise<void> closed;
+  asio::post(s.io, [&s, &closed] {
+    boost::system::error_code ec;
+    s.acceptor.close(ec);
+    closed.set_value();
+  });
+  closed.get_future().wait();
+  {
+    std::lock_guard<std::mutex> lock(s.sessions_mu);
+    for (size_t i = 0; i < s.sessions.size(); ++i)
+      if (!s.sessions[i].expired()) s.drain_if_idle[i]();
+  }
+  std::unique_lock<std::mutex> lock(s.shared.drained_mu);
+  const bool drained = s.shared.drained.wait_for(lock, grace, [&s] { return s.shared.open == 0; });
+  lock.unlock();
+  Stop();
+  return drained;
 }
 
 void HttpsServer::Stop() {

@@ -2,17 +2,24 @@
 // Boost.Asio with OpenSSL): the webhook's /mutate, and /metrics, /healthz, /readyz.
 //
 // TLS 1.2 minimum, keep-alive, request bodies capped at max_body_bytes (larger ones get 413
-// without being read), a read timeout so a silent client cannot hold a connection, an idle
-// timeout between requests, and at most max_connections open at once. The
+// without being read), a header timeout and a body read timeout so a silent or slow client
+// cannot hold a connection, an idle timeout between requests, at most max_connections open at
+// once, and at most max_inflight_body_bytes of request bodies being read or answered at once
+// (one more gets 503 with Retry-After; the API server then fails open). Memory is thereby
+// bounded: ~75 KB per open TLS connection plus the in-flight bodies plus what the handler
+// holds per I/O thread. The
 // certificate and key files are re-read when their content changes (Secret volumes swap a
 // symlink): new connections use the new pair, connections already open keep theirs, so no
 // request is dropped; a pair that fails to load is reported and the old one kept.
-// Start() binds (port 0 picks a free port) and runs `threads` I/O threads; Stop() closes the
-// listener, stops the I/O threads and joins them (open connections are dropped). The handler runs on I/O threads and must
-// be thread-safe and non-blocking.
+// Start() binds (port 0 picks a free port) and runs `threads` I/O threads. Drain(grace) stops
+// accepting, closes connections waiting for a request, lets requests in progress be answered
+// (each the last on its connection), then stops; Stop() closes the listener, stops the I/O
+// threads and joins them at once (open connections are dropped). The handler runs on I/O
+// threads and must be thread-safe and bounded in time.
 #pragma once
 
 #include <atomic>
+#include <chrono>
 #include <functional>
 #include <memory>
 #include <string>
@@ -45,13 +52,19 @@ struct HttpsServerOptions {
   std::string key_file;
   size_t max_body_bytes = 3 * 1024 * 1024;
   int threads = 2;
-  int read_timeout_seconds = 30;  // to read one request (TLS handshake included)
+  // To read a connection's first request header (TLS handshake included), then any request's
+  // body.
+  int header_timeout_seconds = 10;
+  int read_timeout_seconds = 30;
   // A kept-alive connection with no request for this long is closed (each idle TLS connection
   // holds ~75 KB: the API server reconnects in a moment, a crowd of idle clients does not last).
   int idle_timeout_seconds = 10;
   // Connections open at once; one more is closed as soon as it is accepted (bounds memory:
   // 3,500 idle TLS connections held 262 MB).
   int max_connections = 1024;
+  // Request bodies being read or answered at once (a body without Content-Length counts as
+  // max_body_bytes).
+  size_t max_inflight_body_bytes = 32 * 1024 * 1024;
   int reload_check_milliseconds = 1000;
 };
 
@@ -63,20 +76,24 @@ class HttpsServer {
   HttpsServer& operator=(const HttpsServer&) = delete;
 
   Status Start();
+  // True when every connection ended within `grace`; either way the server is stopped after.
+  bool Drain(std::chrono::milliseconds grace);
   void Stop();
   unsigned short port() const { return port_; }
   // How many times a changed certificate pair was loaded since Start.
   int reloads() const { return reloads_.load(); }
   // Connections open now, and those closed at accept because max_connections were open.
-  int open_connections() const { return open_connections_.load(); }
+  int open_connections() const;
   long refused_connections() const { return refused_connections_.load(); }
+  // Requests answered 503 because max_inflight_body_bytes were in flight, and the bytes now.
+  long busy_refusals() const;
+  size_t inflight_body_bytes() const;
 
  private:
   struct Impl;
   std::unique_ptr<Impl> impl_;
   unsigned short port_ = 0;
   std::atomic<int> reloads_{0};
-  std::atomic<int> open_connections_{0};
   std::atomic<long> refused_connections_{0};
 };
 

@@ -5,13 +5,24 @@
 //                     [--exclude-namespace NS]...
 //                     [--exporter-image IMG] [--exporter-port N] [--share-process-namespace]
 //                     [--no-exporter]
+//                     [--health-port N] [--max-connections N] [--max-inflight-body-mib N]
+//                     [--header-timeout D] [--read-timeout D] [--idle-timeout D]
+//                     [--max-json-values N] [--max-sites N] [--max-request-ms N]
+//                     [--shutdown-delay D] [--shutdown-grace D]
 //                     [--cert-secret NS/NAME --cert-dir DIR --service-dns-name DNS...
 //                      --webhook-configuration NAME]   (self-managed certificates)
 // With API access (--kubeconfig, in-cluster, $KUBECONFIG or ~/.kube/config) host shapes come
 // from the watched Node cache, mounted MaxText YAML from the ConfigMap cache, history from
 // GrainTunings and policies from GrainTunePolicies; /readyz waits for every cache. --standalone (or no reachable configuration) uses the machine-type table
 // alone.
+//
+// /healthz, /readyz and /metrics are also served over plain HTTP on --health-port (default
+// 8081, 0: off) by a thread of their own, so no admission in progress can delay a probe.
+// On SIGTERM the webhook turns unready, keeps serving for --shutdown-delay (5s: the API server
+// learns the endpoint is gone), then drains: requests in progress are answered, for at most
+// --shutdown-grace (20s); the chart's terminationGracePeriodSeconds covers both.
 #include <csignal>
+#include <optional>
 #include <iostream>
 #include <thread>
 
@@ -43,7 +54,10 @@ int main(int argc, char** argv) {
                                       "threads", "exclude-namespace", "kubeconfig",
                                       "exporter-image", "exporter-port", "cert-secret",
                                       "webhook-configuration", "service-dns-name", "cert-dir",
-                                      "policy-file"},
+                                      "policy-file", "health-port", "max-connections",
+                                      "max-inflight-body-mib", "header-timeout", "read-timeout",
+                                      "idle-timeout", "max-json-values", "max-sites",
+                                      "max-request-ms", "shutdown-delay", "shutdown-grace"},
                                      {"standalone", "share-process-namespace", "no-exporter"}));
   if (!flags.positional().empty())
     server::ExitWithUsageError(kProgram, "unexpected argument '" + flags.positional().front() + "'");
@@ -55,7 +69,37 @@ int main(int argc, char** argv) {
       server::ExitOnUsageError(kProgram, flags.IntegerIn("port", 1, 65535)).value_or(8443));
   if (auto threads = server::ExitOnUsageError(kProgram, flags.IntegerIn("threads", 1, 64)))
     options.threads = *threads;
+  auto integer = [&](const char* name, int lo, int hi, int fallback) {
+    return server::ExitOnUsageError(kProgram, flags.IntegerIn(name, lo, hi)).value_or(fallback);
+  };
+  auto seconds = [&](const char* name, std::chrono::seconds fallback) {
+    return server::ExitOnUsageError(kProgram, flags.Duration(name)).value_or(fallback);
+  };
+  options.max_connections = integer("max-connections", 1, 65536, options.max_connections);
+  options.max_inflight_body_bytes =
+      static_cast<size_t>(integer("max-inflight-body-mib", 3, 4096,
+                                  static_cast<int>(options.max_inflight_body_bytes >> 20)))
+      << 20;
+  options.header_timeout_seconds = static_cast<int>(
+      seconds("header-timeout", std::chrono::seconds(options.header_timeout_seconds)).count());
+  options.read_timeout_seconds = static_cast<int>(
+      seconds("read-timeout", std::chrono::seconds(options.read_timeout_seconds)).count());
+  options.idle_timeout_seconds = static_cast<int>(
+      seconds("idle-timeout", std::chrono::seconds(options.idle_timeout_seconds)).count());
+  for (auto [name, value] : {std::pair{"header-timeout", options.header_timeout_seconds},
+                             std::pair{"read-timeout", options.read_timeout_seconds},
+                             std::pair{"idle-timeout", options.idle_timeout_seconds}})
+    if (value < 1 || value > 3600)
+      server::ExitWithUsageError(kProgram, std::string("--") + name + " must be in [1s, 1h]");
+  const int health_port = integer("health-port", 0, 65535, 8081);
+  const std::chrono::seconds shutdown_delay = seconds("shutdown-delay", std::chrono::seconds(5));
+  const std::chrono::seconds shutdown_grace = seconds("shutdown-grace", std::chrono::seconds(20));
   AdmitterOptions admit;
+  admit.limits.max_json_values = static_cast<size_t>(
+      integer("max-json-values", 1000, 10'000'000, static_cast<int>(admit.limits.max_json_values)));
+  admit.limits.max_sites = integer("max-sites", 1, 1'000'000, admit.limits.max_sites);
+  admit.limits.max_time = std::chrono::milliseconds(
+      integer("max-request-ms", 1, 60'000, static_cast<int>(admit.limits.max_time.count())));
   for (const std::string& ns : flags.All("exclude-namespace")) admit.excluded_namespaces.insert(ns);
   if (!flags.Bool("no-exporter")) {
     ExporterInjection& exporter = admit.exporter.emplace();
@@ -197,6 +241,22 @@ int main(int argc, char** argv) {
     return 1;
   }
   std::cerr << "graintune-webhook: serving on " << options.bind_address << ":" << server.port() << "\n";
+  std::optional<server::HttpsServer> probes;
+  if (health_port > 0) {
+    server::HttpsServerOptions probe_options;
+    probe_options.bind_address = options.bind_address;
+    probe_options.port = static_cast<unsigned short>(health_port);
+    probe_options.threads = 1;
+    probe_options.max_body_bytes = 4096;
+    probe_options.max_connections = 64;
+    probes.emplace(probe_options, [&](const server::HttpRequest& r) { return routes.HandleProbe(r); });
+    if (Status s = probes->Start(); !s.ok()) {
+      std::cerr << "graintune-webhook: health port: " << s.message() << "\n";
+      return 1;
+    }
+    std::cerr << "graintune-webhook: probes and metrics on http://" << options.bind_address << ":"
+              << probes->port() << "\n";
+  }
   std::signal(SIGTERM, OnSignal);
   std::signal(SIGINT, OnSignal);
   auto next_cert_check = std::chrono::steady_clock::now() + std::chrono::hours(12);
@@ -213,8 +273,16 @@ int main(int argc, char** argv) {
       routes.SetReady(true);
     std::this_thread::sleep_for(std::chrono::milliseconds(200));
   }
+  // Unready first, so the API server stops picking this replica, then drain what is in flight.
+  routes.SetReady(false);
+  std::cerr << "graintune-webhook: stopping: unready, serving " << shutdown_delay.count()
+            << " s more, then draining for at most " << shutdown_grace.count() << " s\n";
+  std::this_thread::sleep_for(shutdown_delay);
+  const bool drained = server.Drain(shutdown_grace);
+  std::cerr << "graintune-webhook: " << (drained ? "drained" : "grace period over, connections dropped")
+            << "\n";
+  if (probes) probes->Stop();
   for (auto* i : {&nodes, &configmaps, &graintunings, &policies, &namespaces, &jobs})
     if (*i) (*i)->Stop();
-  server.Stop();
   return 0;
 }

@@ -17,6 +17,11 @@ server::HttpResponse WebhookRoutes::Handle(const server::HttpRequest& request) {
     metrics_.Observe(r.kind, r.outcome, seconds, r.mutations, r.over_budget);
     return {r.http_status, "application/json", std::move(r.body)};
   }
+  return HandleProbe(request);
+}
+
+server::HttpResponse WebhookRoutes::HandleProbe(const server::HttpRequest& request) const {
+  const std::string path = request.target.substr(0, request.target.find('?'));
   if (path == "/healthz") return {200, "text/plain", "ok\n"};
   if (path == "/readyz") return ready_ ? server::HttpResponse{200, "text/plain", "ok\n"}
                                        : server::HttpResponse{503, "text/plain", "not ready\n"};

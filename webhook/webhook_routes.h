@@ -1,5 +1,7 @@
-// The webhook binary's routes over an Admitter: POST /mutate, GET /healthz, /readyz, /metrics.
-// Content type must be application/json for /mutate (415 otherwise). Thread-safe.
+// The webhook binary's routes over an Admitter: POST /mutate, GET /healthz, /readyz, /metrics
+// (Handle, on the admission port), and the last three alone (HandleProbe, on the probe port,
+// where no admission runs). Content type must be application/json for /mutate (415 otherwise).
+// Thread-safe.
 #pragma once
 
 #include <atomic>
@@ -15,6 +17,7 @@ class WebhookRoutes {
   WebhookRoutes(const Admitter& admitter, WebhookMetrics& metrics)
       : admitter_(admitter), metrics_(metrics) {}
   server::HttpResponse Handle(const server::HttpRequest& request);
+  server::HttpResponse HandleProbe(const server::HttpRequest& request) const;
   void SetReady(bool ready) { ready_ = ready; }
 
  private:

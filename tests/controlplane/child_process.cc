@@ -20,7 +20,10 @@ extern char** environ;
 namespace graintune::testing {
 
 ChildProcess::ChildProcess(ChildProcess&& other) noexcept
-    : pid_(other.pid_), name_(std::move(other.name_)), log_path_(std::move(other.log_path_)) {
+    : pid_(other.pid_),
+      exit_status_(other.exit_status_),
+      name_(std::move(other.name_)),
+      log_path_(std::move(other.log_path_)) {
   other.pid_ = -1;
 }
 
@@ -28,6 +31,7 @@ ChildProcess& ChildProcess::operator=(ChildProcess&& other) noexcept {
   if (this != &other) {
     Stop();
     pid_ = other.pid_;
+    exit_status_ = other.exit_status_;
     name_ = std::move(other.name_);
     log_path_ = std::move(other.log_path_);
     other.pid_ = -1;
@@ -85,6 +89,7 @@ bool ChildProcess::Running() {
   int status = 0;
   const pid_t r = ::waitpid(pid_, &status, WNOHANG);
   if (r == pid_ || (r < 0 && errno == ECHILD)) {
+    if (r == pid_) exit_status_ = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
     pid_ = -1;
     return false;
   }
@@ -106,7 +111,8 @@ void ChildProcess::Kill() {
   if (pid_ <= 0) return;
   ::kill(pid_, SIGKILL);
   int status = 0;
-  ::waitpid(pid_, &status, 0);
+  if (::waitpid(pid_, &status, 0) == pid_)
+    exit_status_ = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
   pid_ = -1;
 }
 

@@ -6,6 +6,7 @@
 #include <sys/types.h>
 
 #include <chrono>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -33,11 +34,14 @@ class ChildProcess {
   // SIGKILL at once (a crash, as tests of failover need).
   void Kill();
   pid_t pid() const { return pid_; }
+  // How it ended, once Running() has seen it end: its exit code, or 128 + the signal.
+  std::optional<int> exit_status() const { return exit_status_; }
   const std::string& name() const { return name_; }
   const std::string& log_path() const { return log_path_; }
 
  private:
   pid_t pid_ = -1;
+  std::optional<int> exit_status_;
   std::string name_;
   std::string log_path_;
 };

@@ -23,7 +23,10 @@ TEST_F(HelmChart, LintsAndRendersManifestsTheApiServerAccepts) {
   EXPECT_NE(lint->find("0 chart(s) failed"), std::string::npos);
   for (const std::vector<std::string>& extra :
        {std::vector<std::string>{}, {"--set", "certificates.mode=certManager"},
-        {"--set", "localDev.enabled=true", "--set", "localDev.webhookURL=https://127.0.0.1:9443"}}) {
+        {"--set", "localDev.enabled=true", "--set", "localDev.webhookURL=https://127.0.0.1:9443"},
+        {"--set", "webhook.networkPolicy.enabled=true", "--set",
+         "webhook.networkPolicy.controlPlaneCIDRs={172.16.0.0/28}", "--set",
+         "webhook.networkPolicy.metricsFrom[0].namespaceSelector.matchLabels.team=monitoring"}}) {
     std::vector<std::string> args = {"template", "gt", Chart(), "-n", "graintune-system"};
     args.insert(args.end(), extra.begin(), extra.end());
     Result<std::string> rendered = cp->Helm(args);
@@ -55,7 +58,7 @@ TEST_F(HelmChart, LintsAndRendersManifestsTheApiServerAccepts) {
   EXPECT_NE(monitors->find("kind: ServiceMonitor"), std::string::npos);
   EXPECT_NE(monitors->find("kind: PodMonitoring"), std::string::npos);
   EXPECT_NE(monitors->find("kind: PodMonitoring\nmetadata:\n  name: gt-webhook\n"), std::string::npos)
-      << "the webhook serves its metrics on its HTTPS port and needs its own PodMonitoring";
+      << "the webhook serves its metrics on its probe port and needs its own PodMonitoring";
   // The alert rules themselves are tested in alert_rules_test.cc.
   EXPECT_NE(monitors->find("kind: PrometheusRule"), std::string::npos);
   EXPECT_NE(monitors->find("kind: Rules"), std::string::npos);
@@ -68,6 +71,35 @@ TEST_F(HelmChart, LintsAndRendersManifestsTheApiServerAccepts) {
                                          "--set", "webhook.glibcTunables="});
   ASSERT_TRUE(plain.ok()) << plain.error();
   EXPECT_EQ(plain->find("GLIBC_TUNABLES"), std::string::npos);
+  // The webhook's limits and shutdown reach its flags; probes use the probe port; the kubelet
+  // waits for the shutdown delay and drain.
+  Result<std::string> limits = cp->Helm({"template", "gt", Chart(), "-s", "templates/webhook.yaml",
+                                          "--set", "webhook.limits.maxSites=7", "--set",
+                                          "webhook.limits.maxConnections=99", "--set",
+                                          "webhook.shutdown.delaySeconds=2"});
+  ASSERT_TRUE(limits.ok()) << limits.error();
+  for (const char* arg : {"- --max-sites=7\n", "- --max-connections=99\n", "- --shutdown-delay=2s\n",
+                          "- --shutdown-grace=20s\n", "- --max-json-values=100000\n",
+                          "- --max-inflight-body-mib=32\n", "- --header-timeout=10s\n",
+                          "- --read-timeout=30s\n", "- --idle-timeout=10s\n",
+                          "- --max-request-ms=1000\n", "httpGet: {path: /healthz, port: http-metrics}",
+                          "terminationGracePeriodSeconds: 27\n"})
+    EXPECT_NE(limits->find(arg), std::string::npos) << arg << " not in\n" << *limits;
+  // The NetworkPolicy: absent by default, and an error without the control plane's ranges.
+  Result<std::string> defaults = cp->Helm({"template", "gt", Chart()});
+  ASSERT_TRUE(defaults.ok());
+  EXPECT_EQ(defaults->find("kind: NetworkPolicy"), std::string::npos);
+  Result<std::string> no_ranges =
+      cp->Helm({"template", "gt", Chart(), "--set", "webhook.networkPolicy.enabled=true"});
+  ASSERT_FALSE(no_ranges.ok());
+  EXPECT_NE(no_ranges.error().find("controlPlaneCIDRs"), std::string::npos) << no_ranges.error();
+  Result<std::string> policy = cp->Helm({"template", "gt", Chart(), "-s", "templates/networkpolicy.yaml",
+                                          "--set", "webhook.networkPolicy.enabled=true", "--set",
+                                          "webhook.networkPolicy.controlPlaneCIDRs={172.16.0.0/28,10.0.0.2/32}"});
+  ASSERT_TRUE(policy.ok()) << policy.error();
+  EXPECT_NE(policy->find("- ipBlock: {cidr: \"172.16.0.0/28\"}\n        - ipBlock: {cidr: \"10.0.0.2/32\"}\n"
+                         "      ports:\n        - {protocol: TCP, port: 8443}"),
+            std::string::npos) << *policy;
   // Values are validated by values.schema.json.
   Result<std::string> bad = cp->Helm({"template", "gt", Chart(), "--set", "defaultPolicy.mode=Sometimes"});
   ASSERT_FALSE(bad.ok());

@@ -1,0 +1,153 @@
+// graintune-webhook as a process, standalone (no API server): its probe port, and what SIGTERM
+// does: unready at once, admissions still answered during --shutdown-delay, then a drain and
+// exit status 0 within the grace period.
+#include <gtest/gtest.h>
+
+#include <signal.h>
+
+#include <boost/asio/ssl.hpp>
+#include <boost/beast/core.hpp>
+#include <boost/beast/http.hpp>
+#include <boost/beast/ssl.hpp>
+#include <filesystem>
+
+#include "server/tls_certificates.h"
+#include "tests/controlplane/child_process.h"
+#include "tests/controlplane/wait_for.h"
+
+namespace graintune {
+namespace {
+
+namespace asio = boost::asio;
+namespace beast = boost::beast;
+namespace http = beast::http;
+using tcp = asio::ip::tcp;
+using namespace std::chrono_literals;
+
+struct Answer {
+  int status = 0;  // 0: no answer (refused, closed, timed out)
+  std::string body;
+};
+
+// One request over plain HTTP, or over TLS trusting `ca_pem` when it is given.
+Answer Request(int port, const std::string& target, const std::string& body = "",
+               const std::string& ca_pem = "") {
+  asio::io_context io;
+  http::request<http::string_body> req{body.empty() ? http::verb::get : http::verb::post, target, 11};
+  req.set(http::field::host, "127.0.0.1");
+  req.set(http::field::content_type, "application/json");
+  req.body() = body;
+  req.prepare_payload();
+  http::response<http::string_body> res;
+  beast::flat_buffer buffer;
+  beast::error_code ec;
+  const tcp::endpoint endpoint(asio::ip::make_address("127.0.0.1"), static_cast<unsigned short>(port));
+  if (ca_pem.empty()) {
+    beast::tcp_stream stream(io);
+    stream.expires_after(10s);
+    stream.connect(endpoint, ec);
+    if (!ec) http::write(stream, req, ec);
+    if (!ec) http::read(stream, buffer, res, ec);
+  } else {
+    asio::ssl::context ctx(asio::ssl::context::tls_client);
+    ctx.add_certificate_authority(asio::buffer(ca_pem));
+    ctx.set_verify_mode(asio::ssl::verify_peer);
+    beast::ssl_stream<beast::tcp_stream> stream(io, ctx);
+    beast::get_lowest_layer(stream).expires_after(10s);
+    beast::get_lowest_layer(stream).connect(endpoint, ec);
+    if (!ec) stream.handshake(asio::ssl::stream_base::client, ec);
+    if (!ec) http::write(stream, req, ec);
+    if (!ec) http::read(stream, buffer, res, ec);
+  }
+  if (ec) return {};
+  return {static_cast<int>(res.result_int()), res.body()};
+}
+
+const char kReview[] = R"({"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview","request":{
+  "uid":"u1","kind":{"group":"batch","version":"v1","kind":"Job"},"operation":"CREATE","namespace":"ml",
+  "object":{"apiVersion":"batch/v1","kind":"Job","metadata":{"name":"j"},"spec":{"template":{"spec":{
+  "nodeSelector":{"node.kubernetes.io/instance-type":"ct6e-standard-4t"},
+  "containers":[{"name":"t","command":["python3","-m","MaxText.train","base.yml","grain_worker_count=-1"],
+  "resources":{"limits":{"google.com/tpu":"4"}}}]}}}}}})";
+
+class WebhookProcessTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = std::filesystem::temp_directory_path() / ("graintune-webhook-process-" + std::to_string(::getpid()));
+    std::filesystem::create_directories(dir_);
+    Result<server::TlsMaterial> tls = server::GenerateTlsMaterial({"localhost"}, {"127.0.0.1"}, 1);
+    ASSERT_TRUE(tls.ok()) << tls.error();
+    ca_ = tls->ca_pem;
+    ASSERT_TRUE(testing::WriteFile(dir_ / "tls.crt", tls->cert_pem).ok());
+    ASSERT_TRUE(testing::WriteFile(dir_ / "tls.key", tls->key_pem).ok());
+    Result<int> port = testing::FreeLoopbackPort(), probe = testing::FreeLoopbackPort();
+    ASSERT_TRUE(port.ok() && probe.ok());
+    port_ = *port;
+    probe_port_ = *probe;
+  }
+  void TearDown() override { std::filesystem::remove_all(dir_); }
+
+  void Start(const std::vector<std::string>& extra) {
+    std::vector<std::string> argv = {GRAINTUNE_WEBHOOK_BIN, "--standalone", "--no-exporter",
+                                     "--tls-cert-file", dir_ / "tls.crt", "--tls-key-file",
+                                     dir_ / "tls.key", "--bind-address", "127.0.0.1", "--port",
+                                     std::to_string(port_), "--health-port",
+                                     std::to_string(probe_port_)};
+    argv.insert(argv.end(), extra.begin(), extra.end());
+    Result<testing::ChildProcess> p = testing::ChildProcess::Spawn(argv, dir_ / "webhook.log");
+    ASSERT_TRUE(p.ok()) << p.error();
+    webhook_ = std::move(p).value();
+    ASSERT_TRUE(testing::WaitFor([&] { return Request(probe_port_, "/healthz").status == 200; }, 30s))
+        << testing::TailOfFile(webhook_.log_path());
+  }
+
+  std::filesystem::path dir_;
+  std::string ca_;
+  int port_ = 0, probe_port_ = 0;
+  testing::ChildProcess webhook_;
+};
+
+TEST_F(WebhookProcessTest, TheProbePortAnswersProbesAndMetricsAndNothingElse) {
+  Start({"--shutdown-delay", "0"});
+  EXPECT_EQ(Request(probe_port_, "/readyz").status, 200);
+  Answer metrics = Request(probe_port_, "/metrics");
+  EXPECT_EQ(metrics.status, 200);
+  EXPECT_NE(metrics.body.find("graintune_webhook_mutations_total"), std::string::npos);
+  EXPECT_EQ(Request(probe_port_, "/mutate", kReview).status, 404);  // admissions are TLS only
+  Answer mutated = Request(port_, "/mutate", kReview, ca_);
+  EXPECT_EQ(mutated.status, 200);
+  EXPECT_NE(mutated.body.find("\"patch\""), std::string::npos) << mutated.body;
+  // The admission port keeps its own probes for clients that use it.
+  EXPECT_EQ(Request(port_, "/healthz", "", ca_).status, 200);
+}
+
+TEST_F(WebhookProcessTest, SigtermTurnsUnreadyKeepsAnsweringThenDrainsAndExitsZero) {
+  Start({"--shutdown-delay", "3s", "--shutdown-grace", "5s"});
+  ASSERT_EQ(::kill(webhook_.pid(), SIGTERM), 0);
+  ASSERT_TRUE(testing::WaitFor([&] { return Request(probe_port_, "/readyz").status == 503; }, 10s));
+  // Unready, but still serving admissions until the delay is over.
+  EXPECT_EQ(Request(port_, "/mutate", kReview, ca_).status, 200);
+  ASSERT_TRUE(testing::WaitFor([&] { return !webhook_.Running(); }, 30s))
+      << testing::TailOfFile(webhook_.log_path());
+  EXPECT_EQ(webhook_.exit_status(), 0);
+  EXPECT_NE(testing::TailOfFile(webhook_.log_path()).find("drained"), std::string::npos);
+}
+
+// Flags out of range are usage errors (exit 2) that name the flag, not silent defaults.
+TEST_F(WebhookProcessTest, LimitFlagsAreValidated) {
+  for (const std::vector<std::string>& bad :
+       {std::vector<std::string>{"--max-connections", "0"}, {"--header-timeout", "0"},
+        {"--max-request-ms", "x"}, {"--max-inflight-body-mib", "1"}}) {
+    std::vector<std::string> argv = {GRAINTUNE_WEBHOOK_BIN, "--standalone", "--tls-cert-file",
+                                     dir_ / "tls.crt", "--tls-key-file", dir_ / "tls.key"};
+    argv.insert(argv.end(), bad.begin(), bad.end());
+    Result<testing::ChildProcess> p = testing::ChildProcess::Spawn(argv, dir_ / "bad.log");
+    ASSERT_TRUE(p.ok());
+    ASSERT_TRUE(testing::WaitFor([&] { return !p->Running(); }, 10s)) << bad[0];
+    EXPECT_EQ(p->exit_status(), 2) << bad[0];
+    EXPECT_NE(testing::TailOfFile(dir_ / "bad.log").find(bad[0]), std::string::npos) << bad[0];
+  }
+}
+
+}  // namespace
+}  // namespace graintune
