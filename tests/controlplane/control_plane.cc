@@ -200,6 +200,16 @@ Status ControlPlane::StopApiServer() {
   return Status::Ok();
 }
 
+Status ControlPlane::StopEtcd() {
+  etcd_.Stop(std::chrono::seconds(10));
+  return Status::Ok();
+}
+
+Status ControlPlane::ResumeEtcd() {
+  if (Status s = StartEtcd(); !s.ok()) return s;
+  return WaitReady(std::chrono::seconds(90));
+}
+
 Status ControlPlane::RestartApiServer() {
   if (Status s = StopApiServer(); !s.ok()) return s;
   return StartApiServer();

@@ -50,6 +50,10 @@ class ControlPlane {
   Status RestartApiServer();
   Status StopApiServer();
   Status StartApiServer();
+  // Stops etcd (the API server stays up and answers errors), and starts it again on its data,
+  // waiting until the API server is ready.
+  Status StopEtcd();
+  Status ResumeEtcd();
 
   // A kubeconfig-equivalent for a service account (created if missing), authenticated with a
   // token from the TokenRequest API. Also written as a kubeconfig file at the returned path.

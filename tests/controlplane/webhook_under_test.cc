@@ -1,6 +1,7 @@
 #include "tests/controlplane/webhook_under_test.h"
 
 
+#include <cstdio>
 #include <fstream>
 #include <thread>
 
@@ -47,7 +48,9 @@ Result<std::unique_ptr<WebhookUnderTest>> WebhookUnderTest::Start(
             .valid_days = 2});
   if (!cert.ok()) return cert.status();
   w->ca_pem_ = ca->cert_pem;
+  w->ca_ = *ca;
   const std::string base = cp.dir() + "/webhook-" + w->name_;
+  w->cert_base_ = base;
   std::ofstream(base + ".crt") << cert->cert_pem;
   std::ofstream(base + ".key") << cert->key_pem;
   Result<int> port = FreeLoopbackPort();
@@ -84,6 +87,22 @@ Result<std::unique_ptr<WebhookUnderTest>> WebhookUnderTest::Start(
       WebhookConfiguration(w->name_, probe.server, w->ca_pem_));
   if (!reg.ok()) return reg.error().ToStatus();
   return w;
+}
+
+Status WebhookUnderTest::RotateCertificate(const std::string& common_name) {
+  Result<server::SignedCertificate> cert = server::IssueCertificate(
+      ca_, {.common_name = common_name, .ip_addresses = {"127.0.0.1"}, .server = true,
+             .valid_days = 2});
+  if (!cert.ok()) return cert.status();
+  // The key first: the server reloads only a pair that loads together, so a moment where the
+  // new key sits beside the old certificate is read as a bad pair and the old one is kept.
+  for (const auto& [suffix, pem] : {std::pair{".key", cert->key_pem}, std::pair{".crt", cert->cert_pem}}) {
+    const std::string path = cert_base_ + suffix;
+    if (Status s = WriteFile(path + ".next", pem); !s.ok()) return s;
+    if (std::rename((path + ".next").c_str(), path.c_str()) != 0)
+      return Status::Error("cannot rename " + path + ".next");
+  }
+  return Status::Ok();
 }
 
 WebhookUnderTest::~WebhookUnderTest() {

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "server/pki.h"
 #include "tests/controlplane/control_plane.h"
 
 namespace graintune::testing {
@@ -30,6 +31,10 @@ class WebhookUnderTest {
   const std::string& ca_pem() const { return ca_pem_; }
   ChildProcess& process() { return process_; }
   std::string Log() const { return TailOfFile(process_.log_path(), 4000); }
+  // Issues a new serving certificate from the same CA, with subject CN `common_name` (for
+  // telling certificates apart) and SAN 127.0.0.1, and swaps the files in as a Secret volume
+  // does: written aside, then renamed over the old ones.
+  Status RotateCertificate(const std::string& common_name);
 
  private:
   WebhookUnderTest() = default;
@@ -37,6 +42,8 @@ class WebhookUnderTest {
   std::string name_;
   int port_ = 0;
   std::string ca_pem_;
+  server::CertificateAuthority ca_;
+  std::string cert_base_;  // the serving pair is cert_base_ + ".crt" / ".key"
   ChildProcess process_;
 };
 

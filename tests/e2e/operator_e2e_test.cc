@@ -9,6 +9,7 @@
 #include <thread>
 
 #include "kube/config.h"
+#include "tests/controlplane/https_call.h"
 #include "tests/controlplane/pod_runner.h"
 #include "tests/controlplane/shared_control_plane.h"
 #include "tests/controlplane/tpu_nodes.h"
@@ -57,9 +58,12 @@ class OperatorE2E : public ::testing::Test {
     }
   }
 
-  Result<ChildProcess> StartOperator(ControlPlane& cp, const std::string& id) {
+  // `metrics_port`: where its /metrics is served, when the caller wants to read them.
+  Result<ChildProcess> StartOperator(ControlPlane& cp, const std::string& id,
+                                     int* metrics_port = nullptr) {
     Result<int> port = FreeLoopbackPort();
     if (!port.ok()) return port.status();
+    if (metrics_port) *metrics_port = *port;
     return ChildProcess::Spawn({GRAINTUNE_OPERATOR_BIN, "--kubeconfig", cp.kubeconfig_path(),
                                 "--identity", id, "--resync-period-ms", "500",
                                 "--lease-duration-ms", "4000", "--renew-deadline-ms", "3000",
@@ -595,6 +599,87 @@ spec:
   for (const Json& p : Pods(*cp, "modes-initial", "mode-initial", 1)) EXPECT_EQ(WorkersOf(p), 4);
   DeleteNamespace(*cp, "modes-off");
   DeleteNamespace(*cp, "modes-initial");
+}
+
+// Faults while a trial is being recorded: the API server restarted, etcd stopped and restarted,
+// the operator SIGKILLed mid-reconcile three times. Nothing recorded is lost (the trial's
+// sample count never goes back), recording resumes after each fault, and the webhook, whose
+// caches watched through all of it, still tunes a new Job.
+TEST_F(OperatorE2E, ApiServerEtcdAndOperatorFaultsLoseNothing) {
+  GRAINTUNE_USE_CONTROL_PLANE(cp, ControlPlaneKind::kFull);
+  SetUpCluster(*cp);
+  auto webhook = WebhookUnderTest::Start(*cp, {.binary = GRAINTUNE_WEBHOOK_BIN});
+  ASSERT_TRUE(webhook.ok()) << webhook.error();
+  int metrics_port = 0;
+  auto op = StartOperator(*cp, "op-fault-0", &metrics_port);
+  ASSERT_TRUE(op.ok());
+  // A long attempt: 3,000 steps at the emulator's pace, recorded while the faults happen.
+  PodRunner runner(*cp, {.exporter_binary = GRAINTUNE_EXPORTER_BIN,
+                         .trainer_binary = GRAINTUNE_TRAINER_EMULATOR_BIN, .steps = 3000});
+  runner.Start();
+  const std::string ns = "faults";
+  ASSERT_TRUE(cp->Kubectl({"create", "namespace", ns}).ok());
+  ASSERT_TRUE(cp->Kubectl({"apply", "-f", "-"}, SingleHostJob(ns, "long", false)).ok());
+
+  // The trial's samples, checked never to go back between any two reads.
+  int highest = 0;
+  auto samples = [&] {
+    auto gt = Tuning(*cp, ns, "long");
+    if (!gt) return highest;
+    const Json trials = (*gt)["status"].value("trials", Json::array());
+    const int now = trials.empty() ? 0 : trials[0].value("samples", 0);
+    EXPECT_GE(now, highest) << "a recorded sample was lost";
+    highest = std::max(highest, now);
+    return now;
+  };
+  auto grows = [&](const char* after) {
+    const int from = samples();
+    EXPECT_TRUE(WaitFor([&] { return samples() > from; }, std::chrono::seconds(90)))
+        << "recording did not resume after " << after << " (" << from << " samples)\n"
+        << TailOfFile(op->log_path());
+  };
+  ASSERT_TRUE(WaitFor([&] { return samples() >= 3; }, std::chrono::seconds(90)))
+      << Text(cp->Kubectl({"get", "graintunings,pods", "-n", ns, "-o", "wide"}))
+      << TailOfFile(op->log_path());
+
+  // The API server restarts while the operator writes status.
+  ASSERT_TRUE(cp->RestartApiServer().ok());
+  grows("an API server restart");
+
+  // etcd stops: the API server answers errors, the operator's writes fail (counted), then etcd
+  // comes back on its data.
+  auto reconcile_errors = [&] {
+    HttpsAnswer m = HttpsCall(metrics_port, "", "/metrics");
+    const std::string key = "graintune_operator_total{kind=\"reconcile_error\"} ";
+    const size_t at = m.body.find(key);
+    return at == std::string::npos ? 0.0 : std::stod(m.body.substr(at + key.size()));
+  };
+  const double errors_before = reconcile_errors();
+  ASSERT_TRUE(cp->StopEtcd().ok());
+  EXPECT_TRUE(WaitFor([&] { return reconcile_errors() > errors_before; }, std::chrono::seconds(60)))
+      << "the operator never hit the outage\n" << TailOfFile(op->log_path());
+  ASSERT_TRUE(cp->ResumeEtcd().ok());
+  grows("etcd's restart");
+
+  // The operator dies mid-reconcile (SIGKILL: no lease release, no last write) three times;
+  // each successor waits out the lease and carries on from what is in the API.
+  for (int i = 1; i <= 3; ++i) {
+    op->Kill();
+    op = StartOperator(*cp, "op-fault-" + std::to_string(i));
+    ASSERT_TRUE(op.ok());
+    grows("an operator SIGKILL");
+  }
+  EXPECT_TRUE(op->Running());
+  ASSERT_TRUE((*webhook)->process().Running()) << (*webhook)->Log();
+
+  // The webhook's caches followed the API server through the restarts: a new Job is tuned.
+  ASSERT_TRUE(cp->Kubectl({"apply", "-f", "-"}, SingleHostJob(ns, "after-faults", true)).ok());
+  auto job = cp->AdminClient()->Get(kube::resources::kJobs, ns, "after-faults");
+  ASSERT_TRUE(job.ok());
+  EXPECT_FALSE((*job)["metadata"]["annotations"].value("graintune.dev/worker-count", "").empty())
+      << (*job)["metadata"].dump() << "\n" << (*webhook)->Log();
+  std::printf("trial samples recorded through the faults: %d\n", highest);
+  DeleteNamespace(*cp, ns);
 }
 
 }  // namespace

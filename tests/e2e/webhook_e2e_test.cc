@@ -3,12 +3,17 @@
 // from the Nodes' allocatable figures, read back from the API server.
 #include <gtest/gtest.h>
 
+#include <atomic>
+#include <map>
+#include <mutex>
 #include <regex>
 #include <thread>
 
 #include "kube/config.h"
+#include "tests/controlplane/https_call.h"
 #include "tests/controlplane/shared_control_plane.h"
 #include "tests/controlplane/tpu_nodes.h"
+#include "tests/controlplane/wait_for.h"
 #include "tests/controlplane/webhook_under_test.h"
 
 namespace graintune::testing {
@@ -214,6 +219,57 @@ TEST_F(WebhookE2E, AStoppedWebhookFailsOpen) {
   kube::ApiResult<Json> job = cp->AdminClient()->Get(kube::resources::kJobs, "failopen", "llama2-70b-v5p");
   ASSERT_TRUE(job.ok());
   EXPECT_EQ((*job)["spec"]["template"]["spec"]["containers"][0]["env"][0]["value"], "-1");
+}
+
+// The serving certificate is rotated twice (as cert-manager or the webhook's own renewal swaps
+// the Secret's files) while 8 clients send admissions on fresh TLS connections: every request
+// is answered, and each new certificate is seen being served.
+TEST_F(WebhookE2E, ACertificateRotatedUnderLoadFailsNoRequest) {
+  GRAINTUNE_USE_CONTROL_PLANE(cp, ControlPlaneKind::kApiServer);
+  Result<std::unique_ptr<WebhookUnderTest>> webhook =
+      WebhookUnderTest::Start(*cp, {.binary = GRAINTUNE_WEBHOOK_BIN, .configuration_name = "rotate",
+                                    .register_configuration = false});
+  ASSERT_TRUE(webhook.ok()) << webhook.error();
+  const std::string review = R"({"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview","request":{
+    "uid":"u1","kind":{"group":"batch","version":"v1","kind":"Job"},"operation":"CREATE","namespace":"ml",
+    "object":{"apiVersion":"batch/v1","kind":"Job","metadata":{"name":"j"},"spec":{"template":{"spec":{
+    "nodeSelector":{"node.kubernetes.io/instance-type":"ct6e-standard-4t"},
+    "containers":[{"name":"t","command":["python3","-m","MaxText.train","base.yml","grain_worker_count=-1"],
+    "resources":{"limits":{"google.com/tpu":"4"}}}]}}}}}})";
+  std::atomic<bool> stop{false};
+  std::mutex mu;
+  std::map<std::string, int> answered_by;  // certificate CN -> requests answered 200
+  std::vector<std::string> failures;
+  std::vector<std::thread> clients;
+  for (int i = 0; i < 8; ++i)
+    clients.emplace_back([&] {
+      while (!stop) {
+        HttpsAnswer a = HttpsCall((*webhook)->port(), (*webhook)->ca_pem(), "/mutate", review);
+        std::lock_guard<std::mutex> lock(mu);
+        if (a.status == 200 && a.body.find("\"patch\"") != std::string::npos) ++answered_by[a.peer_cn];
+        else failures.push_back(std::to_string(a.status) + " " + a.error + " " + a.body.substr(0, 200));
+      }
+    });
+  auto served = [&](const std::string& cn, int at_least) {
+    return WaitFor([&] {
+      std::lock_guard<std::mutex> lock(mu);
+      return answered_by[cn] >= at_least;
+    }, std::chrono::seconds(60));
+  };
+  EXPECT_TRUE(served("127.0.0.1", 200));
+  for (const std::string cn : {"rotated-1", "rotated-2"}) {
+    ASSERT_TRUE((*webhook)->RotateCertificate(cn).ok());
+    EXPECT_TRUE(served(cn, 200)) << cn << " never served\n" << (*webhook)->Log();
+  }
+  stop = true;
+  for (std::thread& t : clients) t.join();
+  int total = 0;
+  for (const auto& [cn, n] : answered_by) total += n;
+  std::printf("certificate rotation under load: %d requests answered (", total);
+  for (const auto& [cn, n] : answered_by) std::printf(" %s: %d", cn.c_str(), n);
+  std::printf(" ), %zu failed\n", failures.size());
+  EXPECT_TRUE(failures.empty()) << failures.size() << " failed, first: " << failures.front();
+  EXPECT_TRUE((*webhook)->process().Running());
 }
 
 }  // namespace

@@ -5,62 +5,22 @@
 
 #include <signal.h>
 
-#include <boost/asio/ssl.hpp>
-#include <boost/beast/core.hpp>
-#include <boost/beast/http.hpp>
-#include <boost/beast/ssl.hpp>
 #include <filesystem>
 
 #include "server/tls_certificates.h"
 #include "tests/controlplane/child_process.h"
+#include "tests/controlplane/https_call.h"
 #include "tests/controlplane/wait_for.h"
 
 namespace graintune {
 namespace {
 
-namespace asio = boost::asio;
-namespace beast = boost::beast;
-namespace http = beast::http;
-using tcp = asio::ip::tcp;
 using namespace std::chrono_literals;
 
-struct Answer {
-  int status = 0;  // 0: no answer (refused, closed, timed out)
-  std::string body;
-};
-
-// One request over plain HTTP, or over TLS trusting `ca_pem` when it is given.
-Answer Request(int port, const std::string& target, const std::string& body = "",
-               const std::string& ca_pem = "") {
-  asio::io_context io;
-  http::request<http::string_body> req{body.empty() ? http::verb::get : http::verb::post, target, 11};
-  req.set(http::field::host, "127.0.0.1");
-  req.set(http::field::content_type, "application/json");
-  req.body() = body;
-  req.prepare_payload();
-  http::response<http::string_body> res;
-  beast::flat_buffer buffer;
-  beast::error_code ec;
-  const tcp::endpoint endpoint(asio::ip::make_address("127.0.0.1"), static_cast<unsigned short>(port));
-  if (ca_pem.empty()) {
-    beast::tcp_stream stream(io);
-    stream.expires_after(10s);
-    stream.connect(endpoint, ec);
-    if (!ec) http::write(stream, req, ec);
-    if (!ec) http::read(stream, buffer, res, ec);
-  } else {
-    asio::ssl::context ctx(asio::ssl::context::tls_client);
-    ctx.add_certificate_authority(asio::buffer(ca_pem));
-    ctx.set_verify_mode(asio::ssl::verify_peer);
-    beast::ssl_stream<beast::tcp_stream> stream(io, ctx);
-    beast::get_lowest_layer(stream).expires_after(10s);
-    beast::get_lowest_layer(stream).connect(endpoint, ec);
-    if (!ec) stream.handshake(asio::ssl::stream_base::client, ec);
-    if (!ec) http::write(stream, req, ec);
-    if (!ec) http::read(stream, buffer, res, ec);
-  }
-  if (ec) return {};
-  return {static_cast<int>(res.result_int()), res.body()};
+// One request, over TLS trusting `ca_pem` when it is given, else plain HTTP.
+testing::HttpsAnswer Request(int port, const std::string& target, const std::string& body = "",
+                             const std::string& ca_pem = "") {
+  return testing::HttpsCall(port, ca_pem, target, body);
 }
 
 const char kReview[] = R"({"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview","request":{
@@ -110,11 +70,11 @@ class WebhookProcessTest : public ::testing::Test {
 TEST_F(WebhookProcessTest, TheProbePortAnswersProbesAndMetricsAndNothingElse) {
   Start({"--shutdown-delay", "0"});
   EXPECT_EQ(Request(probe_port_, "/readyz").status, 200);
-  Answer metrics = Request(probe_port_, "/metrics");
+  testing::HttpsAnswer metrics = Request(probe_port_, "/metrics");
   EXPECT_EQ(metrics.status, 200);
   EXPECT_NE(metrics.body.find("graintune_webhook_mutations_total"), std::string::npos);
   EXPECT_EQ(Request(probe_port_, "/mutate", kReview).status, 404);  // admissions are TLS only
-  Answer mutated = Request(port_, "/mutate", kReview, ca_);
+  testing::HttpsAnswer mutated = Request(port_, "/mutate", kReview, ca_);
   EXPECT_EQ(mutated.status, 200);
   EXPECT_NE(mutated.body.find("\"patch\""), std::string::npos) << mutated.body;
   // The admission port keeps its own probes for clients that use it.
