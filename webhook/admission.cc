@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "base/base64.h"
+#include "webhook/bounded_json.h"
 #include "webhook/review_header.h"
 #include "webhook/work_budget.h"
 
@@ -56,23 +57,6 @@ bool MayConcernGraintune(std::string_view body) {
   return false;
 }
 
-// `body` parsed, discarded when malformed. `too_deep` when it nests past kMaxJsonDepth,
-// `too_many` when it holds more than max_values values: past either limit values are dropped
-// while parsing, never built (the lexer still reads to the end, linear in the capped body).
-json ParseBounded(std::string_view body, size_t max_values, bool& too_deep, bool& too_many) {
-  too_deep = too_many = false;
-  size_t values = 0;
-  const json::parser_callback_t limit = [&](int depth, json::parse_event_t event, json&) {
-    if (too_deep || too_many) return false;
-    const bool opens =
-        event == json::parse_event_t::object_start || event == json::parse_event_t::array_start;
-    if (opens && depth >= kMaxJsonDepth) too_deep = true;
-    if (opens || event == json::parse_event_t::value) too_many = ++values > max_values;
-    return !too_deep && !too_many;
-  };
-  return json::parse(body, limit, /*allow_exceptions=*/false);
-}
-
 // A string member of `object`, or "" when it is absent or not a string.
 std::string StringMember(const json& object, const char* key) {
   if (!object.is_object()) return "";
@@ -99,8 +83,10 @@ AdmissionResult Admitter::Admit(std::string_view body) const {
     }
   }
   const auto start = WorkBudget::Clock::now();
-  bool too_deep = false, too_many = false;
-  json review = ParseBounded(body, options_.limits.max_json_values, too_deep, too_many);
+  BoundedJson parsed = ParseBoundedJson(body, kMaxJsonDepth, options_.limits.max_json_values);
+  const bool too_deep = parsed.verdict == BoundedJson::Verdict::kTooDeep;
+  const bool too_many = parsed.verdict == BoundedJson::Verdict::kTooManyValues;
+  json& review = parsed.value;
   if (too_deep)
     return BadRequest("malformed AdmissionReview: nested deeper than " +
                       std::to_string(kMaxJsonDepth) + " levels");
