@@ -114,26 +114,30 @@ for body in pod-untouched jobset-minus-one; do
   done
 done
 echo
-echo "== memory: RSS after 10k and after 100k more requests (jobset-minus-one, 16 conns)"
-load_until() {  # load_until PORT N: 2 s runs until at least N requests were answered; prints the count
-  local done=0
+echo "== memory and errors: RSS after 10k and after 100k more requests (jobset-minus-one, 128 conns)"
+load_until() {  # load_until PORT N: 2 s runs until at least N requests were answered; prints "count errors"
+  local done=0 errors=0 line n e
   while [ "$done" -lt "$2" ]; do
-    n=$(run x "$1" "$D/jobset-minus-one.json" 16 2 | field requests)
+    line=$(run x "$1" "$D/jobset-minus-one.json" 128 2)
+    n=$(echo "$line" | field requests)
     done=$((done + ${n:-0}))
+    e=$(echo "$line" | field errors)
+    errors=$((errors + ${e:-0}))
     [ "${n:-0}" -gt 0 ] || break
   done
-  echo "$done"
+  echo "$done $errors"
 }
 for s in graintune:9443:$GT go:9444:$GO; do
   IFS=: read -r name port pid <<<"$s"
   before=$(rss_kb "$pid")
-  first=$(load_until "$port" 10000)
+  read -r first first_errors < <(load_until "$port" 10000)
   at10k=$(rss_kb "$pid")
-  second=$(load_until "$port" 100000)
+  read -r second second_errors < <(load_until "$port" 100000)
   after=$(rss_kb "$pid")
-  printf '%-10s RSS %6d kB at start, %6d kB after %d requests, %6d kB after %d more (%+.1f%%)\n' "$name" \
-    "$before" "$at10k" "$first" "$after" "$second" "$(awk -v a="$at10k" -v b="$after" 'BEGIN{print 100*(b-a)/a}')"
-  json+="\"rss_kb_${name}\":[${before},${at10k},${after}],"
+  printf '%-10s RSS %6d kB at start, %6d kB after %d requests, %6d kB after %d more (%+.1f%%); %d errors\n' "$name" \
+    "$before" "$at10k" "$first" "$after" "$second" "$(awk -v a="$at10k" -v b="$after" 'BEGIN{print 100*(b-a)/a}')" \
+    "$((first_errors + second_errors))"
+  json+="\"rss_kb_${name}\":[${before},${at10k},${after}],\"errors_${name}\":$((first_errors + second_errors)),"
 done
 echo
 echo "== instructions per admission (valgrind callgrind: Admitter only, no server/TLS; repeatable)"
