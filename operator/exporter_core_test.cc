@@ -32,7 +32,10 @@ TEST(MaxTextMetricsTest, RefusesWhatItCannotUse) {
   for (const char* bad : {"", "not json", "[1,2]", R"({"step": 1})", R"({"perf/step_time_seconds": 1})",
                           R"({"step": 1.5, "perf/step_time_seconds": 1})",
                           R"({"step": 1, "perf/step_time_seconds": -2})",
-                          R"({"step": 1, "perf/step_time_seconds": "fast"})"})
+                          R"({"step": 1, "perf/step_time_seconds": "fast"})",
+                          // 2^63 and beyond: the cast to long was undefined behaviour.
+                          R"({"step": 9223372036854775807, "perf/step_time_seconds": 1})",
+                          R"({"step": 1e300, "perf/step_time_seconds": 1})"})
     EXPECT_FALSE(ParseMetricsLine(bad).ok()) << bad;
 }
 

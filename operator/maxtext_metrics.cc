@@ -33,6 +33,8 @@ Result<StepSample> ParseMetricsLine(std::string_view line) {
   Result<double> tokens = Number(obj, "perf/per_device_tokens_per_sec", false);
   if (!tokens.ok()) return tokens.status();
   if (*step != std::floor(*step)) return Status::Error("\"step\" is not an integer");
+  // A whole double is exact up to 2^53; past it (and past long's range) no real step lies.
+  if (*step > 9007199254740992.0) return Status::Error("\"step\" is out of range");
   return StepSample{static_cast<long>(*step), *time, *tflops, *tokens};
 }
 

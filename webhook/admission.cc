@@ -27,13 +27,21 @@ AdmissionResult BadRequest(std::string message) {
   return r;
 }
 
+// The first `bytes` of UTF-8 `text`, backed up to a character boundary (a cut inside a
+// character makes invalid UTF-8, which the response's dump would refuse).
+std::string CutAtCharacter(const std::string& text, size_t bytes) {
+  size_t end = std::min(bytes, text.size());
+  while (end > 0 && end < text.size() && (static_cast<unsigned char>(text[end]) & 0xC0) == 0x80) --end;
+  return text.substr(0, end);
+}
+
 json Response(const std::string& uid, const std::vector<std::string>& warnings) {
   json response = {{"uid", uid}, {"allowed", true}};
   if (!warnings.empty()) {
     json list = json::array();
     for (const std::string& w : warnings) {
       if (list.size() >= kMaxWarnings) break;
-      list.push_back(w.size() > kMaxWarningBytes ? w.substr(0, kMaxWarningBytes) + "..." : w);
+      list.push_back(w.size() > kMaxWarningBytes ? CutAtCharacter(w, kMaxWarningBytes) + "..." : w);
     }
     response["warnings"] = list;
   }
@@ -41,9 +49,11 @@ json Response(const std::string& uid, const std::vector<std::string>& warnings) 
 }
 
 std::string Review(json response) {
+  // Invalid UTF-8 cannot reach here from the request (the parser validates it); replacing any
+  // instead of throwing keeps the answer defined whatever a warning quotes.
   return json{{"apiVersion", "admission.k8s.io/v1"}, {"kind", "AdmissionReview"},
               {"response", std::move(response)}}
-      .dump();
+      .dump(-1, ' ', false, json::error_handler_t::replace);
 }
 
 // Cheap test before any JSON work: objects with none of graintune's markers cost a scan. A

@@ -3,6 +3,9 @@
 #include <gtest/gtest.h>
 #include <openssl/evp.h>
 
+#include <fstream>
+#include <sstream>
+
 #include "base/base64.h"
 #include "workload/in_memory_sources.h"
 
@@ -265,6 +268,41 @@ TEST_F(WorkBudgetTest, PastTheDeadline) {
   // A deadline already behind the request's arrival: the first check stops it.
   ExpectAllowedUnchanged(AdmitWith({.max_time = std::chrono::milliseconds(-1)}, ReviewOf(JobObject()).dump()),
                          "time", "more than -1 ms of work");
+}
+
+std::string CorpusFile(const std::string& name) {
+  std::ifstream in(std::string(GRAINTUNE_FUZZ_CORPUS) + "/admission/" + name, std::ios::binary);
+  std::stringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+// Inputs the fuzzer found (kept in its corpus). A warning cut at its length limit inside a
+// UTF-8 character (a tuning key of 400 "é") made the response's dump throw, and the whole
+// mutation was lost as an "internal error".
+TEST_F(AdmissionTest, ALongWarningIsCutBetweenCharacters) {
+  const std::string body = CorpusFile("warning-cut-mid-character.json");
+  ASSERT_FALSE(body.empty());
+  AdmissionResult r = admitter_.Admit(body);
+  ASSERT_EQ(r.http_status, 200);
+  EXPECT_EQ(r.body.find("internal error"), std::string::npos) << r.body;
+  const json out = json::parse(r.body);  // valid UTF-8 throughout
+  for (const json& w : out["response"].value("warnings", json::array()))
+    EXPECT_LE(w.get<std::string>().size(), 603u);
+}
+
+// A container name of the wrong type (possible in a JobSet, a CRD mutated before its schema
+// is checked) is read as no name, not a type_error caught as "internal error".
+TEST_F(AdmissionTest, FieldsOfTheWrongTypeAreReadAsAbsent) {
+  json object = JobObject();
+  object["spec"]["template"]["spec"]["containers"][0]["name"] = 7;
+  object["spec"]["template"]["spec"]["affinity"] = json::parse(R"({"nodeAffinity":
+    {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [{"matchExpressions":
+    [{"key": "cloud.google.com/gke-tpu-topology", "operator": null, "values": ["2x2"]}]}]}}})");
+  AdmissionResult r = admitter_.Admit(ReviewOf(object).dump());
+  ASSERT_EQ(r.http_status, 200);
+  EXPECT_EQ(r.body.find("internal error"), std::string::npos) << r.body;
+  EXPECT_EQ(r.outcome, "mutated") << r.body;
 }
 
 }  // namespace

@@ -1,5 +1,7 @@
 #include "webhook/exporter_injection.h"
 
+#include "workload/pod_templates.h"
+
 namespace graintune::webhook {
 namespace {
 
@@ -18,7 +20,7 @@ void InjectExporter(json& object, const std::string& spec_pointer,
   for (const char* list : {"initContainers", "containers"})
     if (spec.contains(list) && spec[list].is_array())
       for (const json& c : spec[list])
-        if (c.is_object() && c.value("name", "") == kExporterContainerName) return;  // done before
+        if (workload::StringField(c, "name") == kExporterContainerName) return;  // done before
   if (trainer.HasKey("metrics_file")) {
     warnings.push_back(
         "graintune: the job sets metrics_file itself, so no exporter was added; attempts will "

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "base/numbers.h"
 #include "tuner/attempt_value.h"
 #include "webhook/scoped_patch.h"
 #include "webhook/site_finders.h"
@@ -89,7 +90,7 @@ std::vector<TemplateSites> FindSites(const json& object, WorkloadKind kind, cons
           else config = *loaded;
         }
         const std::string pointer = ref.spec_pointer + "/" + list + "/" + std::to_string(i);
-        const ContainerContext ctx{c,      pointer, c.value("name", ""), overrides,
+        const ContainerContext ctx{c,      pointer, workload::StringField(c, "name"), overrides,
                                    config ? &*config : nullptr, t.annotations, managed, policy};
         const size_t before = t.edits.size();
         for (const auto& finder : SiteFinders()) finder->Find(ctx, t.edits, warnings);
@@ -228,12 +229,22 @@ Plan PlanInPlace(json& object, WorkloadKind kind, const std::string& ns, Planner
                        [](const Edit& e) { return e.before != "-1" && e.before != "(unset)"; });
   });
   // A plain Job's pod created after some of its pods failed is a retry: the next attempt(s).
+  // A reinvocation sees the attempt this pod was given, failures included: they are taken
+  // out first, so they count once.
+  int failures_counted = 0;
   if (kind == WorkloadKind::kPod && sources.jobs && !query.has_restart_label) {
     auto job = object_labels.find("batch.kubernetes.io/job-name");
     if (job == object_labels.end()) job = object_labels.find("job-name");
-    if (job != object_labels.end())
-      if (std::optional<int> failed = sources.jobs->FailedPods(ns, job->second); failed && *failed > 0)
+    if (job != object_labels.end()) {
+      if (const std::string* counted = workload::StringEntry(
+              object_meta, "annotations", workload::kFailedPodsCountedAnnotation))
+        if (std::optional<int> n = ParseInt(*counted); n && *n > 0 && *n <= query.attempt)
+          query.attempt -= *n;
+      if (std::optional<int> failed = sources.jobs->FailedPods(ns, job->second); failed && *failed > 0) {
         query.attempt += *failed;
+        failures_counted = *failed;
+      }
+    }
   }
   std::optional<TuningHistory> history;
   if (Result<std::optional<TuningHistory>> h = sources.history.Lookup(ns, plan.tuning_key); h.ok()) {
@@ -291,6 +302,8 @@ Plan PlanInPlace(json& object, WorkloadKind kind, const std::string& ns, Planner
         {workload::kReasonAnnotation, plan.reason},
         {workload::kAttemptAnnotation, std::to_string(plan.attempt)}};
     if (has_eval) applied[workload::kEvalWorkerCountAnnotation] = std::to_string(plan.eval_workers);
+    if (failures_counted > 0)
+      applied[workload::kFailedPodsCountedAnnotation] = std::to_string(failures_counted);
     ApplyToTemplates(object, object_name, found, applied, exporter, plan);
     if (kind == WorkloadKind::kJob) Annotate(object, "/metadata", applied, {});
   }

@@ -283,6 +283,11 @@ TEST(PlannerAttemptsTest, APlainJobsPodRetryIsTheNextAttempt) {
                                PlannerSources{shapes, history, configmaps, policy, &one});
   EXPECT_EQ(retry.workers, 9);
   EXPECT_EQ(retry.mutated["metadata"]["annotations"][workload::kAttemptAnnotation], "1");
+  // The webhook is reinvoked on the pod it just patched: the failure is not counted again.
+  Plan reinvoked = PlanWorkerCount(retry.mutated, workload::WorkloadKind::kPod, "team-a",
+                                   PlannerSources{shapes, history, configmaps, policy, &one});
+  EXPECT_FALSE(reinvoked.changed) << reinvoked.patch;
+  EXPECT_EQ(reinvoked.mutated["metadata"]["annotations"][workload::kAttemptAnnotation], "1");
   FixedFailures none(0);
   Plan first = PlanWorkerCount(pod, workload::WorkloadKind::kPod, "team-a",
                                PlannerSources{shapes, history, configmaps, policy, &none});

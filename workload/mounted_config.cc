@@ -1,5 +1,7 @@
 #include "workload/mounted_config.h"
 
+#include "workload/pod_templates.h"
+
 #include <yaml-cpp/yaml.h>
 
 namespace graintune::workload {
@@ -51,18 +53,18 @@ Result<std::optional<ConfigValues>> LoadMountedConfig(const nlohmann::json& pod_
     const std::string sub = (*best)["subPath"].get<std::string>();
     relative = relative.empty() ? sub : sub + "/" + relative;
   }
-  const std::string volume_name = best->value("name", "");
+  const std::string volume_name = StringField(*best, "name");
   if (!pod_spec.contains("volumes") || !pod_spec["volumes"].is_array()) return Missing();
   for (const nlohmann::json& v : pod_spec["volumes"]) {
-    if (!v.is_object() || v.value("name", "") != volume_name) continue;
+    if (!v.is_object() || StringField(v, "name") != volume_name) continue;
     if (!v.contains("configMap") || !v["configMap"].is_object()) return Missing();
     const nlohmann::json& cm = v["configMap"];
-    const std::string cm_name = cm.value("name", "");
+    const std::string cm_name = StringField(cm, "name");
     std::string key = relative;
     if (cm.contains("items") && cm["items"].is_array()) {
       key.clear();
       for (const nlohmann::json& item : cm["items"]) {
-        if (item.is_object() && item.value("path", "") == relative) key = item.value("key", "");
+        if (item.is_object() && StringField(item, "path") == relative) key = StringField(item, "key");
       }
       if (key.empty()) return Missing();
     }

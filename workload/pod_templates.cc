@@ -84,7 +84,7 @@ NodeSelection NodeSelectionOf(const nlohmann::json& pod_spec) {
       const nlohmann::json* exprs = At(term, "/matchExpressions");
       if (!exprs || !exprs->is_array()) continue;
       for (const nlohmann::json& e : *exprs) {
-        if (!e.is_object() || e.value("operator", "") != "In" || !e.contains("key") ||
+        if (!e.is_object() || StringField(e, "operator") != "In" || !e.contains("key") ||
             !e["key"].is_string() || !e.contains("values") || !e["values"].is_array())
           continue;
         for (const nlohmann::json& v : e["values"])
@@ -123,6 +123,12 @@ std::string PointerToken(const std::string& key) {
     else out += c;
   }
   return out;
+}
+
+std::string StringField(const nlohmann::json& object, const char* key) {
+  if (!object.is_object()) return "";
+  auto it = object.find(key);
+  return it != object.end() && it->is_string() ? it->get<std::string>() : "";
 }
 
 }  // namespace graintune::workload

@@ -38,6 +38,10 @@ std::map<std::string, std::string> StringMap(const nlohmann::json& metadata, con
 // map; nullptr otherwise. The pointer lives as long as `metadata`.
 const std::string* StringEntry(const nlohmann::json& metadata, const char* field, const std::string& key);
 
+// object[key] when it is a string, else "" (absent, or another type: a hostile or malformed
+// object gets an answer, never nlohmann's type_error from value(key, "")).
+std::string StringField(const nlohmann::json& object, const char* key);
+
 // Escapes a key for use in a JSON pointer ("graintune.dev/reason" -> "graintune.dev~1reason").
 std::string PointerToken(const std::string& key);
 

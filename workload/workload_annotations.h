@@ -34,6 +34,9 @@ inline constexpr char kFirstAttemptAnnotation[] = "graintune.dev/first-attempt-w
 inline constexpr char kManagedLabel[] = "graintune.dev/managed";
 // The attempt a pod's value is for (graintune writes it; JobSet's label wins when present).
 inline constexpr char kAttemptAnnotation[] = "graintune.dev/attempt";
+// On a plain Job's retry pod: how many failed pods of its Job were counted into its attempt, so
+// that a reinvocation of the webhook on the same pod counts them once, not twice.
+inline constexpr char kFailedPodsCountedAnnotation[] = "graintune.dev/failed-pods-counted";
 inline constexpr char kRestartAttemptLabel[] = "jobset.sigs.k8s.io/restart-attempt";
 
 struct WorkloadAnnotations {

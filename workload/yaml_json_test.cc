@@ -50,5 +50,36 @@ TEST(MountedConfigTest, AnOversizedConfigIsNotParsed) {
   EXPECT_EQ((*FlattenYamlScalars("grain_worker_count: -1\n")).at("grain_worker_count"), "-1");
 }
 
+// Inputs the fuzzer found: each gets an answer instead of ending or hanging the program.
+TEST(YamlJsonTest, NumbersOutOfRangeStayText) {
+  Result<std::vector<nlohmann::json>> docs = ParseYamlDocuments("x: 1e999\ny: -1e999\nz: 1e-999\n");
+  ASSERT_TRUE(docs.ok()) << docs.error();
+  EXPECT_EQ((*docs)[0]["x"], "1e999");  // std::stod threw out_of_range here
+  EXPECT_EQ((*docs)[0]["y"], "-1e999");
+  EXPECT_TRUE((*docs)[0]["z"].is_string() || (*docs)[0]["z"] == 0.0);
+}
+
+TEST(YamlJsonTest, AVeryLongNumberIsReadInOnePass) {
+  // 40,000 digits: the std::regex match recursed once per character and overflowed the stack.
+  Result<std::vector<nlohmann::json>> docs = ParseYamlDocuments("x: " + std::string(40000, '7') + "\n");
+  ASSERT_TRUE(docs.ok()) << docs.error();
+  EXPECT_EQ((*docs)[0]["x"], std::string(40000, '7'));  // beyond double: kept as text
+  Result<std::vector<nlohmann::json>> shorter = ParseYamlDocuments("x: +12\ny: .5\nz: 1.\nw: 1e3\nv: 1e\nu: .\n");
+  ASSERT_TRUE(shorter.ok());
+  EXPECT_EQ((*shorter)[0]["x"], 12);
+  EXPECT_EQ((*shorter)[0]["y"], 0.5);
+  EXPECT_EQ((*shorter)[0]["z"], 1.0);
+  EXPECT_EQ((*shorter)[0]["w"], 1000.0);
+  EXPECT_EQ((*shorter)[0]["v"], "1e");
+  EXPECT_EQ((*shorter)[0]["u"], ".");
+}
+
+TEST(YamlJsonTest, AStreamOfEndlessDocumentsIsAnError) {
+  // Six bytes on which yaml-cpp 0.7's LoadAll never returns (an endless run of documents).
+  Result<std::vector<nlohmann::json>> docs = ParseYamlDocuments("! x\n? ");
+  ASSERT_FALSE(docs.ok());
+  EXPECT_NE(docs.error().find("documents"), std::string::npos) << docs.error();
+}
+
 }  // namespace
 }  // namespace graintune::workload
