@@ -15,6 +15,7 @@ PACKAGES=(
   libgtest-dev libgmock-dev             # unit tests
   python3                               # small test helpers
   prometheus                            # a real Prometheus for the operator's query-API source test
+  clang-14 libclang-rt-14-dev           # fuzz targets: libFuzzer, ASan and UBSan (scripts/fuzz.sh)
 )
 
 missing=()

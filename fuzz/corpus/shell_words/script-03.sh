@@ -1,0 +1,1 @@
+cd /app && python3 -m MaxText.train MaxText/configs/base.yml grain_worker_count=-1 steps=10 && echo done

@@ -1,0 +1,1 @@
+grain_worker_count=-'1' grain_worker_count="-"1 x="q\"z" a\ b=c#d

@@ -1,0 +1,1 @@
+python3 -m MaxText.train MaxText/configs/base.yml model_name=llama3-8b grain_worker_count=-1

@@ -1,0 +1,1 @@
+python3 -m MaxText.train MaxText/configs/base.yml model_name=llama3-8b per_device_batch_size=2 grain_worker_count=-1

@@ -1,0 +1,1 @@
+python3 -m MaxText.train MaxText/configs/base.yml run_name=llama3-8b-ms model_name=llama3-8b dcn_data_parallelism=2 per_device_batch_size=2 max_target_length=8192 dataset_type=grain grain_file_type=arrayrecord grain_train_files=/data/c4-en-raw/*.array_record grain_worker_count=-1 steps=5000

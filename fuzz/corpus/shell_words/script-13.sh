@@ -1,0 +1,1 @@
+run 'grain_worker_count=-1' grain_worker_count_eval="-1" --grain_worker_count=-1 k=v

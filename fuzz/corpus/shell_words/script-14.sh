@@ -1,0 +1,1 @@
+set -e; python3 -m MaxText.train MaxText/configs/base.yml grain_worker_count=-1; echo exit=$?

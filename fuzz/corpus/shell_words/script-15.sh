@@ -1,0 +1,1 @@
+x=$(date +%s) y=${HOME}/a $(echo $(nested)) ${a:-${b}}
