@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The project's test command (README, .ci/run): installs what it needs, builds with warnings as
 # errors, builds (or reuses) the local control plane, and runs every ctest label: unit,
-# integration (a real kube-apiserver) and e2e (the full control plane with KWOK TPU nodes).
+# integration (a real kube-apiserver) and e2e (the full control plane with KWOK TPU nodes), then
+# a short run of every fuzz target (scripts/fuzz.sh).
 # GRAINTUNE_REQUIRE_CONTROLPLANE=1 turns a missing control plane into a failure, never a skip.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -11,5 +12,7 @@ cmake -S . -B "$BUILD_DIR" -G Ninja -DGRAINTUNE_WERROR=ON -DCMAKE_BUILD_TYPE=Rel
 ninja -C "$BUILD_DIR"
 GRAINTUNE_CONTROLPLANE_BIN="$(bash scripts/controlplane/build.sh | tail -n 1)"
 export GRAINTUNE_CONTROLPLANE_BIN GRAINTUNE_REQUIRE_CONTROLPLANE=1
-cd "$BUILD_DIR"
-ctest --output-on-failure --timeout 900 "$@"
+(cd "$BUILD_DIR" && ctest --output-on-failure --timeout 900 "$@")
+# Then every fuzz target for GRAINTUNE_FUZZ_SECONDS each (README "Fuzzing"): ~6 min on 2 cores
+# from a cold clang build, ~3 min once build-fuzz/ exists.
+bash scripts/fuzz.sh "${GRAINTUNE_FUZZ_SECONDS:-30}"
