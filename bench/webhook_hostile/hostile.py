@@ -77,25 +77,22 @@ class Webhook:
     def alive(self):
         return self.proc.poll() is None
 
-    def hwm_mb(self):
+    def status_mb(self, field):
+        """A /proc/PID/status memory field (VmHWM: peak RSS, VmRSS: now) in MB."""
         try:
             with open(f"/proc/{self.proc.pid}/status") as f:
                 for line in f:
-                    if line.startswith("VmHWM:"):
+                    if line.startswith(field + ":"):
                         return int(line.split()[1]) / 1024
         except OSError:
             pass
         return None
 
+    def hwm_mb(self):
+        return self.status_mb("VmHWM")
+
     def rss_mb(self):
-        try:
-            with open(f"/proc/{self.proc.pid}/status") as f:
-                for line in f:
-                    if line.startswith("VmRSS:"):
-                        return int(line.split()[1]) / 1024
-        except OSError:
-            pass
-        return None
+        return self.status_mb("VmRSS")
 
     def connection(self, timeout):
         return http.client.HTTPSConnection("127.0.0.1", self.port, context=self.ctx, timeout=timeout)
@@ -154,6 +151,18 @@ def while_probing(hook, send):
     return result["r"], worst
 
 
+def posted_at_once(hook, body, parallel):
+    """`parallel` identical admissions at once: [(status, seconds, body)]."""
+    results = [None] * parallel
+    threads = [threading.Thread(target=lambda i=i: results.__setitem__(i, hook.post(body)))
+               for i in range(parallel)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    return results
+
+
 def script_job(sites):
     job = json.loads(json.dumps(MARKER_JOB))
     c = job["spec"]["template"]["spec"]["containers"][0]
@@ -190,13 +199,7 @@ def run_classes(binary, cert, key, probe_port):
     for parallel, name in ((1, "empty_objects_3mb"), (2, "empty_objects_3mb_x2")):
         with fresh() as hook:
             base = hook.hwm_mb()
-            results = [None] * parallel
-            threads = [threading.Thread(target=lambda i=i: results.__setitem__(i, hook.post(body)))
-                       for i in range(parallel)]
-            for t in threads:
-                t.start()
-            for t in threads:
-                t.join()
+            results = posted_at_once(hook, body, parallel)
             rows[name] = {"status": [r[0] for r in results], "seconds": max(r[1] for r in results),
                           "outcome": outcome(results[0][2]), "peak_mb": hook.hwm_mb(),
                           "start_mb": base, "bytes": len(body)}
@@ -208,13 +211,7 @@ def run_classes(binary, cert, key, probe_port):
     body = json.dumps(review(big))
     for parallel, name in ((1, "args_80k_strings"), (2, "args_80k_strings_x2")):
         with fresh() as hook:
-            results = [None] * parallel
-            threads = [threading.Thread(target=lambda i=i: results.__setitem__(i, hook.post(body)))
-                       for i in range(parallel)]
-            for t in threads:
-                t.start()
-            for t in threads:
-                t.join()
+            results = posted_at_once(hook, body, parallel)
             rows[name] = {"status": [r[0] for r in results], "seconds": max(r[1] for r in results),
                           "outcome": outcome(results[0][2]), "peak_mb": hook.hwm_mb(), "bytes": len(body)}
 
@@ -288,7 +285,6 @@ def cli_classes(cli):
         f.write(laughs)
         path = f.name
     start = time.perf_counter()
-    before = os.wait4  # noqa: F841 (documents that rusage comes from wait4)
     p = subprocess.Popen([cli, "explain", path], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     _, status, usage = os.wait4(p.pid, 0)
     err = p.stderr.read().decode(errors="replace").strip().splitlines()
