@@ -100,10 +100,34 @@ TEST_F(HelmChart, LintsAndRendersManifestsTheApiServerAccepts) {
   EXPECT_NE(policy->find("- ipBlock: {cidr: \"172.16.0.0/28\"}\n        - ipBlock: {cidr: \"10.0.0.2/32\"}\n"
                          "      ports:\n        - {protocol: TCP, port: 8443}"),
             std::string::npos) << *policy;
+  // Values the schema accepts are rendered, never ignored: extra namespace match expressions
+  // join graintune's own, ServiceMonitor labels reach the monitor, and a single webhook replica
+  // gets no PodDisruptionBudget (minAvailable 1 would block every node drain).
+  Result<std::string> selector = cp->Helm(
+      {"template", "gt", Chart(), "-s", "templates/mutatingwebhookconfiguration.yaml", "--set",
+       "webhook.namespaceSelector.matchExpressions[0].key=team", "--set",
+       "webhook.namespaceSelector.matchExpressions[0].operator=Exists"});
+  ASSERT_TRUE(selector.ok()) << selector.error();
+  EXPECT_NE(selector->find("values: [kube-system, default]\n        - key: team\n          operator: Exists\n"),
+            std::string::npos) << *selector;
+  Result<std::string> labelled = cp->Helm({"template", "gt", Chart(), "-s", "templates/monitoring.yaml",
+                                            "--set", "metrics.serviceMonitor.enabled=true", "--set",
+                                            "metrics.serviceMonitor.labels.release=prometheus"});
+  ASSERT_TRUE(labelled.ok()) << labelled.error();
+  EXPECT_NE(labelled->find("    release: prometheus\nspec:"), std::string::npos) << *labelled;
+  Result<std::string> one = cp->Helm({"template", "gt", Chart(), "--set", "webhook.replicas=1"});
+  ASSERT_TRUE(one.ok()) << one.error();
+  EXPECT_EQ(one->find("kind: PodDisruptionBudget"), std::string::npos);
+  EXPECT_NE(defaults->find("kind: PodDisruptionBudget"), std::string::npos);  // 2 replicas
   // Values are validated by values.schema.json.
   Result<std::string> bad = cp->Helm({"template", "gt", Chart(), "--set", "defaultPolicy.mode=Sometimes"});
   ASSERT_FALSE(bad.ok());
   EXPECT_NE(bad.error().find("mode"), std::string::npos) << bad.error();
+  // A misspelt selector field is refused, not silently dropped.
+  Result<std::string> typo = cp->Helm({"template", "gt", Chart(), "--set",
+                                        "webhook.namespaceSelector.matchExpresions[0].key=team"});
+  ASSERT_FALSE(typo.ok());
+  EXPECT_NE(typo.error().find("matchExpresions"), std::string::npos) << typo.error();
 }
 
 struct Access {
