@@ -119,6 +119,19 @@ TEST_F(HelmChart, LintsAndRendersManifestsTheApiServerAccepts) {
   ASSERT_TRUE(one.ok()) << one.error();
   EXPECT_EQ(one->find("kind: PodDisruptionBudget"), std::string::npos);
   EXPECT_NE(defaults->find("kind: PodDisruptionBudget"), std::string::npos);  // 2 replicas
+  // Pod labels, annotations and the PriorityClass reach both Deployments' pods.
+  for (const char* component : {"webhook", "operator"}) {
+    const std::string c = component;
+    Result<std::string> pods = cp->Helm(
+        {"template", "gt", Chart(), "-s", "templates/" + c + ".yaml", "--set",
+         c + ".priorityClassName=system-cluster-critical", "--set", c + ".podLabels.team=ml", "--set",
+         c + ".podAnnotations.owner=platform"});
+    ASSERT_TRUE(pods.ok()) << pods.error();
+    EXPECT_NE(pods->find("        app.kubernetes.io/component: " + c + "\n        team: ml\n"
+                         "      annotations:\n        owner: platform\n"),
+              std::string::npos) << *pods;
+    EXPECT_NE(pods->find("      priorityClassName: system-cluster-critical\n"), std::string::npos) << *pods;
+  }
   // Values are validated by values.schema.json.
   Result<std::string> bad = cp->Helm({"template", "gt", Chart(), "--set", "defaultPolicy.mode=Sometimes"});
   ASSERT_FALSE(bad.ok());
