@@ -17,12 +17,6 @@ namespace {
 
 using namespace std::chrono_literals;
 
-// One request, over TLS trusting `ca_pem` when it is given, else plain HTTP.
-testing::HttpsAnswer Request(int port, const std::string& target, const std::string& body = "",
-                             const std::string& ca_pem = "") {
-  return testing::HttpsCall(port, ca_pem, target, body);
-}
-
 const char kReview[] = R"({"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview","request":{
   "uid":"u1","kind":{"group":"batch","version":"v1","kind":"Job"},"operation":"CREATE","namespace":"ml",
   "object":{"apiVersion":"batch/v1","kind":"Job","metadata":{"name":"j"},"spec":{"template":{"spec":{
@@ -57,7 +51,7 @@ class WebhookProcessTest : public ::testing::Test {
     Result<testing::ChildProcess> p = testing::ChildProcess::Spawn(argv, dir_ / "webhook.log");
     ASSERT_TRUE(p.ok()) << p.error();
     webhook_ = std::move(p).value();
-    ASSERT_TRUE(testing::WaitFor([&] { return Request(probe_port_, "/healthz").status == 200; }, 30s))
+    ASSERT_TRUE(testing::WaitFor([&] { return testing::HttpsCall(probe_port_, "", "/healthz").status == 200; }, 30s))
         << testing::TailOfFile(webhook_.log_path());
   }
 
@@ -69,24 +63,24 @@ class WebhookProcessTest : public ::testing::Test {
 
 TEST_F(WebhookProcessTest, TheProbePortAnswersProbesAndMetricsAndNothingElse) {
   Start({"--shutdown-delay", "0"});
-  EXPECT_EQ(Request(probe_port_, "/readyz").status, 200);
-  testing::HttpsAnswer metrics = Request(probe_port_, "/metrics");
+  EXPECT_EQ(testing::HttpsCall(probe_port_, "", "/readyz").status, 200);
+  testing::HttpsAnswer metrics = testing::HttpsCall(probe_port_, "", "/metrics");
   EXPECT_EQ(metrics.status, 200);
   EXPECT_NE(metrics.body.find("graintune_webhook_mutations_total"), std::string::npos);
-  EXPECT_EQ(Request(probe_port_, "/mutate", kReview).status, 404);  // admissions are TLS only
-  testing::HttpsAnswer mutated = Request(port_, "/mutate", kReview, ca_);
+  EXPECT_EQ(testing::HttpsCall(probe_port_, "", "/mutate", kReview).status, 404);  // admissions are TLS only
+  testing::HttpsAnswer mutated = testing::HttpsCall(port_, ca_, "/mutate", kReview);
   EXPECT_EQ(mutated.status, 200);
   EXPECT_NE(mutated.body.find("\"patch\""), std::string::npos) << mutated.body;
   // The admission port keeps its own probes for clients that use it.
-  EXPECT_EQ(Request(port_, "/healthz", "", ca_).status, 200);
+  EXPECT_EQ(testing::HttpsCall(port_, ca_, "/healthz").status, 200);
 }
 
 TEST_F(WebhookProcessTest, SigtermTurnsUnreadyKeepsAnsweringThenDrainsAndExitsZero) {
   Start({"--shutdown-delay", "3s", "--shutdown-grace", "5s"});
   ASSERT_EQ(::kill(webhook_.pid(), SIGTERM), 0);
-  ASSERT_TRUE(testing::WaitFor([&] { return Request(probe_port_, "/readyz").status == 503; }, 10s));
+  ASSERT_TRUE(testing::WaitFor([&] { return testing::HttpsCall(probe_port_, "", "/readyz").status == 503; }, 10s));
   // Unready, but still serving admissions until the delay is over.
-  EXPECT_EQ(Request(port_, "/mutate", kReview, ca_).status, 200);
+  EXPECT_EQ(testing::HttpsCall(port_, ca_, "/mutate", kReview).status, 200);
   ASSERT_TRUE(testing::WaitFor([&] { return !webhook_.Running(); }, 30s))
       << testing::TailOfFile(webhook_.log_path());
   EXPECT_EQ(webhook_.exit_status(), 0);
