@@ -240,31 +240,25 @@ struct HttpsServer::Impl {
   std::atomic<long>* refused = nullptr;  // closed at accept: max_connections were open
   SessionShared shared;
   // Every session started, to close the idle ones when draining (pruned as they end).
+  struct Tracked {
+    std::weak_ptr<void> session;
+    std::function<void()> drain_if_idle;  // posts DrainIfIdle to the session's I/O thread
+  };
   std::mutex sessions_mu;
-  std::vector<std::weak_ptr<void>> sessions;                  // guarded by sessions_mu
-  std::vector<std::function<void()>> drain_if_idle;           // same index as sessions
+  std::vector<Tracked> sessions;  // guarded by sessions_mu
 
   template <typename Stream>
   void Track(const std::shared_ptr<Session<Stream>>& session) {
     std::lock_guard<std::mutex> lock(sessions_mu);
-    if (sessions.size() >= 64 && sessions.size() >= 2 * static_cast<size_t>(shared.open.load())) {
-      size_t kept = 0;
-      for (size_t i = 0; i < sessions.size(); ++i)
-        if (!sessions[i].expired()) {
-          sessions[kept] = std::move(sessions[i]);
-          drain_if_idle[kept++] = std::move(drain_if_idle[i]);
-        }
-      sessions.resize(kept);
-      drain_if_idle.resize(kept);
-    }
+    if (sessions.size() >= 64 && sessions.size() >= 2 * static_cast<size_t>(shared.open.load()))
+      std::erase_if(sessions, [](const Tracked& t) { return t.session.expired(); });
     std::weak_ptr<Session<Stream>> weak = session;
-    sessions.push_back(weak);
     auto executor = session->executor();
-    drain_if_idle.push_back([weak, executor] {
-      asio::post(executor, [weak] {
-        if (auto s = weak.lock()) s->DrainIfIdle();
-      });
-    });
+    sessions.push_back({weak, [weak, executor] {
+                          asio::post(executor, [weak] {
+                            if (auto s = weak.lock()) s->DrainIfIdle();
+                          });
+                        }});
   }
 
   bool tls() const { return !options.cert_file.empty(); }
@@ -398,8 +392,8 @@ bool HttpsServer::Drain(std::chrono::milliseconds grace) {
   closed.get_future().wait();
   {
     std::lock_guard<std::mutex> lock(s.sessions_mu);
-    for (size_t i = 0; i < s.sessions.size(); ++i)
-      if (!s.sessions[i].expired()) s.drain_if_idle[i]();
+    for (const Impl::Tracked& t : s.sessions)
+      if (!t.session.expired()) t.drain_if_idle();
   }
   std::unique_lock<std::mutex> lock(s.shared.drained_mu);
   const bool drained = s.shared.drained.wait_for(lock, grace, [&s] { return s.shared.open == 0; });

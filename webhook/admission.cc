@@ -6,6 +6,7 @@
 #include "webhook/bounded_json.h"
 #include "webhook/review_header.h"
 #include "webhook/work_budget.h"
+#include "workload/pod_templates.h"
 
 namespace graintune::webhook {
 namespace {
@@ -67,13 +68,6 @@ bool MayConcernGraintune(std::string_view body) {
   return false;
 }
 
-// A string member of `object`, or "" when it is absent or not a string.
-std::string StringMember(const json& object, const char* key) {
-  if (!object.is_object()) return "";
-  auto it = object.find(key);
-  return it != object.end() && it->is_string() ? it->get<std::string>() : "";
-}
-
 }  // namespace
 
 AdmissionResult Admitter::Admit(std::string_view body) const {
@@ -126,8 +120,8 @@ AdmissionResult Admitter::Admit(std::string_view body) const {
   const std::string uid = (*request)["uid"].get<std::string>();
 
   AdmissionResult result;
-  const std::string api_version = StringMember(review, "apiVersion");
-  const std::string review_kind = StringMember(review, "kind");
+  const std::string api_version = workload::StringField(review, "apiVersion");
+  const std::string review_kind = workload::StringField(review, "kind");
   if (api_version != "admission.k8s.io/v1" || review_kind != "AdmissionReview") {
     result.outcome = "failed_open";
     result.body = Review(Response(uid, {"graintune: expected admission.k8s.io/v1 AdmissionReview, got " +
@@ -138,7 +132,7 @@ AdmissionResult Admitter::Admit(std::string_view body) const {
   }
   const json* kind = request->contains("kind") ? &(*request)["kind"] : nullptr;
   const workload::WorkloadKind workload =
-      kind ? workload::KindOf(StringMember(*kind, "group"), StringMember(*kind, "kind"))
+      kind ? workload::KindOf(workload::StringField(*kind, "group"), workload::StringField(*kind, "kind"))
            : workload::WorkloadKind::kOther;
   result.kind = ToString(workload);
   if (request->contains("namespace") && !(*request)["namespace"].is_string()) {
@@ -146,8 +140,8 @@ AdmissionResult Admitter::Admit(std::string_view body) const {
     result.body = Review(Response(uid, {"graintune: request.namespace is not a string; allowed unchanged"}));
     return result;
   }
-  const std::string ns = StringMember(*request, "namespace");
-  if (StringMember(*request, "operation") != "CREATE" || workload == workload::WorkloadKind::kOther ||
+  const std::string ns = workload::StringField(*request, "namespace");
+  if (workload::StringField(*request, "operation") != "CREATE" || workload == workload::WorkloadKind::kOther ||
       options_.excluded_namespaces.count(ns) || !may_concern) {
     result.body = Review(Response(uid, {}));
     return result;

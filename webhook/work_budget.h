@@ -5,8 +5,8 @@
 // Every step of an admission is linear in what it reads, and the body is capped (3 MiB), so
 // the budget is not what keeps a request finite; it keeps a hostile one cheap, and bounds what
 // one request can hold while other admissions wait behind it on the same I/O thread:
-//   values  JSON values in the request: parsing stops counting past this and the tree is never
-//           built (a 3 MiB body of "{}," is ~1M values, ~100 bytes each once parsed);
+//   values  JSON values in the request: parsing stops at the first one past this, so the rest of
+//           the tree is never built (a 3 MiB body of "{}," is ~1M values, ~100 bytes each once parsed);
 //   sites   grain_worker_count sites in one object (a real MaxText job has one or two);
 //   time    wall time from the request's arrival to the planner's last step.
 // Real objects come nowhere near any of them: a JobSet of 64 replicatedJobs is a few thousand
