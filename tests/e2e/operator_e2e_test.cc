@@ -141,10 +141,14 @@ class OperatorE2E : public ::testing::Test {
         .status();
   }
 
+  // A GrainTuning's status, or an empty object before the operator has written one (a fresh
+  // GrainTuning has none; operator[] on it would insert a null and value() would throw).
+  static Json StatusOf(const Json& tuning) { return tuning.value("status", Json::object()); }
+
   // The GrainTuning's status, or an empty object while there is none.
   static Json TuningStatus(ControlPlane& cp, const std::string& ns, const std::string& name) {
     std::optional<Json> gt = Tuning(cp, ns, name);
-    return gt ? gt->value("status", Json::object()) : Json::object();
+    return gt ? StatusOf(*gt) : Json::object();
   }
 
   static int WorkersOf(const Json& pod) {
@@ -203,7 +207,7 @@ TEST_F(OperatorE2E, DataBoundAttemptIsRestartedWithTheValueItsTrialImplies) {
   ASSERT_TRUE(WaitFor([&] {
     auto gt = Tuning(*cp, ns, "llama");
     if (!gt) return false;
-    const Json rec = (*gt)["status"].value("recommendation", Json::object());
+    const Json rec = StatusOf(*gt).value("recommendation", Json::object());
     next = rec.value("workers", 0);
     return rec.value("attempt", 0) == 1 && next > 4;
   }, std::chrono::seconds(30))) << Text(cp->Kubectl({"get", "graintunings", "-n", ns, "-o", "yaml"}));
@@ -216,13 +220,13 @@ TEST_F(OperatorE2E, DataBoundAttemptIsRestartedWithTheValueItsTrialImplies) {
   ASSERT_TRUE(WaitFor([&] {
     auto gt = Tuning(*cp, ns, "llama");
     if (!gt) return false;
-    const int samples = (*gt)["status"]["trials"][0].value("samples", 0);
+    const int samples = gt->value("/status/trials/0/samples"_json_pointer, 0);
     const auto now = std::chrono::steady_clock::now();
     if (samples != last_samples) {
       last_samples = samples;
       stable_since = now;
     }
-    const Json rec = (*gt)["status"].value("recommendation", Json::object());
+    const Json rec = StatusOf(*gt).value("recommendation", Json::object());
     next = rec.value("workers", 0);
     return rec.value("attempt", 0) == 1 && now - stable_since >= std::chrono::seconds(3);
   }, std::chrono::seconds(60))) << Text(cp->Kubectl({"get", "graintunings", "-n", ns, "-o", "yaml"}));
@@ -241,8 +245,8 @@ TEST_F(OperatorE2E, DataBoundAttemptIsRestartedWithTheValueItsTrialImplies) {
   int trimmed = 0;
   ASSERT_TRUE(WaitFor([&] {
     auto gt = Tuning(*cp, ns, "llama");
-    if (!gt || (*gt)["status"].value("trials", Json::array()).size() != 2) return false;
-    const Json rec = (*gt)["status"].value("recommendation", Json::object());
+    if (!gt || StatusOf(*gt).value("trials", Json::array()).size() != 2) return false;
+    const Json rec = StatusOf(*gt).value("recommendation", Json::object());
     trimmed = rec.value("workers", 0);
     return rec.value("attempt", 0) == 2;
   }, std::chrono::seconds(90))) << Text(cp->Kubectl({"get", "graintunings", "-n", ns, "-o", "yaml"}));
@@ -268,8 +272,8 @@ TEST_F(OperatorE2E, DataBoundAttemptIsRestartedWithTheValueItsTrialImplies) {
   const size_t trials = trimmed < next ? 3 : 2;
   ASSERT_TRUE(WaitFor([&] {
     gt = Tuning(*cp, ns, "llama");
-    return gt && (*gt)["status"].value("phase", "") == "Converged" &&
-           (*gt)["status"].value("trials", Json::array()).size() == trials;
+    return gt && StatusOf(*gt).value("phase", "") == "Converged" &&
+           StatusOf(*gt).value("trials", Json::array()).size() == trials;
   }, std::chrono::seconds(90))) << Text(cp->Kubectl({"get", "graintunings", "-n", ns, "-o", "yaml"}));
   std::printf("attempt 1 ran %d workers; converged on %d\n", next,
               (*gt)["status"]["recommendation"].value("workers", 0));
@@ -282,7 +286,7 @@ TEST_F(OperatorE2E, DataBoundAttemptIsRestartedWithTheValueItsTrialImplies) {
   std::printf("%s\n", events.c_str());
   EXPECT_NE(events.find("RecommendationChanged"), std::string::npos) << events;
   EXPECT_NE(events.find("Converged"), std::string::npos) << events;
-  EXPECT_GT((*gt)["status"].value("learnedTokensPerSecondPerWorker", 0.0), 1000.0);
+  EXPECT_GT(StatusOf(*gt).value("learnedTokensPerSecondPerWorker", 0.0), 1000.0);
   EXPECT_EQ((*gt)["spec"].value("dataset", ""), "c4-en-raw");
 
   // A later workload on the same dataset starts from what was learned, not the default.
@@ -589,7 +593,7 @@ spec:
                            R"({"spec":{"maxWorkers":64}})"}).ok());
   ASSERT_TRUE(WaitFor([&] {
     auto gt = Tuning(*cp, "modes-initial", "mode-initial");
-    return gt && (*gt)["status"]["recommendation"].value("workers", 0) > 4;
+    return gt && gt->value("/status/recommendation/workers"_json_pointer, 0) > 4;
   }, std::chrono::seconds(30)));
   for (const Json& p : Pods(*cp, "modes-initial", "mode-initial", 0))
     ASSERT_TRUE(cp->Kubectl({"annotate", "pod", "-n", "modes-initial", p["metadata"]["name"],
@@ -626,7 +630,7 @@ TEST_F(OperatorE2E, ApiServerEtcdAndOperatorFaultsLoseNothing) {
   auto samples = [&] {
     auto gt = Tuning(*cp, ns, "long");
     if (!gt) return highest;
-    const Json trials = (*gt)["status"].value("trials", Json::array());
+    const Json trials = StatusOf(*gt).value("trials", Json::array());
     const int now = trials.empty() ? 0 : trials[0].value("samples", 0);
     EXPECT_GE(now, highest) << "a recorded sample was lost";
     highest = std::max(highest, now);
