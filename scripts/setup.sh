@@ -16,6 +16,8 @@ PACKAGES=(
   python3                               # small test helpers
   prometheus                            # a real Prometheus for the operator's query-API source test
   clang-14 libclang-rt-14-dev           # fuzz targets: libFuzzer, ASan and UBSan (scripts/fuzz.sh)
+  buildah mmdebstrap skopeo             # the image from the Dockerfile, daemonless (scripts/image.sh)
+  containerd runc containernetworking-plugins  # the real node of the `node` tests (kubelet's runtime)
 )
 
 missing=()
