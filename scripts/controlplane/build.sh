@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Builds the real control-plane binaries graintune's integration and e2e tests run against:
 # etcd, kube-apiserver, kube-controller-manager, kube-scheduler, kwok, helm, the JobSet
-# controller and its CRD.
+# controller and its CRD, and the kubelet of the harness's one real node (the node tests run
+# it beside Debian's containerd and runc, which scripts/setup.sh installs).
 #
 # Each comes from its Go module at a pinned version, through the Go module proxy, built in a
 # throw-away wrapper module (k8s.io/kubernetes needs its staging modules replaced by their
@@ -73,7 +74,7 @@ build_kubernetes() {
   ld+=" -X k8s.io/component-base/version.gitTreeState=clean"
   ld+=" -X k8s.io/client-go/pkg/version.gitVersion=${K8S_VERSION}"
   (cd "$dir" && go mod tidy -e >/dev/null 2>&1 || true)
-  for cmd in kube-apiserver kube-controller-manager kube-scheduler; do
+  for cmd in kube-apiserver kube-controller-manager kube-scheduler kubelet; do
     [ -x "$BIN/$cmd" ] && continue
     (cd "$dir" && go get "k8s.io/kubernetes/cmd/$cmd@$K8S_VERSION" >/dev/null 2>&1 || true)
     with_progress "$cmd $K8S_VERSION" \
