@@ -1,20 +1,49 @@
-# One image with graintune's three binaries (graintune-webhook, graintune-operator,
-# graintune-exporter); the chart picks the binary with `command`. Not built in this project's
-# CI: the development machine has no container engine. Kept deliberately simple.
-FROM debian:bookworm AS build
+# graintune's images, from one Dockerfile (docs/images.md):
+#   graintune (the default, last stage): graintune-webhook, graintune-operator and
+#     graintune-exporter on debian:bookworm-slim, run as uid 65532; the chart picks the binary
+#     with `command`. `docker build -t graintune .` builds it.
+#   graintune-test (--target graintune-test): the node tests' trainer stand-ins, trainer_emulator
+#     and grain_workers (tests/emulator/), on the same runtime layer.
+#   pause (--target pause): the test node's sandbox image, tests/node/pause.c built statically.
+# scripts/image.sh builds all three without a daemon (buildah, --pull=never, base images made
+# with mmdebstrap) and writes OCI archives. .dockerignore keeps the context to the sources.
+FROM debian:bookworm AS toolchain
 RUN apt-get update && apt-get install -y --no-install-recommends \
       build-essential cmake ninja-build pkg-config libboost-dev libboost-system-dev \
       libcpprest-dev libssl-dev nlohmann-json3-dev libyaml-cpp-dev prometheus-cpp-dev \
       libgtest-dev libgmock-dev && rm -rf /var/lib/apt/lists/*
+
+FROM toolchain AS build
+# Parallel compile jobs: the default suits a 2-core machine; --build-arg JOBS=N for more.
+ARG JOBS=2
 WORKDIR /src
 COPY . .
-RUN cmake -S . -B /build -G Ninja -DCMAKE_BUILD_TYPE=Release -DGRAINTUNE_SHARED_DIR=/src \
- && ninja -C /build graintune-webhook graintune-operator graintune-exporter
+RUN cmake -S . -B /build -G Ninja -DCMAKE_BUILD_TYPE=Release \
+ && ninja -C /build -j"${JOBS}" graintune-webhook graintune-operator graintune-exporter \
+      trainer_emulator grain_workers
 
-FROM debian:bookworm-slim
+FROM toolchain AS pause-build
+COPY tests/node/pause.c /pause.c
+RUN gcc -static -Os -s -Wall -Wextra -o /pause /pause.c
+
+FROM scratch AS pause
+COPY --from=pause-build /pause /pause
+USER 65535:65535
+ENTRYPOINT ["/pause"]
+
+# The shared libraries the binaries link (ldd), nothing else.
+FROM debian:bookworm-slim AS runtime
 RUN apt-get update && apt-get install -y --no-install-recommends \
-      libcpprest2.10 libboost-system1.74.0 libssl3 libyaml-cpp0.7 libprometheus-cpp-core1.0 \
-      ca-certificates && rm -rf /var/lib/apt/lists/*
+      libcpprest2.10 libssl3 libyaml-cpp0.7 libprometheus-cpp-core1.0 ca-certificates \
+ && rm -rf /var/lib/apt/lists/*
+
+FROM runtime AS graintune-test
+COPY --from=build /build/tests/emulator/trainer_emulator /build/tests/emulator/grain_workers \
+     /usr/local/bin/
+USER 65532:65532
+ENTRYPOINT ["/usr/local/bin/trainer_emulator"]
+
+FROM runtime AS graintune
 COPY --from=build /build/webhook/graintune-webhook /build/operator/graintune-operator \
      /build/operator/graintune-exporter /usr/local/bin/
 USER 65532:65532
