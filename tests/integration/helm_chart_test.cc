@@ -6,6 +6,7 @@
 #include <cstdlib>
 
 #include "kube/config.h"
+#include "workload/workload_annotations.h"
 #include "tests/controlplane/shared_control_plane.h"
 
 namespace graintune::testing {
@@ -141,6 +142,97 @@ TEST_F(HelmChart, LintsAndRendersManifestsTheApiServerAccepts) {
                                         "webhook.namespaceSelector.matchExpresions[0].key=team"});
   ASSERT_FALSE(typo.ok());
   EXPECT_NE(typo.error().find("matchExpresions"), std::string::npos) << typo.error();
+}
+
+TEST_F(HelmChart, ImageNamesArgsCrdsAndExporterScrapingReachTheManifests) {
+  GRAINTUNE_USE_CONTROL_PLANE(cp, ControlPlaneKind::kApiServer);
+  const std::string digest = "sha256:" + std::string(64, 'e');
+  // A digest pins both binaries' image, and the exporter sidecar's unless it has its own.
+  Result<std::string> pinned = cp->Helm({"template", "gt", Chart(), "-n", "graintune-system",
+                                         "--set", "image.digest=" + digest});
+  ASSERT_TRUE(pinned.ok()) << pinned.error();
+  const std::string by_digest = "ghcr.io/graintune/graintune@" + digest;
+  EXPECT_NE(pinned->find("image: " + by_digest + "\n          imagePullPolicy: IfNotPresent\n"
+                         "          command: [/usr/local/bin/graintune-operator]"),
+            std::string::npos) << *pinned;
+  EXPECT_NE(pinned->find("- --exporter-image\n            - " + by_digest + "\n"), std::string::npos);
+  EXPECT_EQ(pinned->find("graintune:0.1.0"), std::string::npos) << "a tag left beside the digest";
+  Result<std::string> exporter = cp->Helm({"template", "gt", Chart(), "-s", "templates/webhook.yaml",
+                                           "--set", "image.digest=" + digest, "--set",
+                                           "webhook.exporter.image.repository=registry.example/exporter"});
+  ASSERT_TRUE(exporter.ok()) << exporter.error();
+  EXPECT_NE(exporter->find("- --exporter-image\n            - registry.example/exporter:0.1.0\n"),
+            std::string::npos) << *exporter;
+  EXPECT_NE(exporter->find("image: " + by_digest + "\n"), std::string::npos);
+
+  // fullnameOverride renames every object, and the names the webhook is told (its Secret, its
+  // webhook configuration) stay those its RBAC grants.
+  Result<std::string> renamed = cp->Helm({"template", "gt", Chart(), "-n", "graintune-system", "--set",
+                                          "fullnameOverride=tuner", "--set", "nameOverride=tuner-app"});
+  ASSERT_TRUE(renamed.ok()) << renamed.error();
+  for (const char* text : {"- graintune-system/tuner-webhook-tls\n", "resourceNames: [tuner-webhook-tls]",
+                           "- --webhook-configuration\n            - tuner-graintune-system\n",
+                           "resourceNames: [tuner-graintune-system]", "name: tuner-cluster-default\n",
+                           "- --lease-name\n            - tuner-operator\n",
+                           "resourceNames: [tuner-operator]", "app.kubernetes.io/name: tuner-app\n"})
+    EXPECT_NE(renamed->find(text), std::string::npos) << text << " not in\n" << *renamed;
+  EXPECT_EQ(renamed->find("gt-"), std::string::npos) << "a name still from the release";
+
+  // Extra excluded namespaces: the API server does not call for them, the webhook skips them;
+  // extra args come after the chart's own flags.
+  Result<std::string> excluded = cp->Helm(
+      {"template", "gt", Chart(), "-n", "graintune-system", "--set",
+       "webhook.excludeNamespaces={scratch,ci}", "--set", "webhook.extraArgs={--threads=4}", "--set",
+       "operator.extraArgs={--scrape-timeout-ms=5000}"});
+  ASSERT_TRUE(excluded.ok()) << excluded.error();
+  for (const char* text : {"values: [kube-system, graintune-system, scratch, ci]\n",
+                           "- --exclude-namespace\n            - \"scratch\"\n"
+                           "            - --exclude-namespace\n            - \"ci\"\n"})
+    EXPECT_NE(excluded->find(text), std::string::npos) << text << " not in\n" << *excluded;
+  EXPECT_NE(excluded->find("\"9431\"\n            - \"--threads=4\"\n          env:"), std::string::npos)
+      << *excluded;
+  EXPECT_NE(excluded->find("\"--scrape-timeout-ms=5000\"\n          env:"), std::string::npos) << *excluded;
+  Result<std::string> not_a_flag =
+      cp->Helm({"template", "gt", Chart(), "--set", "webhook.extraArgs={threads}"});
+  EXPECT_FALSE(not_a_flag.ok()) << "extraArgs take --flag or --flag=value";
+
+  // The CRDs come from the crds subchart (Helm installs them before any template, so the default
+  // GrainTunePolicy can be created in the same install); crds.enabled=false leaves them out.
+  Result<std::string> with_crds = cp->Helm({"template", "gt", Chart(), "--include-crds"});
+  ASSERT_TRUE(with_crds.ok()) << with_crds.error();
+  EXPECT_NE(with_crds->find("  name: graintunings.graintune.dev\n"), std::string::npos);
+  EXPECT_NE(with_crds->find("  name: graintunepolicies.graintune.dev\n"), std::string::npos);
+  Result<std::string> without_crds =
+      cp->Helm({"template", "gt", Chart(), "--include-crds", "--set", "crds.enabled=false"});
+  ASSERT_TRUE(without_crds.ok()) << without_crds.error();
+  EXPECT_EQ(without_crds->find("kind: CustomResourceDefinition"), std::string::npos);
+  EXPECT_NE(without_crds->find("kind: GrainTunePolicy"), std::string::npos);
+
+  // The exporters of tuned pods, in every namespace, are scraped when a monitor switch is on: by
+  // the label the webhook puts on tuned pods and the port name of the sidecar it injects
+  // (webhook/exporter_injection.cc); the PodMonitor adds the pod_uid operator.prometheusURL needs.
+  Result<std::string> scraped = cp->Helm(
+      {"template", "gt", Chart(), "-n", "graintune-system", "-s", "templates/monitoring-exporters.yaml",
+       "--set", "metrics.serviceMonitor.enabled=true", "--set", "metrics.podMonitoring.enabled=true",
+       "--set", "metrics.serviceMonitor.labels.release=prometheus"});
+  ASSERT_TRUE(scraped.ok()) << scraped.error();
+  const std::string selector = std::string("matchLabels: {") + workload::kManagedLabel + ": \"true\"}";
+  EXPECT_NE(scraped->find("kind: PodMonitor\nmetadata:\n  name: gt-exporters\n  namespace: graintune-system\n"),
+            std::string::npos) << *scraped;
+  EXPECT_NE(scraped->find("    release: prometheus\nspec:\n  namespaceSelector: {any: true}\n  selector:\n    " +
+                          selector + "\n  podMetricsEndpoints:\n    - port: gt-metrics\n      interval: 30s\n"
+                          "      relabelings:\n        - {sourceLabels: [__meta_kubernetes_pod_uid], "
+                          "targetLabel: pod_uid}\n"),
+            std::string::npos) << *scraped;
+  EXPECT_NE(scraped->find("kind: ClusterPodMonitoring\nmetadata:\n  name: gt-graintune-system-exporters\n"),
+            std::string::npos) << *scraped;
+  EXPECT_NE(scraped->find("    " + selector + "\n  endpoints:\n    - {port: gt-metrics, interval: 30s}\n"),
+            std::string::npos) << *scraped;
+  Result<std::string> no_exporter = cp->Helm(
+      {"template", "gt", Chart(), "--set", "metrics.serviceMonitor.enabled=true", "--set",
+       "metrics.podMonitoring.enabled=true", "--set", "webhook.exporter.enabled=false"});
+  ASSERT_TRUE(no_exporter.ok()) << no_exporter.error();
+  EXPECT_EQ(no_exporter->find("gt-metrics"), std::string::npos) << "nothing to scrape without exporters";
 }
 
 struct Access {

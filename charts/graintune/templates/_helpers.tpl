@@ -1,16 +1,36 @@
-{{- define "graintune.name" -}}graintune{{- end -}}
-{{- define "graintune.image" -}}{{ .Values.image.repository }}:{{ .Values.image.tag | default .Chart.AppVersion }}{{- end -}}
+{{/* app.kubernetes.io/name of every object: nameOverride or "graintune". */}}
+{{- define "graintune.name" -}}{{ .Values.nameOverride | default "graintune" | trunc 63 | trimSuffix "-" }}{{- end -}}
+{{/* The prefix of every object's name: fullnameOverride or the release name. 40 characters leave
+room for the longest suffix ("-webhook-tls") and the namespace in the cluster-scoped names. */}}
+{{- define "graintune.fullname" -}}{{ .Values.fullnameOverride | default .Release.Name | trunc 40 | trimSuffix "-" }}{{- end -}}
+{{/* repository@digest when a digest is given (the tag is then ignored), else repository:tag. */}}
+{{- define "graintune.imageRef" -}}
+{{- if .digest -}}{{ .repository }}@{{ .digest }}{{- else -}}{{ .repository }}:{{ .tag }}{{- end -}}
+{{- end -}}
+{{- define "graintune.image" -}}
+{{- include "graintune.imageRef" (dict "repository" .Values.image.repository "digest" .Values.image.digest "tag" (.Values.image.tag | default .Chart.AppVersion)) -}}
+{{- end -}}
+{{/* The exporter sidecar's image: the chart's image unless webhook.exporter.image names a
+repository, tag or digest; then its own tag (default: appVersion) or digest. */}}
+{{- define "graintune.exporterImage" -}}
+{{- $e := .Values.webhook.exporter.image | default dict -}}
+{{- if or $e.repository $e.tag $e.digest -}}
+{{- include "graintune.imageRef" (dict "repository" ($e.repository | default .Values.image.repository) "digest" $e.digest "tag" ($e.tag | default .Chart.AppVersion)) -}}
+{{- else -}}
+{{- include "graintune.image" . -}}
+{{- end -}}
+{{- end -}}
 {{- define "graintune.labels" -}}
-app.kubernetes.io/name: graintune
+app.kubernetes.io/name: {{ include "graintune.name" . }}
 app.kubernetes.io/instance: {{ .Release.Name }}
 app.kubernetes.io/version: {{ .Chart.AppVersion | quote }}
 app.kubernetes.io/managed-by: {{ .Release.Service }}
 helm.sh/chart: {{ .Chart.Name }}-{{ .Chart.Version }}
 {{- end -}}
-{{- define "graintune.webhookName" -}}{{ .Release.Name }}-webhook{{- end -}}
-{{- define "graintune.operatorName" -}}{{ .Release.Name }}-operator{{- end -}}
-{{- define "graintune.webhookConfigName" -}}{{ .Release.Name }}-{{ .Release.Namespace }}{{- end -}}
-{{- define "graintune.certSecret" -}}{{ .Release.Name }}-webhook-tls{{- end -}}
+{{- define "graintune.webhookName" -}}{{ include "graintune.fullname" . }}-webhook{{- end -}}
+{{- define "graintune.operatorName" -}}{{ include "graintune.fullname" . }}-operator{{- end -}}
+{{- define "graintune.webhookConfigName" -}}{{ include "graintune.fullname" . }}-{{ .Release.Namespace }}{{- end -}}
+{{- define "graintune.certSecret" -}}{{ include "graintune.fullname" . }}-webhook-tls{{- end -}}
 {{/* Pod Security "restricted": non-root, read-only root, no capabilities, RuntimeDefault. */}}
 {{- define "graintune.podSecurityContext" -}}
 runAsNonRoot: true
