@@ -1,9 +1,14 @@
 // The Helm chart against the real API server: lint, server-side dry run of the rendered
 // manifests, install, least-privilege RBAC (kubectl auth can-i as each service account),
-// upgrade keeping GrainTunings, uninstall leaving nothing behind.
+// upgrade keeping GrainTunings, uninstall leaving nothing behind; and every value
+// values.schema.json accepts changes what the chart renders (or is listed, with the reason,
+// among the few that by design render nothing).
 #include <gtest/gtest.h>
 
 #include <cstdlib>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <set>
 
 #include "kube/config.h"
 #include "workload/workload_annotations.h"
@@ -233,6 +238,186 @@ TEST_F(HelmChart, ImageNamesArgsCrdsAndExporterScrapingReachTheManifests) {
        "metrics.podMonitoring.enabled=true", "--set", "webhook.exporter.enabled=false"});
   ASSERT_TRUE(no_exporter.ok()) << no_exporter.error();
   EXPECT_EQ(no_exporter->find("gt-metrics"), std::string::npos) << "nothing to scrape without exporters";
+}
+
+// Every leaf of values.schema.json (a property with no properties of its own) with a value that
+// differs from the default, and the settings it needs in order to matter. A value added to the
+// schema without a case here fails the test below; so does one the templates ignore.
+struct ValueCase {
+  const char* path;                      // dotted, as in the schema
+  const char* json;                      // given as --set-json path=json
+  std::vector<const char*> context = {};  // path=json settings, in both renders
+};
+
+const ValueCase kValueCases[] = {
+    {"nameOverride", R"("tuner")"},
+    {"fullnameOverride", R"("tuner")"},
+    {"image.repository", R"("registry.example/graintune")"},
+    {"image.tag", R"("9.9.9")"},
+    {"image.digest", R"("sha256:aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa")"},
+    {"image.pullPolicy", R"("Always")"},
+    {"imagePullSecrets", R"([{"name": "regcred"}])"},
+    {"crds.enabled", "false"},
+    {"webhook.replicas", "3"},
+    {"webhook.port", "9443"},
+    {"webhook.timeoutSeconds", "7"},
+    {"webhook.namespaceSelector.matchLabels", R"({"tuned": "yes"})"},
+    {"webhook.namespaceSelector.matchExpressions", R"([{"key": "team", "operator": "Exists"}])"},
+    {"webhook.objectSelector", R"({"matchLabels": {"tuned": "yes"}})"},
+    {"webhook.excludeNamespaces", R"(["scratch"])"},
+    {"webhook.resources.requests", R"({"cpu": "300m"})"},
+    {"webhook.resources.limits", R"({"memory": "300Mi"})"},
+    {"webhook.glibcTunables", R"("glibc.malloc.tcache_count=64")"},
+    {"webhook.exporter.enabled", "false"},
+    {"webhook.exporter.port", "9555"},
+    {"webhook.exporter.shareProcessNamespace", "true"},
+    {"webhook.exporter.image.repository", R"("registry.example/exporter")"},
+    {"webhook.exporter.image.tag", R"("7.7.7")"},
+    {"webhook.exporter.image.digest", R"("sha256:bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb")"},
+    {"webhook.podDisruptionBudget.minAvailable", R"("50%")"},
+    {"webhook.probePort", "9081"},
+    {"webhook.limits.maxConnections", "99"},
+    {"webhook.limits.maxInflightBodyMiB", "64"},
+    {"webhook.limits.headerTimeoutSeconds", "11"},
+    {"webhook.limits.readTimeoutSeconds", "31"},
+    {"webhook.limits.idleTimeoutSeconds", "12"},
+    {"webhook.limits.maxJsonValues", "200000"},
+    {"webhook.limits.maxSites", "7"},
+    {"webhook.limits.maxRequestMilliseconds", "900"},
+    {"webhook.shutdown.delaySeconds", "2"},
+    {"webhook.shutdown.graceSeconds", "9"},
+    {"webhook.networkPolicy.enabled", "true", {R"(webhook.networkPolicy.controlPlaneCIDRs=["172.16.0.0/28"])"}},
+    {"webhook.networkPolicy.controlPlaneCIDRs", R"(["10.1.0.0/28"])",
+     {"webhook.networkPolicy.enabled=true", R"(webhook.networkPolicy.controlPlaneCIDRs=["172.16.0.0/28"])"}},
+    {"webhook.networkPolicy.metricsFrom", R"([{"namespaceSelector": {"matchLabels": {"team": "monitoring"}}}])",
+     {"webhook.networkPolicy.enabled=true", R"(webhook.networkPolicy.controlPlaneCIDRs=["172.16.0.0/28"])"}},
+    {"webhook.podLabels", R"({"team": "ml"})"},
+    {"webhook.podAnnotations", R"({"owner": "platform"})"},
+    {"webhook.priorityClassName", R"("system-cluster-critical")"},
+    {"webhook.nodeSelector", R"({"pool": "system"})"},
+    {"webhook.tolerations", R"([{"key": "dedicated", "operator": "Exists"}])"},
+    {"webhook.affinity", R"({"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [{"matchExpressions": [{"key": "pool", "operator": "In", "values": ["system"]}]}]}}})"},
+    {"webhook.extraArgs", R"(["--threads=4"])"},
+    {"operator.replicas", "3"},
+    {"operator.resyncPeriodMs", "7000"},
+    {"operator.prometheusURL", R"("http://prometheus.monitoring:9090")"},
+    {"operator.forgetAfter", R"("30d")"},
+    {"operator.resources.requests", R"({"cpu": "300m"})"},
+    {"operator.resources.limits", R"({"memory": "300Mi"})"},
+    {"operator.podLabels", R"({"team": "ml"})"},
+    {"operator.podAnnotations", R"({"owner": "platform"})"},
+    {"operator.priorityClassName", R"("system-cluster-critical")"},
+    {"operator.nodeSelector", R"({"pool": "system"})"},
+    {"operator.tolerations", R"([{"key": "dedicated", "operator": "Exists"}])"},
+    {"operator.affinity", R"({"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [{"matchExpressions": [{"key": "pool", "operator": "In", "values": ["system"]}]}]}}})"},
+    {"operator.extraArgs", R"(["--scrape-timeout-ms=5000"])"},
+    {"certificates.mode", R"("certManager")"},
+    {"certificates.certManager.issuerRef", R"({"name": "corp-ca", "kind": "ClusterIssuer"})",
+     {R"(certificates.mode="certManager")"}},
+    {"defaultPolicy.enabled", "false"},
+    {"defaultPolicy.mode", R"("Off")"},
+    {"defaultPolicy.minWorkers", "2"},
+    {"defaultPolicy.maxWorkers", "32"},
+    {"defaultPolicy.safetyFactor", "1.5"},
+    {"defaultPolicy.memoryHeadroom", "0.2"},
+    {"defaultPolicy.objective", R"("FewestWorkers")"},
+    {"defaultPolicy.tuneUnset", "true"},
+    {"metrics.serviceMonitor.enabled", "true"},
+    {"metrics.serviceMonitor.interval", R"("15s")", {"metrics.serviceMonitor.enabled=true"}},
+    {"metrics.serviceMonitor.labels", R"({"release": "prometheus"})", {"metrics.serviceMonitor.enabled=true"}},
+    {"metrics.podMonitoring.enabled", "true"},
+    {"metrics.podMonitoring.interval", R"("15s")", {"metrics.podMonitoring.enabled=true"}},
+    {"metrics.prometheusRule.enabled", "true"},
+    {"metrics.prometheusRule.labels", R"({"release": "prometheus"})", {"metrics.prometheusRule.enabled=true"}},
+    {"metrics.rules.enabled", "true"},
+    {"localDev.enabled", "true", {R"(localDev.webhookURL="https://127.0.0.1:9443")"}},
+    {"localDev.webhookURL", R"("https://10.0.0.1:9443")",
+     {"localDev.enabled=true", R"(localDev.webhookURL="https://127.0.0.1:9443")"}},
+    {"localDev.caBundle", R"("Y2EK")", {"localDev.enabled=true", R"(localDev.webhookURL="https://127.0.0.1:9443")"}},
+};
+
+// Leaves that by design render nothing, with the reason. Keep this short.
+const std::map<std::string, std::string> kRenderNothing = {
+    {"global", "Helm's globals, shared with subcharts; graintune reads none"},
+    {"crds.global", "Helm copies the globals into every subchart's values (here the crds subchart)"},
+};
+
+// Dotted paths of the schema's leaves, "$ref"s to its definitions followed. Also reports every
+// object with properties that does not refuse unknown ones (typos would pass silently).
+void CollectLeaves(const nlohmann::json& schema, const nlohmann::json& node, const std::string& path,
+                   std::vector<std::string>& leaves, std::vector<std::string>& open_objects) {
+  const nlohmann::json* n = &node;
+  if (n->contains("$ref")) {
+    const std::string ref = (*n)["$ref"].get<std::string>();  // "#/definitions/NAME"
+    n = &schema.at(nlohmann::json::json_pointer(ref.substr(1)));
+  }
+  if (!n->contains("properties")) {
+    leaves.push_back(path);
+    return;
+  }
+  if (n->value("additionalProperties", nlohmann::json(true)) != false)
+    open_objects.push_back(path.empty() ? "(top)" : path);
+  for (const auto& [name, child] : (*n)["properties"].items())
+    CollectLeaves(schema, child, path.empty() ? name : path + "." + name, leaves, open_objects);
+}
+
+TEST_F(HelmChart, EverySchemaValueChangesTheRenderedManifests) {
+  GRAINTUNE_USE_CONTROL_PLANE(cp, ControlPlaneKind::kApiServer);
+  Result<std::string> text = kube::ReadFileText(Chart() + "/values.schema.json");
+  ASSERT_TRUE(text.ok()) << text.error();
+  const nlohmann::json schema = nlohmann::json::parse(*text);
+  std::vector<std::string> leaves, open_objects;
+  CollectLeaves(schema, schema, "", leaves, open_objects);
+  ASSERT_GT(leaves.size(), 50u);
+  EXPECT_TRUE(open_objects.empty()) << "objects in values.schema.json without additionalProperties: "
+                                       "false, where a misspelt key passes: " << ::testing::PrintToString(open_objects);
+
+  std::map<std::string, const ValueCase*> cases;
+  for (const ValueCase& c : kValueCases) EXPECT_TRUE(cases.emplace(c.path, &c).second) << "twice: " << c.path;
+  const std::set<std::string> leaf_set(leaves.begin(), leaves.end());
+  for (const auto& [path, c] : cases)
+    EXPECT_TRUE(leaf_set.count(path)) << path << " has a case but is not a leaf of values.schema.json";
+  for (const auto& [path, reason] : kRenderNothing)
+    EXPECT_TRUE(leaf_set.count(path)) << path << " is allowed to render nothing but is not in the schema";
+
+  // Renders with the given --set-json settings (CRDs included, as crds.enabled acts on them).
+  std::map<std::vector<std::string>, std::string> baselines;
+  auto render = [&](const std::vector<std::string>& settings) -> Result<std::string> {
+    std::vector<std::string> args = {"template", "gt", Chart(), "-n", "graintune-system", "--include-crds"};
+    for (const std::string& s : settings) {
+      args.push_back("--set-json");
+      args.push_back(s);
+    }
+    return cp->Helm(args);
+  };
+  for (const std::string& leaf : leaves) {
+    if (kRenderNothing.count(leaf)) continue;
+    auto found = cases.find(leaf);
+    if (found == cases.end()) {
+      ADD_FAILURE() << "values.schema.json accepts " << leaf
+                    << " but kValueCases has no case for it: render it in the chart and add one";
+      continue;
+    }
+    const ValueCase& c = *found->second;
+    const std::vector<std::string> context(c.context.begin(), c.context.end());
+    if (!baselines.count(context)) {
+      Result<std::string> base = render(context);
+      if (!base.ok()) {
+        ADD_FAILURE() << "the context of " << leaf << " was refused: " << base.error();
+        continue;
+      }
+      baselines[context] = *base;
+    }
+    std::vector<std::string> settings = context;
+    settings.push_back(std::string(c.path) + "=" + c.json);
+    Result<std::string> changed = render(settings);
+    if (!changed.ok()) {
+      ADD_FAILURE() << leaf << "=" << c.json << " was refused: " << changed.error();
+      continue;
+    }
+    EXPECT_TRUE(*changed != baselines[context])  // not EXPECT_NE: no need to print both renders
+        << "values.schema.json accepts " << leaf << "=" << c.json << " but the chart renders the same";
+  }
 }
 
 struct Access {
