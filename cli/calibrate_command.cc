@@ -3,6 +3,7 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "cli/command_line.h"
 #include "cli/commands.h"
 #include "server/flags.h"
 #include "tuner/calibration.h"
@@ -10,11 +11,30 @@
 
 namespace graintune::cli {
 
+const CommandSpec& CalibrateSpec() {
+  static const CommandSpec kSpec = [] {
+    CommandSpec spec;
+    spec.name = "calibrate";
+    spec.summary = "Fit the pipeline simulator to observed MaxText step times.";
+    spec.usage = "--csv FILE [flags]";
+    spec.description =
+        "The CSV has one row per step, grain_worker_count,step,tflops_per_device,step_seconds\n"
+        "('#' starts a comment), as in tuner/testdata/v6e-32-llama3-8b-steps.csv. Prints the fitted per-worker rate, jitter,\n"
+        "compile and start-up times and compute step.";
+    spec.flags = {{"csv", 0, "FILE", "", "observed step times (required)"},
+                  {"tokens-per-step", 0, "N", "the Llama3-8B v6e-32 run's", "tokens per step per host"}};
+    spec.examples = "  graintune calibrate --csv tuner/testdata/v6e-32-llama3-8b-steps.csv\n";
+    return spec;
+  }();
+  return kSpec;
+}
+
 int RunCalibrate(const Args& args, std::ostream& out, std::ostream& err) {
-  Result<server::Flags> flags = server::Flags::Parse(args, {"csv", "tokens-per-step", "output"});
-  if (!flags.ok() || !flags->Get("csv")) {
-    err << "graintune calibrate: " << (flags.ok() ? "--csv FILE is required" : flags.error())
-        << "\n";
+  const Result<CommandLine> line = ParseCommandLine(CalibrateSpec(), args);
+  if (std::optional<int> code = HelpOrUsageError(CalibrateSpec(), line, out, err)) return *code;
+  const server::Flags* flags = &line->flags;
+  if (!flags->Get("csv")) {
+    err << "graintune calibrate: --csv FILE is required\nSee 'graintune calibrate --help'.\n";
     return 2;
   }
   std::ifstream file(*flags->Get("csv"));
@@ -42,16 +62,15 @@ int RunCalibrate(const Args& args, std::ostream& out, std::ostream& err) {
     return 2;
   }
   const PipelineParams& p = fit->params;
-  if (flags->Get("output").value_or("text") == "json") {
-    out << nlohmann::json{{"tokens_per_second_per_worker", p.tokens_per_second_per_worker},
+  if (line->output != OutputFormat::kText) {
+    WriteStructured(nlohmann::json{{"tokens_per_second_per_worker", p.tokens_per_second_per_worker},
                           {"batch_seconds_per_worker", p.tokens_per_step / p.tokens_per_second_per_worker},
                           {"worker_jitter_cv", p.worker_jitter_cv},
                           {"compile_seconds", p.compile_seconds},
                           {"worker_startup_seconds", p.worker_startup_seconds},
                           {"compute_step_seconds", p.compute_step_seconds},
-                          {"error", fit->error}}
-               .dump()
-        << "\n";
+                          {"error", fit->error}},
+                    line->output, out);
     return 0;
   }
   out << "per-worker rate   " << Compact(p.tokens_per_second_per_worker) << " tok/s ("

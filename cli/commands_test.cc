@@ -1,4 +1,5 @@
 #include "cli/commands.h"
+#include "cli/tuning_flags.h"
 
 #include <gtest/gtest.h>
 
@@ -57,7 +58,7 @@ TEST(RecommendCommandTest, BadInputsAreClearErrors) {
     std::string message;
   } cases[] = {
       {{"--machine-type", "n2-standard-8"}, "unknown machine type 'n2-standard-8'"},
-      {{}, "--machine-type (e.g. ct6e-standard-4t) or --host-cpu with --host-memory is required"},
+      {{}, "--machine-type (e.g. ct6e-standard-4t or v6e-32) or --host-cpu with --host-memory is required"},
       {{"--host-cpu", "2"}, "--host-cpu and --host-memory go together"},
       {{"--host-cpu", "0", "--host-memory", "1Gi"}, "--host-cpu must be in"},
       {{"--host-cpu", "2", "--host-memory", "8Gi"}, "--tpu-chips is required with --host-cpu"},
@@ -174,6 +175,115 @@ TEST(CalibrateCommandTest, FitsTheSeedCsv) {
   nlohmann::json j = nlohmann::json::parse(r.out);
   EXPECT_NEAR(j["batch_seconds_per_worker"].get<double>(), 30.0, 1.0);
   EXPECT_EQ(Call(RunCalibrate, {"--csv", "/nonexistent.csv"}).code, 2);
+}
+
+}  // namespace
+}  // namespace graintune::cli
+
+namespace graintune::cli {
+namespace {
+
+Outcome Tool(const Args& args) {
+  std::ostringstream out, err;
+  std::istringstream in;
+  const int code = RunGraintune(args, in, out, err);
+  return {code, out.str(), err.str()};
+}
+
+TEST(GraintuneToolTest, VersionAndHelpOnKubectlConventions) {
+  Outcome version = Tool({"--version"});
+  EXPECT_EQ(version.code, 0);
+  EXPECT_EQ(version.out, VersionLine() + "\n");
+  EXPECT_EQ(VersionLine().rfind("graintune 0.", 0), 0u) << VersionLine();
+  EXPECT_EQ(Tool({"version"}).out, version.out);
+
+  Outcome top = Tool({"help"});
+  EXPECT_EQ(top.code, 0);
+  for (const char* command : {"recommend", "explain", "simulate", "calibrate"})
+    EXPECT_NE(top.out.find(command), std::string::npos) << command;
+  for (const char* command : {"recommend", "explain", "simulate", "calibrate"}) {
+    Outcome a = Tool({"help", command});
+    Outcome b = Tool({command, "--help"});
+    Outcome c = Tool({command, "-h"});
+    EXPECT_EQ(a.code, 0) << command;
+    EXPECT_EQ(b.code, 0) << command << b.err;
+    EXPECT_EQ(a.out, b.out) << command;
+    EXPECT_EQ(b.out, c.out) << command;
+    EXPECT_NE(a.out.find(std::string("usage: graintune ") + command), std::string::npos);
+    EXPECT_NE(a.out.find("-o, --output FORMAT"), std::string::npos) << command;
+  }
+  // Every tuning flag is in recommend's help, with the defaults that apply.
+  const std::string help = Tool({"recommend", "--help"}).out;
+  for (const FlagSpec& f : TuningFlagSpecs()) EXPECT_NE(help.find("--" + f.name), std::string::npos) << f.name;
+  EXPECT_NE(help.find("(default: 64 (the chart's default policy))"), std::string::npos) << help;
+
+  Outcome unknown = Tool({"frobnicate"});
+  EXPECT_EQ(unknown.code, 2);
+  EXPECT_NE(unknown.err.find("unknown command 'frobnicate'"), std::string::npos);
+  EXPECT_EQ(Tool({"help", "frobnicate"}).code, 2);
+  EXPECT_EQ(Tool({}).code, 2);
+}
+
+TEST(GraintuneToolTest, OutputIsValidatedEverywhereAndStrayArgumentsAreRefused) {
+  for (const char* command : {"recommend", "simulate", "calibrate", "explain"}) {
+    Outcome bad = Tool({command, "-o", "xml"});
+    EXPECT_EQ(bad.code, 2) << command;
+    EXPECT_NE(bad.err.find("--output must be one of text|json|yaml, got 'xml'"), std::string::npos)
+        << command << ": " << bad.err;
+    EXPECT_NE(bad.err.find(std::string("See 'graintune ") + command + " --help'"), std::string::npos);
+  }
+  Outcome stray = Tool(With({"recommend"}, With(kSeed, {"llama3-8b"})));
+  EXPECT_EQ(stray.code, 2);
+  EXPECT_NE(stray.err.find("unexpected argument 'llama3-8b'"), std::string::npos) << stray.err;
+  Outcome yaml = Tool(With({"recommend"}, With(kSeed, {"-o", "yaml"})));
+  ASSERT_EQ(yaml.code, 0) << yaml.err;
+  Outcome json = Tool(With({"recommend"}, With(kSeed, {"-ojson"})));
+  ASSERT_EQ(json.code, 0) << json.err;
+  const int workers = nlohmann::json::parse(json.out)["workers"];
+  EXPECT_NE(yaml.out.find("\nworkers: " + std::to_string(workers) + "\n"), std::string::npos) << yaml.out;
+}
+
+TEST(GraintuneToolTest, SliceNamesAndDoubtfulInputsWarn) {
+  Outcome slice = Tool({"recommend", "--machine-type", "v6e-32", "--model-name", "llama3-8b",
+                        "--per-device-batch-size", "2", "--max-target-length", "8192", "-o", "json"});
+  ASSERT_EQ(slice.code, 0) << slice.err;
+  const nlohmann::json s = nlohmann::json::parse(slice.out);
+  EXPECT_EQ(s["slice"]["hosts"], 8);
+  EXPECT_EQ(s["slice"]["machine_type"], "ct6e-standard-4t");
+  EXPECT_EQ(s["host"]["tpu_chips"], 4);
+  EXPECT_TRUE(s["warnings"].empty());
+  EXPECT_TRUE(slice.err.empty()) << slice.err;
+  // The same answer as the machine type itself.
+  Outcome by_type = Tool(With({"recommend"}, With(kSeed, {"--model-name", "llama3-8b", "-o", "json"})));
+  EXPECT_EQ(nlohmann::json::parse(by_type.out)["workers"], s["workers"]);
+
+  Outcome bad_slice = Tool({"recommend", "--machine-type", "v6e-12"});
+  EXPECT_EQ(bad_slice.code, 2);
+  EXPECT_NE(bad_slice.err.find("not a v6e slice size"), std::string::npos) << bad_slice.err;
+
+  Outcome doubtful = Tool({"recommend", "--machine-type", "ct6e-standard-4t", "--tpu-chips", "8",
+                           "--model-name", "foo-bar", "-o", "json"});
+  ASSERT_EQ(doubtful.code, 0) << doubtful.err;
+  const nlohmann::json d = nlohmann::json::parse(doubtful.out);
+  ASSERT_EQ(d["warnings"].size(), 2u) << d["warnings"];
+  EXPECT_NE(d["warnings"][0].get<std::string>().find("--tpu-chips 8 but ct6e-standard-4t hosts have 4 chips"),
+            std::string::npos);
+  EXPECT_NE(d["warnings"][1].get<std::string>().find("unknown model 'foo-bar'"), std::string::npos);
+  EXPECT_NE(doubtful.err.find("graintune recommend: warning: unknown model 'foo-bar'"), std::string::npos);
+}
+
+TEST(GraintuneToolTest, SimulateSaysWhatIsMissing) {
+  Outcome r = Tool({"simulate", "--machine-type", "v6e-32"});
+  EXPECT_EQ(r.code, 2);
+  EXPECT_NE(r.err.find("--workers N is required"), std::string::npos) << r.err;
+}
+
+TEST(GraintuneToolTest, TheCliAnswersWithTheChartsDefaultPolicy) {
+  // Demand far above what 64 workers serve: the chart's default policy caps at 64.
+  Outcome r = Tool(With({"recommend"}, With(kSeed, {"--tokens-per-second-per-worker", "10",
+                                                     "--worker-memory", "100Mi", "-o", "json"})));
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_EQ(nlohmann::json::parse(r.out)["workers"], 64);
 }
 
 }  // namespace

@@ -1,119 +1,124 @@
-// graintune explain FILE.yaml: what the webhook would do to every object of a manifest.
+// graintune explain: what the webhook would do to every object of some manifests.
 //
-// Runs the webhook's own planner on each Pod, Job and JobSet of a (multi-document) manifest,
-// with ConfigMaps taken from the same file and host shapes from the built-in machine-type
-// table (or --machine-type), and prints per -1 found: object, container, where, the value
-// chosen, the reason, and the JSONPatch the webhook would return.
+// Runs the webhook's own planner, with the webhook's defaults, on each Pod, Job and JobSet of
+// one or more (multi-document) manifests or stdin: ConfigMaps and GrainTunePolicies are taken
+// from the same input (and --policy files); without any policy, the Helm chart's default
+// GrainTunePolicy applies, as on a freshly installed cluster. Host shapes come from the
+// built-in machine-type table (or --machine-type); tuned Jobs and Pods get the exporter
+// sidecar as the webhook adds it (--no-exporter as the webhook's flag). Prints per object
+// what it made of it (tuned, deferred, recommend only, ...), each -1 found, the value, the
+// reason, the warnings and the JSONPatch the webhook would return.
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "cli/command_line.h"
 #include "cli/commands.h"
-#include "server/flags.h"
-#include "workload/yaml_json.h"
+#include "cli/default_policy.h"
 #include "tuner/figures.h"
 #include "tuner/machine_types.h"
-#include "workload/in_memory_sources.h"
+#include "tuner/slice_names.h"
 #include "webhook/worker_count_planner.h"
+#include "workload/graintune_objects.h"
+#include "workload/in_memory_sources.h"
+#include "workload/pod_templates.h"
+#include "workload/yaml_json.h"
 
 namespace graintune::cli {
 
 using nlohmann::json;
+using webhook::ExporterInjection;
 using webhook::Finding;
 using webhook::Plan;
+using webhook::PlanOutcome;
 using webhook::PlannerSources;
 using webhook::PlanWorkerCount;
-using workload::FixedPolicy;
 using workload::FixedShape;
 using workload::InMemoryConfigMaps;
 using workload::InMemoryHistory;
 using workload::MachineTypeTableShapes;
 using workload::NodeShapeSource;
 using workload::ParseYamlDocuments;
+using workload::StaticPolicies;
 using workload::WorkloadKind;
 
-int RunExplain(const Args& args, std::ostream& out, std::ostream& err) {
-  Result<server::Flags> flags = server::Flags::Parse(args, {"machine-type", "output"});
-  if (!flags.ok() || flags->positional().size() != 1) {
-    err << "graintune explain: " << (flags.ok() ? "usage: graintune explain FILE.yaml "
-                                                  "[--machine-type T] [--output json]"
-                                                : flags.error())
-        << "\n";
-    return 2;
-  }
-  const std::string path = flags->positional()[0];
-  std::ifstream file(path);
-  if (!file) {
-    err << "graintune explain: cannot read " << path << "\n";
-    return 2;
-  }
+const CommandSpec& ExplainSpec() {
+  static const CommandSpec kSpec = [] {
+    CommandSpec spec;
+    spec.name = "explain";
+    spec.summary = "What the webhook would do to every Pod, Job and JobSet of some manifests.";
+    spec.usage = "[-f] FILE... | - [flags]";
+    spec.description =
+        "Runs the webhook's planner on each object, as the webhook would with its defaults:\n"
+        "ConfigMaps and GrainTunePolicies come from the same manifests (and --policy files);\n"
+        "with no policy at all, the Helm chart's default GrainTunePolicy applies (maxWorkers 64).\n"
+        "Hosts come from the built-in GKE TPU machine-type table, or --machine-type. Tuned Jobs\n"
+        "and Pods get the graintune-exporter sidecar as the webhook adds it. '-' reads stdin.";
+    spec.flags = {
+        {"filename", 'f', "FILE", "", "a manifest to explain (repeatable; '-' for stdin)"},
+        {"policy", 0, "FILE", "the chart's default GrainTunePolicy",
+         "GrainTunePolicies to apply (repeatable)"},
+        {"machine-type", 0, "TYPE", "from each workload's node selector",
+         "assume every host is of this machine type or slice (v6e-32)"},
+        {"no-exporter", 0, "", "", "do not add the exporter sidecar (the webhook's --no-exporter)"},
+        {"exporter-image", 0, "IMAGE", ExporterInjection{}.image, "the exporter sidecar's image"},
+        {"exporter-port", 0, "PORT", std::to_string(ExporterInjection{}.port),
+         "the exporter sidecar's port"},
+        {"share-process-namespace", 0, "", "",
+         "let the exporter see Grain's worker processes (the webhook's flag of that name)"},
+    };
+    spec.max_positionals = 1000;
+    spec.examples =
+        "  graintune explain examples/llama3-8b-v6e-32-jobset.yaml\n"
+        "  kubectl get jobset my-run -o yaml | graintune explain - -o json\n"
+        "  graintune explain -f job.yaml --policy examples/policies.yaml --machine-type v6e-32\n";
+    return spec;
+  }();
+  return kSpec;
+}
+
+namespace {
+
+struct Input {
+  std::string name;  // the file, or "stdin"
+  std::vector<json> documents;
+};
+
+Result<Input> ReadInput(const std::string& path, std::istream& in) {
   std::stringstream text;
-  text << file.rdbuf();
+  if (path == "-") {
+    text << in.rdbuf();
+  } else {
+    std::ifstream file(path);
+    if (!file) return Status::Error("cannot read " + path);
+    text << file.rdbuf();
+  }
   Result<std::vector<json>> docs = ParseYamlDocuments(text.str());
-  if (!docs.ok()) {
-    err << "graintune explain: " << path << ": " << docs.error() << "\n";
-    return 2;
-  }
+  const std::string name = path == "-" ? "stdin" : path;
+  if (!docs.ok()) return Status::Error(name + ": " + docs.error());
+  return Input{name, std::move(*docs)};
+}
 
-  std::unique_ptr<NodeShapeSource> shapes = std::make_unique<MachineTypeTableShapes>();
-  if (std::optional<std::string> type = flags->Get("machine-type")) {
-    std::optional<MachineType> found = FindMachineType(*type);
-    if (!found) {
-      err << "graintune explain: unknown machine type '" << *type << "'\n";
-      return 2;
-    }
-    shapes = std::make_unique<FixedShape>(HostShapeOf(*found));
-  }
-  InMemoryHistory history;
-  InMemoryConfigMaps configmaps;
-  FixedPolicy policies;
-  for (const json& doc : *docs) {
-    if (!doc.is_object() || doc.value("kind", "") != "ConfigMap") continue;
-    const json meta = doc.value("metadata", json::object());
-    const json data = doc.value("data", json::object());
-    for (const auto& [key, value] : data.items()) {
-      if (value.is_string())
-        configmaps.Put(meta.value("namespace", "default"), meta.value("name", ""), key,
-                       value.get<std::string>());
-    }
-  }
+std::string Headline(const json& entry) {
+  const std::string outcome = entry["outcome"];
+  if (outcome == ToString(PlanOutcome::kTuned)) return "";
+  if (outcome == ToString(PlanOutcome::kDeferred))
+    return "tuning deferred: grain_worker_count=-1 found, but no TPU host is known for it yet;\n"
+           "          its pods are tuned when they are created (see the warning)";
+  if (outcome == ToString(PlanOutcome::kRecommendOnly))
+    return "recommend only (policy mode Off): nothing changed; graintune would set " +
+           std::to_string(entry["workers"].get<int>());
+  if (outcome == ToString(PlanOutcome::kKeptAsWritten))
+    return "kept as written: graintune already set this attempt's value";
+  if (outcome == ToString(PlanOutcome::kOverBudget))
+    return "left unchanged: over the webhook's work budget";
+  return "no grain_worker_count=-1 to tune";
+}
 
-  json report = json::array();
-  for (const json& doc : *docs) {
-    if (!doc.is_object()) continue;
-    const WorkloadKind kind = workload::KindOf(workload::GroupOf(doc.value("apiVersion", "")), doc.value("kind", ""));
-    if (kind == WorkloadKind::kOther) continue;
-    const std::string ns = doc.value("metadata", json::object()).value("namespace", "default");
-    const Plan plan = PlanWorkerCount(doc, kind, ns, PlannerSources{*shapes, history, configmaps, policies});
-    const json& patch = plan.patch;
-    json entry = {{"object", ToString(kind) + " " + ns + "/" +
-                                 doc.value("metadata", json::object()).value("name", "")},
-                  {"workers", plan.workers},
-                  {"reason", plan.reason},
-                  {"warnings", plan.warnings},
-                  {"patch", patch}};
-    if (!plan.host.machine_type.empty() || plan.host.cpu_cores > 0) {
-      entry["host"] = {{"source", plan.host.source}, {"cpu_cores", plan.host.cpu_cores},
-                       {"memory_bytes", plan.host.memory_bytes}, {"tpu_chips", plan.host.tpu_chips}};
-    }
-    if (plan.eval_workers > 0) entry["eval_workers"] = plan.eval_workers;
-    json found = json::array();
-    for (const Finding& f : plan.findings) {
-      found.push_back({{"container", f.container}, {"where", f.site}, {"key", f.key},
-                       {"pointer", f.pointer}, {"before", f.before}, {"value", f.value}});
-    }
-    entry["found"] = found;
-    report.push_back(entry);
-  }
-
-  if (flags->Get("output").value_or("text") == "json") {
-    out << report.dump(2) << "\n";
-    return 0;
-  }
-  if (report.empty()) out << "no Pod, Job or JobSet in " << path << "\n";
+void PrintText(const json& report, std::ostream& out) {
   for (const json& e : report) {
     out << e["object"].get<std::string>() << "\n";
-    if (e["found"].empty()) out << "  no grain_worker_count=-1 to tune\n";
+    if (std::string headline = Headline(e); !headline.empty()) out << "  " << headline << "\n";
     for (const json& f : e["found"]) {
       out << "  found   " << f["key"].get<std::string>() << "=" << f["before"].get<std::string>()
           << " in container " << f["container"].get<std::string>() << " ("
@@ -125,11 +130,138 @@ int RunExplain(const Args& args, std::ostream& out, std::ostream& err) {
           << Fixed(e["host"]["cpu_cores"].get<double>(), 1) << " cpu, "
           << Bytes(e["host"]["memory_bytes"].get<double>()) << ", "
           << e["host"]["tpu_chips"].get<int>() << " chips\n";
+    out << "  policy  " << e["policy"].get<std::string>() << "\n";
     if (!e["reason"].get<std::string>().empty())
       out << "  reason  " << e["reason"].get<std::string>() << "\n";
     for (const json& w : e["warnings"]) out << "  warning " << w.get<std::string>() << "\n";
     if (!e["patch"].empty()) out << "  patch   " << e["patch"].dump() << "\n";
   }
+}
+
+}  // namespace
+
+int RunExplain(const Args& args, std::istream& in, std::ostream& out, std::ostream& err) {
+  const Result<CommandLine> line = ParseCommandLine(ExplainSpec(), args);
+  if (std::optional<int> code = HelpOrUsageError(ExplainSpec(), line, out, err)) return *code;
+  const server::Flags& flags = line->flags;
+  const auto fail = [&](const std::string& message) {
+    err << "graintune explain: " << message << "\n";
+    return 2;
+  };
+
+  std::vector<std::string> paths = line->positionals;
+  for (const std::string& f : flags.All("filename")) paths.push_back(f);
+  if (paths.empty())
+    return fail("no manifest given: FILE, -f FILE, or - for stdin\nSee 'graintune explain --help'.");
+  if (std::count(paths.begin(), paths.end(), "-") > 1) return fail("stdin ('-') given twice");
+  std::vector<Input> inputs;
+  for (const std::string& path : paths) {
+    Result<Input> input = ReadInput(path, in);
+    if (!input.ok()) return fail(input.error());
+    inputs.push_back(std::move(*input));
+  }
+
+  std::unique_ptr<NodeShapeSource> shapes = std::make_unique<MachineTypeTableShapes>();
+  if (std::optional<std::string> type = flags.Get("machine-type")) {
+    std::optional<MachineType> found;
+    if (LooksLikeSliceName(*type)) {
+      Result<SliceShape> slice = ParseSliceName(*type);
+      if (!slice.ok()) return fail("--machine-type: " + slice.error());
+      found = slice->machine;
+    } else {
+      found = FindMachineType(*type);
+    }
+    if (!found) return fail("unknown machine type '" + *type + "'");
+    shapes = std::make_unique<FixedShape>(HostShapeOf(*found));
+  }
+
+  InMemoryHistory history;
+  InMemoryConfigMaps configmaps;
+  std::vector<json> policy_objects;
+  for (const std::string& path : flags.All("policy")) {
+    Result<Input> input = ReadInput(path, in);
+    if (!input.ok()) return fail("--policy " + input.error());
+    size_t policies = 0;
+    for (json& doc : input->documents) {
+      if (doc.is_object() && doc.value("kind", "") == "GrainTunePolicy") {
+        policy_objects.push_back(std::move(doc));
+        ++policies;
+      }
+    }
+    if (policies == 0) return fail("--policy " + input->name + ": no GrainTunePolicy in it");
+  }
+  for (const Input& input : inputs) {
+    for (const json& doc : input.documents) {
+      if (!doc.is_object()) continue;
+      const std::string kind = doc.value("kind", "");
+      if (kind == "GrainTunePolicy") policy_objects.push_back(doc);
+      if (kind != "ConfigMap") continue;
+      const json meta = doc.value("metadata", json::object());
+      const json data = doc.value("data", json::object());
+      for (const auto& [key, value] : data.items()) {
+        if (value.is_string())
+          configmaps.Put(meta.value("namespace", "default"), meta.value("name", ""), key,
+                         value.get<std::string>());
+      }
+    }
+  }
+  if (policy_objects.empty()) policy_objects.push_back(ChartDefaultPolicyObject());
+  Result<StaticPolicies> policies = StaticPolicies::FromObjects(policy_objects);
+  if (!policies.ok()) return fail(policies.error());
+
+  std::optional<ExporterInjection> exporter;
+  if (!flags.Bool("no-exporter")) {
+    exporter.emplace();
+    if (std::optional<std::string> image = flags.Get("exporter-image")) exporter->image = *image;
+    Result<std::optional<int>> port = flags.IntegerIn("exporter-port", 1, 65535);
+    if (!port.ok()) return fail(port.error());
+    if (*port) exporter->port = **port;
+    exporter->share_process_namespace = flags.Bool("share-process-namespace");
+  }
+
+  json report = json::array();
+  for (const Input& input : inputs) {
+    for (const json& doc : input.documents) {
+      if (!doc.is_object()) continue;
+      const WorkloadKind kind =
+          workload::KindOf(workload::GroupOf(doc.value("apiVersion", "")), doc.value("kind", ""));
+      if (kind == WorkloadKind::kOther) continue;
+      const json meta = doc.value("metadata", json::object());
+      const std::string ns = meta.value("namespace", "default");
+      const Policy policy = policies->PolicyFor(ns, workload::StringMap(meta, "labels"));
+      const Plan plan = PlanWorkerCount(doc, kind, ns,
+                                        PlannerSources{*shapes, history, configmaps, *policies},
+                                        exporter ? &*exporter : nullptr);
+      json entry = {{"object", ToString(kind) + " " + ns + "/" + meta.value("name", "")},
+                    {"file", input.name},
+                    {"outcome", ToString(plan.outcome)},
+                    {"policy", policy.name},
+                    {"workers", plan.workers},
+                    {"reason", plan.reason},
+                    {"warnings", plan.warnings},
+                    {"patch", plan.patch}};
+      if (!plan.host.machine_type.empty() || plan.host.cpu_cores > 0) {
+        entry["host"] = {{"source", plan.host.source}, {"cpu_cores", plan.host.cpu_cores},
+                         {"memory_bytes", plan.host.memory_bytes},
+                         {"tpu_chips", plan.host.tpu_chips}};
+      }
+      if (plan.eval_workers > 0) entry["eval_workers"] = plan.eval_workers;
+      json found = json::array();
+      for (const Finding& f : plan.findings) {
+        found.push_back({{"container", f.container}, {"where", f.site}, {"key", f.key},
+                         {"pointer", f.pointer}, {"before", f.before}, {"value", f.value}});
+      }
+      entry["found"] = found;
+      report.push_back(entry);
+    }
+  }
+
+  if (line->output != OutputFormat::kText) {
+    WriteStructured(report, line->output, out);
+    return 0;
+  }
+  if (report.empty()) out << "no Pod, Job or JobSet in the manifests given\n";
+  PrintText(report, out);
   return 0;
 }
 

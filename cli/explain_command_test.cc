@@ -1,6 +1,7 @@
 #include <gtest/gtest.h>
 
 #include <nlohmann/json.hpp>
+#include <fstream>
 #include <sstream>
 
 #include "cli/commands.h"
@@ -12,8 +13,9 @@ using nlohmann::json;
 
 json Explain(const std::string& example) {
   std::ostringstream out, err;
+  std::istringstream in;
   const int code = RunExplain({std::string(GRAINTUNE_EXAMPLES_DIR) + "/" + example, "--output", "json"},
-                              out, err);
+                              in, out, err);
   EXPECT_EQ(code, 0) << err.str();
   return code == 0 ? json::parse(out.str()) : json::array();
 }
@@ -77,10 +79,109 @@ TEST(ExplainCommandTest, AnnotationOnlyInjectsEnv) {
 
 TEST(ExplainCommandTest, BadFilesAreClearErrors) {
   std::ostringstream out, err;
-  EXPECT_EQ(RunExplain({"/nonexistent.yaml"}, out, err), 2);
+  std::istringstream in;
+  EXPECT_EQ(RunExplain({"/nonexistent.yaml"}, in, out, err), 2);
   EXPECT_NE(err.str().find("cannot read"), std::string::npos);
-  EXPECT_EQ(RunExplain({}, out, err), 2);
-  EXPECT_EQ(RunExplain({std::string(GRAINTUNE_EXAMPLES_DIR) + "/v5p-job-env.yaml", "--machine-type", "x"}, out, err), 2);
+  EXPECT_EQ(RunExplain({}, in, out, err), 2);
+  EXPECT_EQ(RunExplain({std::string(GRAINTUNE_EXAMPLES_DIR) + "/v5p-job-env.yaml", "--machine-type", "x"}, in, out, err), 2);
+}
+
+struct ExplainRun {
+  int code;
+  std::string out, err;
+};
+
+ExplainRun ExplainWith(const Args& args, const std::string& stdin_text = "") {
+  std::ostringstream out, err;
+  std::istringstream in(stdin_text);
+  const int code = RunExplain(args, in, out, err);
+  return {code, out.str(), err.str()};
+}
+
+std::string Example(const std::string& name) { return std::string(GRAINTUNE_EXAMPLES_DIR) + "/" + name; }
+
+std::string Slurp(const std::string& path) {
+  std::ifstream file(path);
+  std::stringstream text;
+  text << file.rdbuf();
+  return text.str();
+}
+
+TEST(ExplainCommandTest, StdinSeveralFilesAndDashFAreOneStream) {
+  const ExplainRun files = ExplainWith({Example("v5p-job-env.yaml"), "-f", Example("annotation-only-pod.yaml"), "-o", "json"});
+  ASSERT_EQ(files.code, 0) << files.err;
+  const json both = json::parse(files.out);
+  ASSERT_EQ(both.size(), 2u);
+  EXPECT_EQ(both[0]["file"], Example("v5p-job-env.yaml"));
+  EXPECT_EQ(both[1]["file"], Example("annotation-only-pod.yaml"));
+
+  const ExplainRun piped = ExplainWith({"-", "-o", "json"}, Slurp(Example("v5p-job-env.yaml")) + "\n---\n" +
+                                                        Slurp(Example("annotation-only-pod.yaml")));
+  ASSERT_EQ(piped.code, 0) << piped.err;
+  const json streamed = json::parse(piped.out);
+  ASSERT_EQ(streamed.size(), 2u);
+  EXPECT_EQ(streamed[0]["file"], "stdin");
+  for (size_t i = 0; i < 2; ++i) EXPECT_EQ(streamed[i]["patch"], both[i]["patch"]) << i;
+
+  EXPECT_EQ(ExplainWith({"-", "-f", "-"}).code, 2);
+  const ExplainRun none = ExplainWith({});
+  EXPECT_EQ(none.code, 2);
+  EXPECT_NE(none.err.find("no manifest given"), std::string::npos) << none.err;
+}
+
+TEST(ExplainCommandTest, TunedObjectsGetTheExporterAsTheWebhookAddsIt) {
+  const json with = json::parse(ExplainWith({Example("v5p-job-env.yaml"), "-o", "json"}).out)[0];
+  bool sidecar = false;
+  for (const json& op : with["patch"])
+    if (op["path"] == "/spec/template/spec/initContainers")
+      sidecar = op["value"][0]["name"] == "graintune-exporter" && op["value"][0]["restartPolicy"] == "Always";
+  EXPECT_TRUE(sidecar) << with["patch"];
+  const json without = json::parse(ExplainWith({Example("v5p-job-env.yaml"), "--no-exporter", "-o", "json"}).out)[0];
+  for (const json& op : without["patch"])
+    EXPECT_EQ(op["path"].get<std::string>().find("initContainers"), std::string::npos) << op;
+  EXPECT_EQ(with["workers"], without["workers"]);
+}
+
+TEST(ExplainCommandTest, PoliciesComeFromTheInputOrPolicyFilesElseTheChartsDefault) {
+  const std::string job = Slurp(Example("v5p-job-env.yaml"));
+  // Without a policy: the chart's default one.
+  const json plain = json::parse(ExplainWith({"-", "-o", "json"}, job).out)[0];
+  EXPECT_EQ(plain["policy"], "GrainTunePolicy graintune-cluster-default");
+  EXPECT_EQ(plain["outcome"], "Tuned");
+
+  // A policy in the same stream, mode Off: recommend only, nothing patched.
+  const std::string off = R"(apiVersion: graintune.dev/v1alpha1
+kind: GrainTunePolicy
+metadata: {name: hands-off}
+spec: {mode: "Off"}
+)";
+  const ExplainRun off_run = ExplainWith({"-"}, off + "---\n" + job);
+  ASSERT_EQ(off_run.code, 0) << off_run.err;
+  EXPECT_NE(off_run.out.find("recommend only (policy mode Off): nothing changed; graintune would set"),
+            std::string::npos) << off_run.out;
+  EXPECT_EQ(off_run.out.find("  patch "), std::string::npos) << off_run.out;
+
+  // The same from --policy FILE; a --policy file without a policy is an error.
+  const json from_file = json::parse(ExplainWith({"-", "--policy", Example("policies.yaml"), "-o", "json"}, job).out)[0];
+  EXPECT_EQ(from_file["policy"], "GrainTunePolicy cluster-default");
+  const ExplainRun no_policy = ExplainWith({"-", "--policy", Example("v5p-job-env.yaml")}, job);
+  EXPECT_EQ(no_policy.code, 2);
+  EXPECT_NE(no_policy.err.find("no GrainTunePolicy in it"), std::string::npos) << no_policy.err;
+}
+
+TEST(ExplainCommandTest, AQueuedWorkloadWithoutHostsIsDeferredNotIgnored) {
+  const ExplainRun run = ExplainWith({Example("kueue-suspended-job.yaml")});
+  ASSERT_EQ(run.code, 0) << run.err;
+  EXPECT_NE(run.out.find("tuning deferred: grain_worker_count=-1 found"), std::string::npos) << run.out;
+  EXPECT_EQ(run.out.find("no grain_worker_count=-1 to tune"), std::string::npos) << run.out;
+  const json e = json::parse(ExplainWith({Example("kueue-suspended-job.yaml"), "-o", "json"}).out)[0];
+  EXPECT_EQ(e["outcome"], "Deferred");
+  EXPECT_TRUE(e["patch"].empty());
+  // Once Kueue has admitted it onto v6e hosts (here: assumed with --machine-type), it is tuned.
+  const json admitted = json::parse(
+      ExplainWith({Example("kueue-suspended-job.yaml"), "--machine-type", "v6e-4", "-o", "json"}).out)[0];
+  EXPECT_EQ(admitted["outcome"], "Tuned");
+  EXPECT_GT(admitted["workers"].get<int>(), 0);
 }
 
 }  // namespace

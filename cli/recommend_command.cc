@@ -3,6 +3,7 @@
 // attempts instead.
 #include <nlohmann/json.hpp>
 
+#include "cli/command_line.h"
 #include "cli/commands.h"
 #include "cli/history_file.h"
 #include "cli/tuning_flags.h"
@@ -11,19 +12,38 @@
 
 namespace graintune::cli {
 
+const CommandSpec& RecommendSpec() {
+  static const CommandSpec kSpec = [] {
+    CommandSpec spec;
+    spec.name = "recommend";
+    spec.summary = "The grain_worker_count graintune picks for a host, workload and dataset.";
+    spec.usage = "--machine-type TYPE [flags]";
+    spec.description =
+        "Prints the first attempt's value with its reason, beside MaxText's default and its -1\n"
+        "(Grain's pick). With --history, the value after those attempts instead, as the operator\n"
+        "would recommend it on the next restart.";
+    spec.flags = TuningFlagSpecs();
+    spec.flags.push_back({"history", 0, "FILE", "",
+                          "earlier attempts, oldest first: a JSON array of {\"workers\": N, \"step_seconds\": [...]} or {\"workers\": N, \"oom_killed\": true}"});
+    spec.examples =
+        "  graintune recommend --machine-type v6e-32 --model-name llama3-8b \\\n"
+        "      --per-device-batch-size 2 --max-target-length 8192\n"
+        "  graintune recommend --machine-type ct5p-hightpu-4t --dataset-kind array-record -o json\n";
+    return spec;
+  }();
+  return kSpec;
+}
+
 int RunRecommend(const Args& args, std::ostream& out, std::ostream& err) {
-  std::set<std::string> names = TuningFlagNames();
-  names.insert("history");
-  Result<server::Flags> flags = server::Flags::Parse(args, names);
-  if (!flags.ok()) {
-    err << "graintune recommend: " << flags.error() << "\n";
-    return 2;
-  }
+  const Result<CommandLine> line = ParseCommandLine(RecommendSpec(), args);
+  if (std::optional<int> code = HelpOrUsageError(RecommendSpec(), line, out, err)) return *code;
+  const server::Flags* flags = &line->flags;
   Result<TuningSetup> setup = TuningFromFlags(*flags);
   if (!setup.ok()) {
     err << "graintune recommend: " << setup.error() << "\n";
     return 2;
   }
+  for (const std::string& w : setup->warnings) err << "graintune recommend: warning: " << w << "\n";
   const TuningInputs& in = setup->inputs;
   std::vector<Trial> trials;
   if (std::optional<std::string> history = flags->Get("history")) {
@@ -37,7 +57,7 @@ int RunRecommend(const Args& args, std::ostream& out, std::ostream& err) {
   const Decision d = Decide(in, trials);
   const int grain_pick = GrainPickPerformanceWorkers(in.demand.element_bytes, in.host.cpu_cores);
 
-  if (flags->Get("output").value_or("text") == "json") {
+  if (line->output != OutputFormat::kText) {
     nlohmann::json j = {
         {"workers", d.workers},
         {"per_worker_buffer", d.per_worker_buffer},
@@ -60,13 +80,22 @@ int RunRecommend(const Args& args, std::ostream& out, std::ostream& err) {
                      {"source", in.profile.source}}},
         {"baselines", {{"maxtext_default", kMaxTextDefaultWorkers},
                        {"maxtext_auto_grain_pick", grain_pick}}},
+        {"warnings", setup->warnings},
     };
-    out << j.dump(2) << "\n";
+    if (setup->slice)
+      j["slice"] = {{"name", setup->slice->name}, {"hosts", setup->slice->hosts},
+                    {"chips", setup->slice->chips},
+                    {"machine_type", std::string(setup->slice->machine.name)}};
+    WriteStructured(j, line->output, out);
     return 0;
   }
   out << "grain_worker_count=" << d.workers << "\n"
       << "  host:    " << in.host.source << ": " << Fixed(in.host.cpu_cores, 1) << " cpu, "
-      << Bytes(in.host.memory_bytes) << ", " << in.host.tpu_chips << " chips\n"
+      << Bytes(in.host.memory_bytes) << ", " << in.host.tpu_chips << " chips"
+      << (setup->slice ? " (one of the " + std::to_string(setup->slice->hosts) + " hosts of " +
+                             setup->slice->name + ")"
+                       : std::string())
+      << "\n"
       << "  reason:  " << d.reason << "\n"
       << "  MaxText default would use " << kMaxTextDefaultWorkers
       << "; MaxText's -1 (Grain pick_performance_config, ram_budget_mb 1024) " << grain_pick

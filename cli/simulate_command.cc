@@ -4,6 +4,7 @@
 // given compute step, and the seed calibration's jitter, compile time and start-up.
 #include <nlohmann/json.hpp>
 
+#include "cli/command_line.h"
 #include "cli/commands.h"
 #include "cli/tuning_flags.h"
 #include "tuner/figures.h"
@@ -12,15 +13,41 @@
 
 namespace graintune::cli {
 
+const CommandSpec& SimulateSpec() {
+  static const CommandSpec kSpec = [] {
+    CommandSpec spec;
+    spec.name = "simulate";
+    spec.summary = "Step times of a simulated MaxText host with N Grain workers.";
+    spec.usage = "--workers N --machine-type TYPE [flags]";
+    spec.description =
+        "The simulated truth is the dataset profile (its default or the figures given), the\n"
+        "estimated or given compute step, and the jitter, compile time and start-up fitted to\n"
+        "the Llama3-8B v6e-32 measurements in tuner/testdata/.";
+    spec.flags = {{"workers", 0, "N", "", "Grain worker processes per host (required), 1-4096"},
+                  {"steps", 0, "N", "20", "training steps to simulate"},
+                  {"seed", 0, "N", "1", "random seed of the jitter"},
+                  {"per-worker-buffer", 0, "N", "1", "batches each worker may hold ready"}};
+    for (const FlagSpec& f : TuningFlagSpecs()) spec.flags.push_back(f);
+    spec.examples = "  graintune simulate --workers 4 --machine-type v6e-32 --model-name llama3-8b\n";
+    return spec;
+  }();
+  return kSpec;
+}
+
 int RunSimulate(const Args& args, std::ostream& out, std::ostream& err) {
-  std::set<std::string> names = TuningFlagNames();
-  names.insert({"workers", "steps", "seed", "per-worker-buffer"});
-  Result<server::Flags> flags = server::Flags::Parse(args, names);
-  Result<TuningSetup> setup = flags.ok() ? TuningFromFlags(*flags) : Result<TuningSetup>(flags.status());
+  const Result<CommandLine> line = ParseCommandLine(SimulateSpec(), args);
+  if (std::optional<int> code = HelpOrUsageError(SimulateSpec(), line, out, err)) return *code;
+  const server::Flags* flags = &line->flags;
+  if (!flags->Get("workers")) {
+    err << "graintune simulate: --workers N is required\nSee 'graintune simulate --help'.\n";
+    return 2;
+  }
+  Result<TuningSetup> setup = TuningFromFlags(*flags);
   if (!setup.ok()) {
     err << "graintune simulate: " << setup.error() << "\n";
     return 2;
   }
+  for (const std::string& w : setup->warnings) err << "graintune simulate: warning: " << w << "\n";
   Result<std::optional<int>> workers = flags->Integer("workers");
   Result<std::optional<int>> steps = flags->Integer("steps");
   Result<std::optional<int>> seed = flags->Integer("seed");
@@ -57,7 +84,7 @@ int RunSimulate(const Args& args, std::ostream& out, std::ostream& err) {
 
   Result<Trial> trial = SummarizeSteps(r.step_seconds, p.tokens_per_step);
   if (trial.ok()) trial.value().worker_busy_fraction = r.worker_busy_fraction;
-  if (flags->Get("output").value_or("text") == "json") {
+  if (line->output != OutputFormat::kText) {
     nlohmann::json j = {{"workers", p.workers},
                         {"oom", r.oom},
                         {"step_seconds", r.step_seconds},
@@ -68,7 +95,8 @@ int RunSimulate(const Args& args, std::ostream& out, std::ostream& err) {
                            {"worker_busy_fraction", trial->worker_busy_fraction},
                            {"data_bound", IsDataBound(*trial)}};
     }
-    out << j.dump() << "\n";
+    j["warnings"] = setup->warnings;
+    WriteStructured(j, line->output, out);
     return 0;
   }
   if (r.oom) {

@@ -1,19 +1,37 @@
 #include "cli/tuning_flags.h"
 
+#include "cli/default_policy.h"
 #include "tuner/machine_types.h"
+#include "tuner/model_catalog.h"
 #include "tuner/quantity.h"
 
 namespace graintune::cli {
 
-const std::set<std::string>& TuningFlagNames() {
-  static const std::set<std::string> kNames = {
-      "machine-type",  "tpu-chips",     "per-device-batch-size",
-      "max-target-length", "model-name", "step-seconds",
-      "dataset-kind",  "tokens-per-second-per-worker", "worker-memory",
-      "min-workers",   "max-workers",   "reserved-cpu",
-      "reserved-memory", "safety-factor", "objective",
-      "host-cpu",      "host-memory",   "output"};
-  return kNames;
+const std::vector<FlagSpec>& TuningFlagSpecs() {
+  static const std::vector<FlagSpec> kSpecs = {
+      {"machine-type", 0, "TYPE", "",
+       "GKE TPU machine type (ct6e-standard-4t) or slice name (v6e-32, v5litepod-16, v5p-128)"},
+      {"host-cpu", 0, "CORES", "", "allocatable cpu of a host the table lacks (with --host-memory)"},
+      {"host-memory", 0, "QUANTITY", "", "allocatable memory of that host, e.g. 700Gi"},
+      {"tpu-chips", 0, "N", "the machine type's chips per host", "TPU chips the trainer uses per host"},
+      {"model-name", 0, "NAME", "MaxText base.yml's model (~1B)", "MaxText model_name, e.g. llama3-8b"},
+      {"per-device-batch-size", 0, "B", "12 (MaxText base.yml)", "MaxText per_device_batch_size"},
+      {"max-target-length", 0, "L", "2048 (MaxText base.yml)", "MaxText max_target_length"},
+      {"step-seconds", 0, "S", "estimated from model FLOPs at 40% MFU", "known compute step time"},
+      {"dataset-kind", 0, "KIND", "raw-text", "array-record | raw-text | heavy-decode"},
+      {"tokens-per-second-per-worker", 0, "X", "the dataset kind's profile",
+       "measured tokens one Grain worker yields per second"},
+      {"worker-memory", 0, "QUANTITY", "the dataset kind's profile",
+       "resident memory of one Grain worker, e.g. 2Gi"},
+      {"min-workers", 0, "N", "1 (the chart's default policy)", "policy: fewest workers"},
+      {"max-workers", 0, "N", "64 (the chart's default policy)", "policy: most workers"},
+      {"reserved-cpu", 0, "CORES", "max(4, 5% of the host)", "policy: cpu left to the trainer"},
+      {"reserved-memory", 0, "QUANTITY", "max(16Gi, 25% of the host)",
+       "policy: memory left to the trainer"},
+      {"safety-factor", 0, "F", "1.25", "policy: over-provisioning of the computed need"},
+      {"objective", 0, "NAME", "Throughput", "policy: Throughput | FewestWorkers"},
+  };
+  return kSpecs;
 }
 
 namespace {
@@ -50,18 +68,26 @@ Result<TuningSetup> TuningFromFlags(const server::Flags& flags) {
   if (host_memory && !(*host_memory > 0)) return Status::Error("--host-memory must be > 0");
 
   std::optional<std::string> machine = flags.Get("machine-type");
-  if (machine) {
-    std::optional<MachineType> type = FindMachineType(*machine);
-    if (!type) {
+  std::optional<MachineType> machine_type;
+  if (machine && LooksLikeSliceName(*machine)) {
+    Result<SliceShape> slice = ParseSliceName(*machine);
+    if (!slice.ok()) return Status::Error("--machine-type: " + slice.error());
+    setup.slice = *slice;
+    machine_type = slice->machine;
+  } else if (machine) {
+    machine_type = FindMachineType(*machine);
+    if (!machine_type) {
       std::string known;
       for (const MachineType& t : AllMachineTypes()) known += " " + std::string(t.name);
-      return Status::Error("unknown machine type '" + *machine + "'; known:" + known);
+      return Status::Error("unknown machine type '" + *machine + "'; known:" + known +
+                           " (or a slice name such as v6e-32)");
     }
-    setup.inputs.host = HostShapeOf(*type);
   } else if (!host_cpu) {
     return Status::Error(
-        "--machine-type (e.g. ct6e-standard-4t) or --host-cpu with --host-memory is required");
+        "--machine-type (e.g. ct6e-standard-4t or v6e-32) or --host-cpu with --host-memory is "
+        "required");
   }
+  if (machine_type) setup.inputs.host = HostShapeOf(*machine_type);
   if (host_cpu) {
     // A host the table does not know (or a measured one): its allocatable figures as given,
     // the chip generation of --machine-type when one was named too.
@@ -81,12 +107,25 @@ Result<TuningSetup> TuningFromFlags(const server::Flags& flags) {
   if (chips) {
     if (*chips < 1 || *chips > 64) return Status::Error("--tpu-chips must be in [1, 64]");
     w.chips_per_host = *chips;
+    if (machine_type && *chips != machine_type->tpu_chips)
+      setup.warnings.push_back(
+          "--tpu-chips " + std::to_string(*chips) + " but " + std::string(machine_type->name) +
+          " hosts have " + std::to_string(machine_type->tpu_chips) + " chips" +
+          (*chips > machine_type->tpu_chips ? "; no pod on one can use that many"
+                                            : "; the estimate is for the chips given"));
   }
   if (!machine) {
     if (!chips) return Status::Error("--tpu-chips is required with --host-cpu (chips per host)");
     setup.inputs.host.tpu_chips = *chips;
   }
   w.model_name = flags.Get("model-name").value_or("");
+  if (!w.model_name.empty() && !FindModel(w.model_name)) {
+    std::string known;
+    for (const ModelFigures& m : AllModels()) known += (known.empty() ? "" : ", ") + std::string(m.name);
+    setup.warnings.push_back("unknown model '" + w.model_name +
+                             "': the demand is estimated as for MaxText's default model (~1B "
+                             "parameters); pass --step-seconds for a real figure. Known: " + known);
+  }
   w.generation = setup.inputs.host.generation;
   Result<Demand> demand = EstimateDemand(w, setup.inputs.host);
   if (!demand.ok()) return demand.status();
@@ -109,6 +148,7 @@ Result<TuningSetup> TuningFromFlags(const server::Flags& flags) {
   setup.inputs.profile = ProfileWithOverrides(kind, rate, memory);
 
   Policy& policy = setup.inputs.policy;
+  policy = ChartDefaultPolicy();
   std::optional<int> min_workers, max_workers;
   std::optional<double> safety;
   for (Status s : {Take(flags.Integer("min-workers"), min_workers),

@@ -196,6 +196,7 @@ Plan PlanInPlace(json& object, WorkloadKind kind, const std::string& ns, Planner
                                                      sources.configmaps, budget, plan.warnings);
   if (budget && !budget->exceeded().empty()) {
     plan.warnings = {budget->Warning()};
+    plan.outcome = PlanOutcome::kOverBudget;
     return plan;
   }
   if (found.empty()) return plan;
@@ -215,6 +216,7 @@ Plan PlanInPlace(json& object, WorkloadKind kind, const std::string& ns, Planner
              ? "; grain_worker_count left as written (MaxText picks for -1)"
              : "; left as written for now: its pods are tuned when created if they select TPU "
                "hosts by then (as after Kueue's admission), else MaxText picks for -1"));
+    plan.outcome = PlanOutcome::kDeferred;
     return plan;
   }
   plan.host = inputs->host;
@@ -254,7 +256,10 @@ Plan PlanInPlace(json& object, WorkloadKind kind, const std::string& ns, Planner
                             "); deciding without earlier trials");
   }
   AttemptValue value = ValueForAttempt(*inputs, history, query);
-  if (value.keep_as_written) return plan;  // a pod of an attempt graintune already set
+  if (value.keep_as_written) {  // a pod of an attempt graintune already set
+    plan.outcome = PlanOutcome::kKeptAsWritten;
+    return plan;
+  }
   plan.attempt = value.attempt;
   plan.workers = value.workers;
   plan.reason = std::move(value.reason);
@@ -272,6 +277,7 @@ Plan PlanInPlace(json& object, WorkloadKind kind, const std::string& ns, Planner
   if (policy.mode == Mode::kOff) {
     plan.warnings.push_back("graintune: policy mode Off: would set grain_worker_count=" +
                             std::to_string(plan.workers) + " (" + plan.reason + ")");
+    plan.outcome = PlanOutcome::kRecommendOnly;
     return plan;
   }
 
@@ -289,6 +295,7 @@ Plan PlanInPlace(json& object, WorkloadKind kind, const std::string& ns, Planner
 
   if (budget && !budget->Charge(0)) {
     plan.warnings = {budget->Warning()};
+    plan.outcome = PlanOutcome::kOverBudget;
     return plan;
   }
   const std::string object_name = ObjectName(object, kind);
@@ -309,10 +316,23 @@ Plan PlanInPlace(json& object, WorkloadKind kind, const std::string& ns, Planner
   }
   plan.patch = ScopedPatch(before, object, plan.touched);
   plan.changed = !plan.patch.empty();
+  plan.outcome = PlanOutcome::kTuned;
   return plan;
 }
 
 }  // namespace
+
+std::string ToString(PlanOutcome outcome) {
+  switch (outcome) {
+    case PlanOutcome::kNothingToTune: return "NothingToTune";
+    case PlanOutcome::kTuned: return "Tuned";
+    case PlanOutcome::kDeferred: return "Deferred";
+    case PlanOutcome::kRecommendOnly: return "RecommendOnly";
+    case PlanOutcome::kKeptAsWritten: return "KeptAsWritten";
+    case PlanOutcome::kOverBudget: return "OverBudget";
+  }
+  return "NothingToTune";
+}
 
 Plan PlanWorkerCount(json object, WorkloadKind kind, const std::string& ns, PlannerSources sources,
                      const ExporterInjection* exporter, WorkBudget* budget) {

@@ -50,7 +50,19 @@ struct Finding {
   int value = 0;          // what it became (for JobSets: what the first attempt will get)
 };
 
+// What the planner made of an object, for people (`graintune explain`, warnings) and metrics.
+enum class PlanOutcome {
+  kNothingToTune,  // no grain_worker_count=-1 (nor an unset one under tuneUnset)
+  kTuned,          // values chosen and written (a JobSet: announced for its pods)
+  kDeferred,       // -1 found, but no TPU host known yet: its pods are tuned when created
+  kRecommendOnly,  // policy mode Off: the value is only in a warning
+  kKeptAsWritten,  // a pod of an attempt graintune already set: left alone
+  kOverBudget,     // the work budget ran out: left unchanged
+};
+std::string ToString(PlanOutcome outcome);
+
 struct Plan {
+  PlanOutcome outcome = PlanOutcome::kNothingToTune;
   nlohmann::json mutated;                  // the object to store (== input when unchanged)
   bool changed = false;
   // JSON pointers of the subtrees `mutated` may differ in from the input (nothing outside them
