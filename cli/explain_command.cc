@@ -18,6 +18,7 @@
 #include "tuner/figures.h"
 #include "tuner/machine_types.h"
 #include "tuner/slice_names.h"
+#include "webhook/exporter_flags.h"
 #include "webhook/worker_count_planner.h"
 #include "workload/graintune_objects.h"
 #include "workload/in_memory_sources.h"
@@ -66,6 +67,12 @@ const CommandSpec& ExplainSpec() {
          "the exporter sidecar's port"},
         {"share-process-namespace", 0, "", "",
          "let the exporter see Grain's worker processes (the webhook's flag of that name)"},
+        {"exporter-cpu-request", 0, "QUANTITY", ExporterInjection{}.cpu_request,
+         "the exporter sidecar's cpu request"},
+        {"exporter-memory-request", 0, "QUANTITY", ExporterInjection{}.memory_request,
+         "the exporter sidecar's memory request"},
+        {"exporter-memory-limit", 0, "QUANTITY", ExporterInjection{}.memory_limit,
+         "the exporter sidecar's memory limit"},
     };
     spec.max_positionals = 1000;
     spec.examples =
@@ -209,15 +216,9 @@ int RunExplain(const Args& args, std::istream& in, std::ostream& out, std::ostre
   Result<StaticPolicies> policies = StaticPolicies::FromObjects(policy_objects);
   if (!policies.ok()) return fail(policies.error());
 
-  std::optional<ExporterInjection> exporter;
-  if (!flags.Bool("no-exporter")) {
-    exporter.emplace();
-    if (std::optional<std::string> image = flags.Get("exporter-image")) exporter->image = *image;
-    Result<std::optional<int>> port = flags.IntegerIn("exporter-port", 1, 65535);
-    if (!port.ok()) return fail(port.error());
-    if (*port) exporter->port = **port;
-    exporter->share_process_namespace = flags.Bool("share-process-namespace");
-  }
+  Result<std::optional<ExporterInjection>> exporter_flags = webhook::ExporterFromFlags(flags);
+  if (!exporter_flags.ok()) return fail(exporter_flags.error());
+  const std::optional<ExporterInjection>& exporter = *exporter_flags;
 
   json report = json::array();
   for (const Input& input : inputs) {

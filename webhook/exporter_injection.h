@@ -27,6 +27,11 @@ struct ExporterInjection {
   int port = 9431;
   std::string mount_path = "/graintune-metrics";
   bool share_process_namespace = false;
+  // The sidecar's resources (Kubernetes quantities, checked by whoever sets them): it reads one
+  // small file and answers a scrape every few seconds.
+  std::string cpu_request = "10m";
+  std::string memory_request = "32Mi";
+  std::string memory_limit = "64Mi";
 };
 
 // `spec_pointer` / `metadata_pointer`: the pod template's spec and metadata in `object`;

@@ -4,7 +4,8 @@
 //                     [--kubeconfig K | --standalone [--policy-file P.yaml]]
 //                     [--exclude-namespace NS]...
 //                     [--exporter-image IMG] [--exporter-port N] [--share-process-namespace]
-//                     [--no-exporter]
+//                     [--exporter-cpu-request Q] [--exporter-memory-request Q]
+//                     [--exporter-memory-limit Q] [--no-exporter]
 //                     [--health-port N] [--max-connections N] [--max-inflight-body-mib N]
 //                     [--header-timeout D] [--read-timeout D] [--idle-timeout D]
 //                     [--max-json-values N] [--max-sites N] [--max-request-ms N]
@@ -28,6 +29,7 @@
 
 #include "kube/config.h"
 #include "kube/informer.h"
+#include "webhook/exporter_flags.h"
 #include "webhook/admission.h"
 #include "kube/backoff.h"
 #include "workload/cluster_sources.h"
@@ -48,17 +50,18 @@ constexpr char kProgram[] = "graintune-webhook";
 int main(int argc, char** argv) {
   using namespace graintune;
   using namespace graintune::webhook;
-  const server::Flags flags = server::ExitOnUsageError(
-      kProgram, server::Flags::Parse(server::Arguments(argc, argv),
-                                     {"tls-cert-file", "tls-key-file", "bind-address", "port",
-                                      "threads", "exclude-namespace", "kubeconfig",
-                                      "exporter-image", "exporter-port", "cert-secret",
+  std::set<std::string> value_flags = {"tls-cert-file", "tls-key-file", "bind-address", "port",
+                                      "threads", "exclude-namespace", "kubeconfig", "cert-secret",
                                       "webhook-configuration", "service-dns-name", "cert-dir",
                                       "policy-file", "health-port", "max-connections",
                                       "max-inflight-body-mib", "header-timeout", "read-timeout",
                                       "idle-timeout", "max-json-values", "max-sites",
-                                      "max-request-ms", "shutdown-delay", "shutdown-grace"},
-                                     {"standalone", "share-process-namespace", "no-exporter"}));
+                                      "max-request-ms", "shutdown-delay", "shutdown-grace"};
+  std::set<std::string> boolean_flags = {"standalone"};
+  value_flags.insert(ExporterValueFlags().begin(), ExporterValueFlags().end());
+  boolean_flags.insert(ExporterBooleanFlags().begin(), ExporterBooleanFlags().end());
+  const server::Flags flags = server::ExitOnUsageError(
+      kProgram, server::Flags::Parse(server::Arguments(argc, argv), value_flags, boolean_flags));
   if (!flags.positional().empty())
     server::ExitWithUsageError(kProgram, "unexpected argument '" + flags.positional().front() + "'");
   server::HttpsServerOptions options;
@@ -101,13 +104,7 @@ int main(int argc, char** argv) {
   admit.limits.max_time = std::chrono::milliseconds(
       integer("max-request-ms", 1, 60'000, static_cast<int>(admit.limits.max_time.count())));
   for (const std::string& ns : flags.All("exclude-namespace")) admit.excluded_namespaces.insert(ns);
-  if (!flags.Bool("no-exporter")) {
-    ExporterInjection& exporter = admit.exporter.emplace();
-    if (auto image = flags.Get("exporter-image")) exporter.image = *image;
-    if (auto port = server::ExitOnUsageError(kProgram, flags.IntegerIn("exporter-port", 1, 65535)))
-      exporter.port = *port;
-    exporter.share_process_namespace = flags.Bool("share-process-namespace");
-  }
+  admit.exporter = server::ExitOnUsageError(kProgram, ExporterFromFlags(flags));
   const std::string kubeconfig = flags.Get("kubeconfig").value_or("");
   const bool standalone = flags.Bool("standalone");
   ServingCertificateOptions self_signed;

@@ -194,8 +194,13 @@ TEST_F(HelmChart, ImageNamesArgsCrdsAndExporterScrapingReachTheManifests) {
                            "- --exclude-namespace\n            - \"scratch\"\n"
                            "            - --exclude-namespace\n            - \"ci\"\n"})
     EXPECT_NE(excluded->find(text), std::string::npos) << text << " not in\n" << *excluded;
-  EXPECT_NE(excluded->find("\"9431\"\n            - \"--threads=4\"\n          env:"), std::string::npos)
+  EXPECT_NE(excluded->find("- --exporter-memory-limit=64Mi\n            - \"--threads=4\"\n          env:"),
+            std::string::npos)
       << *excluded;
+  // The exporter sidecar's resources reach the webhook as its flags.
+  for (const char* flag : {"- --exporter-cpu-request=10m\n", "- --exporter-memory-request=32Mi\n",
+                           "- --exporter-memory-limit=64Mi\n"})
+    EXPECT_NE(excluded->find(flag), std::string::npos) << flag;
   EXPECT_NE(excluded->find("\"--scrape-timeout-ms=5000\"\n          env:"), std::string::npos) << *excluded;
   Result<std::string> not_a_flag =
       cp->Helm({"template", "gt", Chart(), "--set", "webhook.extraArgs={threads}"});
@@ -273,6 +278,9 @@ const ValueCase kValueCases[] = {
     {"webhook.exporter.shareProcessNamespace", "true"},
     {"webhook.exporter.image.repository", R"("registry.example/exporter")"},
     {"webhook.exporter.image.tag", R"("7.7.7")"},
+    {"webhook.exporter.resources.requests.cpu", R"("25m")"},
+    {"webhook.exporter.resources.requests.memory", R"("48Mi")"},
+    {"webhook.exporter.resources.limits.memory", R"("96Mi")"},
     {"webhook.exporter.image.digest", R"("sha256:bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb")"},
     {"webhook.podDisruptionBudget.minAvailable", R"("50%")"},
     {"webhook.probePort", "9081"},
