@@ -33,7 +33,9 @@ void SweepStaleDirs() {
     const std::string name = e.path().filename().string();
     if (name.rfind(kDirPrefix, 0) != 0) continue;
     const pid_t pid = static_cast<pid_t>(std::atol(name.c_str() + sizeof(kDirPrefix) - 1));
-    if (pid > 0 && ::kill(pid, 0) != 0 && errno == ESRCH) fs::remove_all(e.path(), ec);
+    if (pid <= 0 || ::kill(pid, 0) == 0 || errno != ESRCH) continue;
+    // A mount left under the folder could lead outside it: never remove through one.
+    if (SweepDeadRealNode(e.path().string())) fs::remove_all(e.path(), ec);
   }
 }
 
@@ -84,6 +86,7 @@ Result<std::unique_ptr<ControlPlane>> ControlPlane::Start(const ControlPlaneOpti
   SweepStaleDirs();
   std::unique_ptr<ControlPlane> cp(new ControlPlane());
   cp->options_ = options;
+  if (options.real_node) cp->options_.controllers = true;
   char tmpl[256];
   std::snprintf(tmpl, sizeof(tmpl), "%s/%s%d-XXXXXX", fs::temp_directory_path().c_str(),
                 kDirPrefix, static_cast<int>(::getpid()));
@@ -92,12 +95,17 @@ Result<std::unique_ptr<ControlPlane>> ControlPlane::Start(const ControlPlaneOpti
   for (Status s : {cp->WriteCertificates(), cp->StartEtcd(), cp->StartApiServer()})
     if (!s.ok()) return s;
   if (Status s = cp->ApplyCrds(options.crd_files); !s.ok()) return s;
-  if (options.controllers)
+  if (cp->options_.controllers)
     if (Status s = cp->StartControllers(); !s.ok()) return s;
   if (options.kwok)
     if (Status s = cp->StartKwok(); !s.ok()) return s;
   if (options.jobset)
     if (Status s = cp->StartJobSetController(); !s.ok()) return s;
+  if (options.real_node) {
+    Result<std::unique_ptr<RealNode>> node = RealNode::Start(*options.real_node, *cp);
+    if (!node.ok()) return node.status();
+    cp->real_node_ = std::move(node).value();
+  }
   return cp;
 }
 
@@ -105,6 +113,7 @@ ControlPlane::~ControlPlane() { Shutdown(); }
 
 void ControlPlane::Shutdown() {
   // No API calls here: everything stops, and this may run at process exit.
+  real_node_.reset();
   jobset_.Stop(std::chrono::seconds(3));
   kwok_.Stop(std::chrono::seconds(3));
   scheduler_.Stop(std::chrono::seconds(3));
@@ -136,6 +145,16 @@ Status ControlPlane::WriteCertificates() {
   if (!admin.ok()) return admin.status();
   Result<server::KeyPair> sa = server::GenerateKeyPair();
   if (!sa.ok()) return sa.status();
+  if (options_.real_node) {
+    // How the API server proves itself to kubelets (logs, exec, port-forward).
+    Result<server::SignedCertificate> kubelet_client = server::IssueCertificate(
+        ca_, {.common_name = "kube-apiserver-kubelet-client", .organizations = {"system:masters"},
+              .valid_days = 2});
+    if (!kubelet_client.ok()) return kubelet_client.status();
+    for (Status s : {WriteFile(dir_ + "/apiserver-kubelet-client.crt", kubelet_client->cert_pem),
+                     WriteFile(dir_ + "/apiserver-kubelet-client.key", kubelet_client->key_pem)})
+      if (!s.ok()) return s;
+  }
   for (const auto& [name, text] :
        std::vector<std::pair<std::string, std::string>>{{"ca.crt", ca_.cert_pem},
                                                         {"apiserver.crt", serving->cert_pem},
@@ -174,8 +193,7 @@ Status ControlPlane::StartEtcd() {
 }
 
 Status ControlPlane::StartApiServer() {
-  Result<ChildProcess> p = ChildProcess::Spawn(
-      {options_.bin_dir + "/kube-apiserver",
+  std::vector<std::string> argv = {options_.bin_dir + "/kube-apiserver",
        "--etcd-servers", "http://127.0.0.1:" + std::to_string(etcd_port_),
        "--bind-address", "127.0.0.1", "--advertise-address", "127.0.0.1",
        "--secure-port", std::to_string(api_port_),
@@ -184,12 +202,19 @@ Status ControlPlane::StartApiServer() {
        "--service-account-key-file", dir_ + "/sa.pub",
        "--service-account-signing-key-file", dir_ + "/sa.key",
        "--service-account-issuer", "https://kubernetes.default.svc.cluster.local",
-       "--authorization-mode", "RBAC", "--service-cluster-ip-range", "10.96.0.0/16",
+       "--authorization-mode", options_.real_node ? "Node,RBAC" : "RBAC",
+       "--service-cluster-ip-range", "10.96.0.0/16",
        "--allow-privileged=true", "--profiling=false", "--v=1",
        // New Nodes get a not-ready taint that only the node lifecycle controller lifts; that
        // controller is off (KWOK nodes do not heartbeat), so the taint is not added either.
-       "--disable-admission-plugins", "TaintNodesByCondition"},
-      dir_ + "/kube-apiserver.log");
+       "--disable-admission-plugins", "TaintNodesByCondition"};
+  if (options_.real_node)
+    argv.insert(argv.end(),
+                {"--enable-admission-plugins", "NodeRestriction",
+                 "--kubelet-client-certificate", dir_ + "/apiserver-kubelet-client.crt",
+                 "--kubelet-client-key", dir_ + "/apiserver-kubelet-client.key",
+                 "--kubelet-certificate-authority", dir_ + "/ca.crt"});
+  Result<ChildProcess> p = ChildProcess::Spawn(argv, dir_ + "/kube-apiserver.log");
   if (!p.ok()) return p.status();
   apiserver_ = std::move(p).value();
   return WaitReady(std::chrono::seconds(90));

@@ -10,10 +10,12 @@
 // Contract: Start() returns a ready control plane (readyz ok, CRDs established) or an error that
 // quotes the failing component's log. Everything started is stopped by the destructor, and is
 // killed by the kernel if the process that started it dies (see ChildProcess). State lives in a
-// temporary folder that is removed on a clean stop; folders of dead runs are swept at start.
+// temporary folder that is removed on a clean stop; folders of dead runs are swept at start
+// (with what their real node left: containers, mounts, cgroups, host settings).
 #pragma once
 
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -21,6 +23,7 @@
 #include "kube/config.h"
 #include "server/pki.h"
 #include "tests/controlplane/child_process.h"
+#include "tests/controlplane/real_node.h"
 
 namespace graintune::testing {
 
@@ -32,6 +35,10 @@ struct ControlPlaneOptions {
   bool jobset = false;                 // the JobSet controller and its defaulting webhook
   std::string kwok_stages_file;        // KWOK Stage documents (required with kwok)
   std::string kwok_pod_cidr = "127.64.0.0/16";
+  // One real node (real_node.h), started last; implies `controllers`. The API server then
+  // authorizes with Node,RBAC, admits with NodeRestriction and calls kubelets with a client
+  // certificate; without it the API server's flags are as before.
+  std::optional<RealNodeOptions> real_node;
 };
 
 class ControlPlane {
@@ -45,6 +52,8 @@ class ControlPlane {
   std::shared_ptr<kube::Client> AdminClient() const;
   const server::CertificateAuthority& ca() const { return ca_; }
   const std::string& bin_dir() const { return options_.bin_dir; }
+  // The real node, or nullptr when the options asked for none.
+  RealNode* real_node() const { return real_node_.get(); }
 
   // Stops kube-apiserver (etcd keeps the data) and starts it again on the same port.
   Status RestartApiServer();
@@ -89,6 +98,7 @@ class ControlPlane {
   kube::ClientConfig admin_;
   int etcd_port_ = 0, etcd_peer_port_ = 0, api_port_ = 0;
   ChildProcess etcd_, apiserver_, controller_manager_, scheduler_, kwok_, jobset_;
+  std::unique_ptr<RealNode> real_node_;
 };
 
 // Writes a kubeconfig file for a client configuration.
