@@ -109,8 +109,18 @@ build_simple etcd go.etcd.io/etcd/server/v3 "$ETCD_VERSION" go.etcd.io/etcd/serv
 build_kubernetes
 build_simple kwok sigs.k8s.io/kwok "$KWOK_VERSION" sigs.k8s.io/kwok/cmd/kwok \
   "-X sigs.k8s.io/kwok/pkg/consts.Version=${KWOK_VERSION}"
-build_simple helm helm.sh/helm/v3 "$HELM_VERSION" helm.sh/helm/v3/cmd/helm \
-  "-X helm.sh/helm/v3/internal/version.version=${HELM_VERSION}"
+# helm's default Kubernetes version (what `helm template` and `helm lint` assume without a
+# cluster) is set at link time, as helm's own release builds set it from their client-go
+# (v0.35 for helm v3.20): unset, it is v1.20 and the chart's kubeVersion (>= 1.29) refuses to
+# render. A helm built without it (no stamp) is rebuilt.
+HELM_KUBE_MINOR=35
+[ -f "$BIN/.helm-kube-1.$HELM_KUBE_MINOR" ] || rm -f "$BIN/helm"
+helm_ld="-X helm.sh/helm/v3/internal/version.version=${HELM_VERSION}"
+for pkg in pkg/chartutil pkg/lint/rules; do
+  helm_ld+=" -X helm.sh/helm/v3/$pkg.k8sVersionMajor=1 -X helm.sh/helm/v3/$pkg.k8sVersionMinor=$HELM_KUBE_MINOR"
+done
+build_simple helm helm.sh/helm/v3 "$HELM_VERSION" helm.sh/helm/v3/cmd/helm "$helm_ld"
+touch "$BIN/.helm-kube-1.$HELM_KUBE_MINOR"
 # The JobSet controller: end-to-end tests fail an attempt and let JobSet restart it.
 build_simple jobset-controller sigs.k8s.io/jobset "$JOBSET_VERSION" sigs.k8s.io/jobset \
   "-X sigs.k8s.io/jobset/pkg/version.GitVersion=${JOBSET_VERSION}"

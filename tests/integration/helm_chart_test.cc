@@ -149,6 +149,21 @@ TEST_F(HelmChart, LintsAndRendersManifestsTheApiServerAccepts) {
   EXPECT_NE(typo.error().find("matchExpresions"), std::string::npos) << typo.error();
 }
 
+// The chart states the oldest Kubernetes it works on (native sidecars: 1.29) and GKE's version
+// strings match it; `helm template` without a cluster assumes a current version.
+TEST_F(HelmChart, StatesItsMinimumKubernetesVersion) {
+  GRAINTUNE_USE_CONTROL_PLANE(cp, ControlPlaneKind::kApiServer);
+  for (const char* version : {"", "v1.29.0", "v1.30.5-gke.1014001", "v1.36.3"}) {
+    std::vector<std::string> args = {"template", "gt", Chart()};
+    if (*version) args.insert(args.end(), {"--kube-version", version});
+    Result<std::string> rendered = cp->Helm(args);
+    EXPECT_TRUE(rendered.ok()) << version << ": " << rendered.error();
+  }
+  Result<std::string> old = cp->Helm({"template", "gt", Chart(), "--kube-version", "v1.28.15-gke.1"});
+  ASSERT_FALSE(old.ok());
+  EXPECT_NE(old.error().find("incompatible with Kubernetes v1.28.15"), std::string::npos) << old.error();
+}
+
 TEST_F(HelmChart, ImageNamesArgsCrdsAndExporterScrapingReachTheManifests) {
   GRAINTUNE_USE_CONTROL_PLANE(cp, ControlPlaneKind::kApiServer);
   const std::string digest = "sha256:" + std::string(64, 'e');
