@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # The project's test command (README, .ci/run): installs what it needs, builds with warnings as
 # errors, builds (or reuses) the local control plane, and runs every ctest label: unit,
-# integration (a real kube-apiserver) and e2e (the full control plane with KWOK TPU nodes), then
-# a short run of every fuzz target (scripts/fuzz.sh).
+# integration (a real kube-apiserver), e2e (the full control plane with KWOK TPU nodes) and node
+# (one real kubelet + containerd node beside them; needs root, docs/real-node.md), then a short
+# run of every fuzz target (scripts/fuzz.sh).
 # GRAINTUNE_REQUIRE_CONTROLPLANE=1 turns a missing control plane into a failure, never a skip.
 set -euo pipefail
 cd "$(dirname "$0")/.."
