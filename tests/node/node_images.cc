@@ -1,5 +1,7 @@
 #include "tests/node/node_images.h"
 
+#include <cstdlib>
+
 #include "tests/controlplane/oci_archive.h"
 
 namespace graintune::testing {
@@ -15,6 +17,10 @@ Result<RealNodeOptions> TestNodeOptions(const std::string& node_tool_bin, const 
                                     .entrypoint = {"/node-tool"}},
                                    tool)})
     if (!s.ok()) return s;
+  const char* archive = std::getenv("GRAINTUNE_PAUSE_IMAGE_ARCHIVE");
+  const char* ref = std::getenv("GRAINTUNE_PAUSE_IMAGE_REF");
+  if (archive && *archive && ref && *ref)
+    return RealNodeOptions{.images = {archive, tool}, .sandbox_image = ref};
   return RealNodeOptions{.images = {pause, tool}, .sandbox_image = kPauseImage};
 }
 
