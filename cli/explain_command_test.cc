@@ -20,22 +20,32 @@ json Explain(const std::string& example) {
   return code == 0 ? json::parse(out.str()) : json::array();
 }
 
-TEST(ExplainCommandTest, SeedJobSetKeepsMinusOneAndNamesTheFirstAttempt) {
+TEST(ExplainCommandTest, LlamaJobSetHoldsItsFirstAttemptsValueForWhenTheWebhookIsDown) {
   json report = Explain("llama3-8b-v6e-32-jobset.yaml");
   ASSERT_EQ(report.size(), 1u);
   const json& e = report[0];
   EXPECT_EQ(e["object"], "JobSet default/llama3-8b-v6e-32");
+  EXPECT_EQ(e["outcome"], "Tuned");
   ASSERT_EQ(e["found"].size(), 1u);
   EXPECT_EQ(e["found"][0]["where"], "script");
   EXPECT_EQ(e["found"][0]["before"], "-1");
-  EXPECT_GT(e["workers"].get<int>(), 4);  // the seed: 4 workers starve a v6e host
-  // The patch only annotates (the JobSet, and its pod template with the dataset name for the
-  // operator): the spec keeps -1 for every restart.
+  const int workers = e["workers"];
+  EXPECT_GT(workers, 4);  // 4 workers starve a v6e host on this job
+  // The template's script holds the first attempt's value (restarts re-pick it), the JobSet
+  // names it, and the pod template carries the exporter.
+  bool script = false, announced = false, sidecar = false;
   for (const json& op : e["patch"]) {
     const std::string path = op["path"];
-    EXPECT_NE(path.find("/metadata"), std::string::npos) << op;
-    EXPECT_EQ(path.find("/spec/containers"), std::string::npos) << op;
+    if (path.find("/containers/0/command/2") != std::string::npos)
+      script = op["value"].get<std::string>().find("grain_worker_count=" + std::to_string(workers) + " ") !=
+               std::string::npos;
+    if (path == "/metadata/annotations/graintune.dev~1first-attempt-worker-count")
+      announced = op["value"] == std::to_string(workers);
+    if (path.find("/initContainers") != std::string::npos) sidecar = true;
   }
+  EXPECT_TRUE(script) << e["patch"];
+  EXPECT_TRUE(announced) << e["patch"];
+  EXPECT_TRUE(sidecar) << e["patch"];
   EXPECT_EQ(e["host"]["tpu_chips"], 4);
 }
 

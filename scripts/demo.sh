@@ -2,7 +2,7 @@
 # The README's main command: the local demo. Installs the build dependencies, builds graintune,
 # builds (once, cached outside the repo, with progress) or reuses the control plane, then runs
 # graintune-demo: a real kube-apiserver with KWOK TPU nodes, graintune installed from its Helm
-# chart, the seed's Llama3-8B JobSet mutated, measured and re-tuned across a restart.
+# chart, the example Llama3-8B v6e-32 JobSet mutated, measured and re-tuned across a restart.
 # Everything it starts stops when it ends or is interrupted (Ctrl-C).
 set -euo pipefail
 cd "$(dirname "$0")/.."

@@ -109,32 +109,6 @@ std::vector<TemplateSites> FindSites(const json& object, WorkloadKind kind, cons
 
 // A JobSet keeps -1 in its spec (child Jobs are tuned at their creation) and announces the
 // value its first attempt will get.
-void AnnounceForJobSet(json& object, const std::string& object_name,
-                       const std::vector<TemplateSites>& found, Plan& plan) {
-  for (const TemplateSites& t : found) {
-    for (const Edit& e : t.edits) {
-      plan.findings.push_back({object_name + ", replicatedJob " + t.ref.name, e.container_name,
-                               e.site, e.key, e.container_pointer + e.pointer, e.before,
-                               IsEvalKey(e.key) ? plan.eval_workers : plan.workers});
-    }
-    // An annotation-only request travels down to the pod templates so child Jobs see it.
-    if (std::all_of(t.edits.begin(), t.edits.end(),
-                    [](const Edit& e) { return e.requested_by_annotation; }))
-      Annotate(object, t.ref.metadata_pointer, {{workload::kWorkerCountAnnotation, "-1"}}, {});
-    // The JobSet's inputs (dataset, rates, tuning key) travel to its child Jobs, which the
-    // JobSet controller makes from this template without the JobSet's own annotations: the
-    // first attempt then gets exactly the value announced here, under the same key.
-    Annotate(object, JobMetadataOf(t.ref), t.input_annotations, {});
-  }
-  Annotate(object, "/metadata",
-           {{workload::kFirstAttemptAnnotation, std::to_string(plan.workers)},
-            {workload::kReasonAnnotation, plan.reason}},
-           {});
-  plan.warnings.push_back("graintune: grain_worker_count=-1 will be " +
-                          std::to_string(plan.workers) + " for the first attempt (" + plan.reason +
-                          "); each restart is re-picked");
-}
-
 // A Pod or Job gets the value written into every site, the applied annotations, the managed
 // label and (when configured) the exporter sidecar.
 void ApplyToTemplates(json& object, const std::string& object_name,
@@ -167,10 +141,7 @@ std::vector<std::string> Touches(WorkloadKind kind, const std::vector<TemplateSi
   std::vector<std::string> touched = {"/metadata"};
   for (const TemplateSites& t : found) {
     touched.push_back(t.ref.metadata_pointer);
-    if (kind == WorkloadKind::kJobSet) {
-      touched.push_back(JobMetadataOf(t.ref));
-      continue;
-    }
+    if (kind == WorkloadKind::kJobSet) touched.push_back(JobMetadataOf(t.ref));
     for (const Edit& e : t.edits) touched.push_back(e.container_pointer);
     if (exporter)
       for (std::string& p : ExporterTouches(t.ref.spec_pointer, t.ref.metadata_pointer,
@@ -230,6 +201,11 @@ Plan PlanInPlace(json& object, WorkloadKind kind, const std::string& ns, Planner
     return std::all_of(t.edits.begin(), t.edits.end(),
                        [](const Edit& e) { return e.before != "-1" && e.before != "(unset)"; });
   });
+  // A JobSet's restart: its Jobs and pods come from templates holding the value graintune gave
+  // attempt 0 (the fallback above); that value is not this attempt's, so it is re-picked.
+  if (query.only_applied_values && query.has_restart_label &&
+      primary.annotations.applied_attempt != std::optional<int>(query.attempt))
+    query.only_applied_values = false;
   // A plain Job's pod created after some of its pods failed is a retry: the next attempt(s).
   // A reinvocation sees the attempt this pod was given, failures included: they are taken
   // out first, so they count once.
@@ -301,18 +277,31 @@ Plan PlanInPlace(json& object, WorkloadKind kind, const std::string& ns, Planner
   const std::string object_name = ObjectName(object, kind);
   plan.touched = Touches(kind, found, exporter);
   const json before = CopyTouched(object, plan.touched);
+  std::map<std::string, std::string> applied = {
+      {workload::kWorkerCountAnnotation, std::to_string(plan.workers)},
+      {workload::kReasonAnnotation, plan.reason},
+      {workload::kAttemptAnnotation, std::to_string(plan.attempt)}};
+  if (has_eval) applied[workload::kEvalWorkerCountAnnotation] = std::to_string(plan.eval_workers);
+  if (failures_counted > 0)
+    applied[workload::kFailedPodsCountedAnnotation] = std::to_string(failures_counted);
+  // A JobSet's templates get the first attempt's value like a Job's, so that its pods never
+  // start with -1 (Grain's own pick) when the webhook cannot answer for a restart; its child
+  // Jobs and pods re-pick that value for every later attempt (the sites hold graintune's
+  // value for attempt 0, which no longer applies to them).
+  ApplyToTemplates(object, object_name, found, applied, exporter, plan);
+  if (kind == WorkloadKind::kJob) Annotate(object, "/metadata", applied, {});
   if (kind == WorkloadKind::kJobSet) {
-    AnnounceForJobSet(object, object_name, found, plan);
-  } else {
-    std::map<std::string, std::string> applied = {
-        {workload::kWorkerCountAnnotation, std::to_string(plan.workers)},
-        {workload::kReasonAnnotation, plan.reason},
-        {workload::kAttemptAnnotation, std::to_string(plan.attempt)}};
-    if (has_eval) applied[workload::kEvalWorkerCountAnnotation] = std::to_string(plan.eval_workers);
-    if (failures_counted > 0)
-      applied[workload::kFailedPodsCountedAnnotation] = std::to_string(failures_counted);
-    ApplyToTemplates(object, object_name, found, applied, exporter, plan);
-    if (kind == WorkloadKind::kJob) Annotate(object, "/metadata", applied, {});
+    // The JobSet's inputs (dataset, rates, tuning key) travel to its child Jobs, which the
+    // JobSet controller makes from these templates without the JobSet's own annotations.
+    for (const TemplateSites& t : found) Annotate(object, JobMetadataOf(t.ref), t.input_annotations, {});
+    Annotate(object, "/metadata",
+             {{workload::kFirstAttemptAnnotation, std::to_string(plan.workers)},
+              {workload::kReasonAnnotation, plan.reason}},
+             {});
+    plan.warnings.push_back(
+        "graintune: grain_worker_count=-1 will be " + std::to_string(plan.workers) +
+        " for the first attempt (" + plan.reason +
+        "); each restart is re-picked, and starts with this value if graintune cannot answer");
   }
   plan.patch = ScopedPatch(before, object, plan.touched);
   plan.changed = !plan.patch.empty();

@@ -69,17 +69,92 @@ TEST_F(PlannerTest, NoMinusOneNoChange) {
   EXPECT_TRUE(plan.findings.empty());
 }
 
-TEST_F(PlannerTest, JobSetKeepsMinusOneAndAnnotates) {
-  json jobset = json::parse(R"({"apiVersion": "jobset.x-k8s.io/v1alpha2", "kind": "JobSet",
+json SmallJobSet() {
+  return json::parse(R"({"apiVersion": "jobset.x-k8s.io/v1alpha2", "kind": "JobSet",
     "metadata": {"name": "js"}, "spec": {"replicatedJobs": [{"name": "slice", "template": {"spec":
     {"template": {"spec": {"nodeSelector": {"node.kubernetes.io/instance-type": "ct5p-hightpu-4t"},
     "containers": [{"name": "t", "args": ["python3", "MaxText/train.py", "grain_worker_count=-1"]}]}}}}}]}})");
+}
+
+// The child Job the JobSet controller makes from a (mutated) JobSet for one restart attempt.
+json ChildJob(const json& jobset, int attempt) {
+  json job = {{"apiVersion", "batch/v1"}, {"kind", "Job"},
+              {"metadata", {{"name", "js-slice-0"}, {"namespace", "team-a"},
+                            {"labels", {{"jobset.sigs.k8s.io/jobset-name", "js"},
+                                        {workload::kRestartAttemptLabel, std::to_string(attempt)}}}}},
+              {"spec", jobset["spec"]["replicatedJobs"][0]["template"]["spec"]}};
+  job["spec"]["template"]["metadata"]["labels"][workload::kRestartAttemptLabel] = std::to_string(attempt);
+  return job;
+}
+
+const json& Args(const json& object, const char* template_pointer) {
+  return object.at(json::json_pointer(std::string(template_pointer) + "/spec/containers/0/args"));
+}
+
+// The JobSet's spec holds the first attempt's value (never -1), so that its pods start with
+// graintune's value even when the webhook cannot answer for a restart.
+TEST_F(PlannerTest, JobSetHoldsTheFirstAttemptsValueAndAnnotates) {
+  const json jobset = SmallJobSet();
   Plan plan = Run(jobset, workload::WorkloadKind::kJobSet);
-  EXPECT_EQ(plan.mutated["spec"], jobset["spec"]);
-  EXPECT_EQ(plan.mutated["metadata"]["annotations"][workload::kFirstAttemptAnnotation],
-            std::to_string(plan.workers));
+  ASSERT_EQ(plan.outcome, PlanOutcome::kTuned);
+  const std::string value = std::to_string(plan.workers);
+  const char* tmpl = "/spec/replicatedJobs/0/template/spec/template";
+  EXPECT_EQ(Args(plan.mutated, tmpl)[2], "grain_worker_count=" + value);
+  const json& meta = plan.mutated.at(json::json_pointer(std::string(tmpl) + "/metadata"));
+  EXPECT_EQ(meta["labels"][workload::kManagedLabel], "true");
+  EXPECT_EQ(meta["annotations"][workload::kWorkerCountAnnotation], value);
+  EXPECT_EQ(meta["annotations"][workload::kAttemptAnnotation], "0");
+  EXPECT_EQ(plan.mutated["metadata"]["annotations"][workload::kFirstAttemptAnnotation], value);
   ASSERT_FALSE(plan.warnings.empty());
-  EXPECT_NE(plan.warnings.back().find("first attempt"), std::string::npos);
+  EXPECT_NE(plan.warnings.back().find("starts with this value if graintune cannot answer"),
+            std::string::npos) << plan.warnings.back();
+}
+
+// Attempt 0's child Job keeps the value; a restart's Job re-picks it: the operator's
+// recommendation when there is one, else a fresh decision, never the stale attempt-0 value
+// kept by accident.
+TEST_F(PlannerTest, AJobSetsRestartRepicksTheValueItsTemplateHolds) {
+  const Plan jobset = Run(SmallJobSet(), workload::WorkloadKind::kJobSet);
+  const int first = jobset.workers;
+
+  const Plan attempt0 = Run(ChildJob(jobset.mutated, 0), workload::WorkloadKind::kJob);
+  EXPECT_EQ(attempt0.outcome, PlanOutcome::kKeptAsWritten);
+  EXPECT_FALSE(attempt0.changed);
+
+  TuningHistory h;
+  h.recommended_workers = first + 5;
+  h.recommendation_attempt = 1;
+  h.recommendation_reason = "data-bound at " + std::to_string(first);
+  history_.Put("team-a", "js", h);
+  const Plan attempt1 = Run(ChildJob(jobset.mutated, 1), workload::WorkloadKind::kJob);
+  ASSERT_EQ(attempt1.outcome, PlanOutcome::kTuned);
+  EXPECT_EQ(attempt1.workers, first + 5);
+  EXPECT_EQ(Args(attempt1.mutated, "/spec/template")[2], "grain_worker_count=" + std::to_string(first + 5));
+  EXPECT_EQ(attempt1.mutated["spec"]["template"]["metadata"]["annotations"][workload::kAttemptAnnotation], "1");
+  // Its pods (made from the rewritten template) keep that value; a pod the webhook missed the
+  // Job of (the template still holds attempt 0's value) is re-picked the same way.
+  json pod = {{"apiVersion", "v1"}, {"kind", "Pod"},
+              {"metadata", attempt1.mutated["spec"]["template"]["metadata"]},
+              {"spec", attempt1.mutated["spec"]["template"]["spec"]}};
+  pod["metadata"]["labels"]["jobset.sigs.k8s.io/jobset-name"] = "js";
+  const Plan same = Run(pod, workload::WorkloadKind::kPod);
+  EXPECT_EQ(same.workers, first + 5);
+  EXPECT_FALSE(same.changed) << same.patch;
+  json missed = {{"apiVersion", "v1"}, {"kind", "Pod"},
+                 {"metadata", ChildJob(jobset.mutated, 1)["spec"]["template"]["metadata"]},
+                 {"spec", jobset.mutated["spec"]["replicatedJobs"][0]["template"]["spec"]["template"]["spec"]}};
+  missed["metadata"]["labels"]["jobset.sigs.k8s.io/jobset-name"] = "js";
+  const Plan repicked = Run(missed, workload::WorkloadKind::kPod);
+  EXPECT_EQ(repicked.workers, first + 5);
+  EXPECT_EQ(Args(repicked.mutated, "")[2], "grain_worker_count=" + std::to_string(first + 5));
+
+  // Without a recommendation a restart is decided afresh (here: the same inputs, the same value)
+  // and labelled with its own attempt.
+  history_.Put("team-a", "js", TuningHistory{});
+  const Plan fresh = Run(ChildJob(jobset.mutated, 2), workload::WorkloadKind::kJob);
+  EXPECT_EQ(fresh.outcome, PlanOutcome::kTuned);
+  EXPECT_EQ(fresh.workers, first);
+  EXPECT_EQ(fresh.mutated["spec"]["template"]["metadata"]["annotations"][workload::kAttemptAnnotation], "2");
 }
 
 TEST_F(PlannerTest, DecisionUsesThePrimaryTemplatesOwnAnnotations) {
@@ -198,12 +273,23 @@ TEST_F(ExporterPlannerTest, AMetricsFileTheJobSetsIsNeverOverridden) {
   EXPECT_TRUE(warned);
 }
 
-TEST_F(ExporterPlannerTest, JobSetsKeepTheirSpecAndGetNoSidecar) {
+// A JobSet's templates carry the sidecar like a Job's (its pods are measured even when the
+// webhook misses a restart), and its child Jobs do not get a second one.
+TEST_F(ExporterPlannerTest, JobSetsGetTheSidecarOnceInTheirTemplates) {
   json js = {{"apiVersion", "jobset.x-k8s.io/v1alpha2"}, {"kind", "JobSet"},
-             {"metadata", {{"name", "llama"}}},
+             {"metadata", {{"name", "llama"}, {"namespace", "team-a"}}},
              {"spec", {{"replicatedJobs", {{{"name", "slice"}, {"template", {{"spec", SeedJob()["spec"]}}}}}}}}};
   Plan plan = RunWithExporter(js, workload::WorkloadKind::kJobSet);
-  EXPECT_FALSE(plan.mutated.dump().find(kExporterContainerName) != std::string::npos);
+  const json& init = plan.mutated["spec"]["replicatedJobs"][0]["template"]["spec"]["template"]["spec"]["initContainers"];
+  ASSERT_EQ(init.size(), 1u);
+  EXPECT_EQ(init[0]["name"], kExporterContainerName);
+  json child = {{"apiVersion", "batch/v1"}, {"kind", "Job"},
+                {"metadata", {{"name", "llama-slice-0"}, {"namespace", "team-a"},
+                              {"labels", {{"jobset.sigs.k8s.io/jobset-name", "llama"},
+                                          {workload::kRestartAttemptLabel, "1"}}}}},
+                {"spec", plan.mutated["spec"]["replicatedJobs"][0]["template"]["spec"]}};
+  Plan restart = RunWithExporter(child, workload::WorkloadKind::kJob);
+  EXPECT_EQ(restart.mutated["spec"]["template"]["spec"]["initContainers"].size(), 1u);
 }
 
 }  // namespace

@@ -52,6 +52,10 @@ WorkloadAnnotations ParseWorkloadAnnotations(const std::map<std::string, std::st
       } else if (*n >= 0) {
         out.applied_eval_workers = *n;
       }
+    } else if (name == "attempt") {
+      std::optional<int> n = Integer(value);
+      if (!n || *n < 0) bad(key, value, "want a non-negative attempt number");
+      else out.applied_attempt = *n;
     } else if (name == "tuning-key") {
       if (value.empty() || value.size() > 253) bad(key, value, "want 1-253 characters");
       else out.tuning_key = value;

@@ -43,6 +43,7 @@ struct WorkloadAnnotations {
   bool requests_tuning = false;            // worker-count is "-1"
   std::optional<int> applied_workers;      // worker-count is a positive integer
   std::optional<int> applied_eval_workers;
+  std::optional<int> applied_attempt;      // attempt: the attempt graintune applied a value for
   std::optional<std::string> tuning_key;
   std::optional<std::string> dataset;
   std::optional<DatasetKind> dataset_kind;

@@ -1,5 +1,5 @@
 // graintune-demo: the README's main job. On this machine it starts a real control plane with
-// KWOK TPU nodes shaped like the seed's v6e-32 slice (8 x ct6e-standard-4t), installs graintune
+// KWOK TPU nodes shaped like a v6e-32 slice (8 x ct6e-standard-4t), installs graintune
 // from the Helm chart (local mode: the chart's CRDs, policy and webhook configuration; the
 // webhook and operator binaries run here instead of in pods), applies the xpk-style Llama3-8B
 // JobSet with grain_worker_count=-1, runs each pod's exporter and a trainer emulator, and tells
@@ -121,9 +121,9 @@ int main(int argc, char** argv) {
                         .time_scale = 0.05, .steps = 40});
   runner.Start();
 
-  Step("3. The seed's job: Llama3-8B on v6e-32 with grain_worker_count=-1");
+  Step("3. Llama3-8B on v6e-32 with grain_worker_count=-1 (a deliberately starved start)");
   // The dataset annotation overstates what a worker delivers (as if the data were pre-tokenized),
-  // so attempt 0 starts with too few workers, like the seed's 4-worker run.
+  // so attempt 0 starts with too few workers, like the measured 4-worker run.
   Result<std::string> manifest = kube::ReadFileText(source_dir + "/examples/llama3-8b-v6e-32-jobset.yaml");
   std::string y = *manifest;
   y.replace(y.find("graintune.dev/dataset: c4-en-raw"), 32,
@@ -134,7 +134,8 @@ int main(int argc, char** argv) {
   Say(Indent(Text(cp.Kubectl({"apply", "-f", "-"}, y))));
   auto js = cp.AdminClient()->Get(kube::resources::kJobSets, "default", "llama3-8b-v6e-32");
   const Json ann = (*js)["metadata"].value("annotations", Json::object());
-  Say("   The JobSet keeps -1 so every restart can re-pick; graintune annotated it:");
+  Say("   The JobSet's template now holds the first attempt's value (each restart re-picks it,");
+  Say("   and starts with it if graintune cannot answer); graintune annotated the JobSet:");
   Say("     graintune.dev/first-attempt-worker-count: " + ann.value("graintune.dev/first-attempt-worker-count", ""));
   Say("     graintune.dev/reason: " + ann.value("graintune.dev/reason", ""));
 

@@ -605,6 +605,41 @@ spec:
   DeleteNamespace(*cp, "modes-initial");
 }
 
+// The webhook is down when a JobSet restarts: the restart's pods start with the value graintune
+// gave the first attempt (the JobSet's template holds it) and with the exporter, never with -1,
+// which MaxText would hand to Grain's own pick (179 workers on a v6e host).
+TEST_F(OperatorE2E, WithTheWebhookDownARestartStartsWithTheFirstAttemptsValue) {
+  GRAINTUNE_USE_CONTROL_PLANE(cp, ControlPlaneKind::kFull);
+  SetUpCluster(*cp);
+  auto webhook = WebhookUnderTest::Start(*cp, {.binary = GRAINTUNE_WEBHOOK_BIN});
+  ASSERT_TRUE(webhook.ok()) << webhook.error();
+  const std::string ns = "fallback";
+  ASSERT_TRUE(cp->Kubectl({"create", "namespace", ns}).ok());
+  ASSERT_TRUE(cp->Kubectl({"apply", "-f", "-"}, SmallJobSet(ns, "fb")).ok());
+  ASSERT_TRUE(WaitFor([&] { return Pods(*cp, ns, "fb", 0).size() == 2; }, std::chrono::seconds(60)))
+      << Text(cp->Kubectl({"get", "jobsets,jobs,pods", "-n", ns}));
+  const int first = WorkersOf(Pods(*cp, ns, "fb", 0)[0]);
+  ASSERT_GT(first, 0);
+
+  (*webhook)->process().Stop();  // its registration stays: the API server now fails open
+  ASSERT_FALSE((*webhook)->process().Running());
+  for (const Json& p : Pods(*cp, ns, "fb", 0))
+    ASSERT_TRUE(cp->Kubectl({"annotate", "pod", "-n", ns, p["metadata"]["name"],
+                             "graintune.dev/test-terminate=Error"}).ok());
+  ASSERT_TRUE(WaitFor([&] { return Pods(*cp, ns, "fb", 1).size() == 2; }, std::chrono::seconds(90)))
+      << Text(cp->Kubectl({"get", "jobsets,jobs,pods", "-n", ns}));
+  for (const Json& p : Pods(*cp, ns, "fb", 1)) {
+    const std::string script = p["spec"]["containers"][0]["command"].back();
+    EXPECT_NE(script.find("grain_worker_count=" + std::to_string(first) + " "), std::string::npos) << script;
+    EXPECT_EQ(script.find("grain_worker_count=-1"), std::string::npos) << script;
+    EXPECT_EQ(WorkersOf(p), first);
+    ASSERT_TRUE(p["spec"].contains("initContainers")) << p["spec"].dump();
+    EXPECT_EQ(p["spec"]["initContainers"][0]["name"], "graintune-exporter");
+  }
+  std::printf("attempt 1, created with the webhook down, started with grain_worker_count=%d\n", first);
+  DeleteNamespace(*cp, ns);
+}
+
 // Faults while a trial is being recorded: the API server restarted, etcd stopped and restarted,
 // the operator SIGKILLed mid-reconcile three times. Nothing recorded is lost (the trial's
 // sample count never goes back), recording resumes after each fault, and the webhook, whose

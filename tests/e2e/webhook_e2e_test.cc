@@ -59,8 +59,9 @@ TEST_F(WebhookE2E, MutatesExamplesWithValuesFromTheKwokNodes) {
   std::shared_ptr<kube::Client> c = cp->AdminClient();
   const std::string examples = GRAINTUNE_EXAMPLES_DIR;
 
-  // The xpk-style JobSet: the spec keeps -1 (each restart re-picks), the JobSet is annotated
-  // with its first attempt's value, and kubectl shows the admission warning.
+  // The xpk-style JobSet: its template holds the first attempt's value (each restart re-picks;
+  // with the webhook down a restart starts with it), the JobSet is annotated with it, and
+  // kubectl shows the admission warning.
   Result<std::string> applied = cp->Kubectl({"apply", "-f", examples + "/llama3-8b-v6e-32-jobset.yaml"});
   ASSERT_TRUE(applied.ok()) << applied.error() << "\nwebhook log:\n" << (*webhook)->Log();
   EXPECT_NE(applied->find("Warning: graintune: grain_worker_count=-1 will be"), std::string::npos)
@@ -76,7 +77,8 @@ TEST_F(WebhookE2E, MutatesExamplesWithValuesFromTheKwokNodes) {
   std::smatch m;
   ASSERT_TRUE(std::regex_search(reason, m, std::regex("cpu budget (\\d+)"))) << reason;
   EXPECT_EQ(first, m[1].str()) << "the cpu budget of the 16-cpu host bounds the value: " << reason;
-  EXPECT_NE(js->dump().find("grain_worker_count=-1"), std::string::npos);  // spec unchanged
+  EXPECT_EQ((*js)["spec"].dump().find("grain_worker_count=-1"), std::string::npos);
+  EXPECT_NE((*js)["spec"].dump().find("grain_worker_count=" + first + " "), std::string::npos);
 
   // The JobSet controller creates the child Job of attempt 0: its template gets the value the
   // JobSet was told, in the script, with everything else as written.
