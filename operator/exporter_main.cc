@@ -6,8 +6,7 @@
 //   /healthz
 // on a configurable address and port (TPU pods often use host networking).
 //
-//   graintune-exporter --metrics-file PATH [--bind-address A] [--port N]
-//                      [--poll-interval-ms N] [--proc-root /proc] [--trainer-pattern MaxText]
+// Flags: kUsage below (also `graintune-exporter --help`).
 #include <prometheus/gauge.h>
 #include <prometheus/histogram.h>
 #include <prometheus/counter.h>
@@ -33,6 +32,12 @@ std::atomic<bool> g_stop{false};
 void OnSignal(int) { g_stop = true; }
 
 constexpr char kProgram[] = "graintune-exporter";
+constexpr char kUsage[] = R"(graintune-exporter: the sidecar graintune adds to tuned pods; serves their steps.
+
+usage:
+  graintune-exporter --metrics-file PATH [--bind-address A] [--port N]
+                     [--poll-interval-ms N] [--proc-root /proc] [--trainer-pattern MaxText]
+)";
 
 long SinceParameter(const std::string& target) {
   const size_t q = target.find("since=");
@@ -99,6 +104,7 @@ class ExporterMetrics {
 }  // namespace
 
 int main(int argc, char** argv) {
+  graintune::server::ExitWithHelpIfAsked(argc, argv, kUsage);
   using namespace graintune;
   const server::Flags flags = server::ExitOnUsageError(
       kProgram, server::Flags::Parse(server::Arguments(argc, argv),

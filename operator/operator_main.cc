@@ -2,12 +2,7 @@
 // exporters of its pods, and sets the value the webhook gives the next attempt. Two replicas
 // elect a leader through a Lease; only the leader reconciles, both serve health endpoints.
 //
-//   graintune-operator [--kubeconfig K] [--leader-elect=true|false] [--lease-namespace NS]
-//                      [--lease-name N] [--identity ID] [--resync-period-ms N]
-//                      [--bind-address A] [--port N] [--scrape-timeout-ms N]
-//                      [--lease-duration-ms N] [--renew-deadline-ms N] [--retry-period-ms N]
-//                      [--prometheus-url http(s)://HOST:PORT]   (trials from Prometheus instead)
-//                      [--forget-after 720h]   (delete GrainTunings without pods or activity)
+// Flags: kUsage below (also `graintune-operator --help`).
 #include <prometheus/counter.h>
 #include <prometheus/gauge.h>
 #include <prometheus/registry.h>
@@ -31,10 +26,21 @@ namespace {
 std::stop_source g_stop;
 void OnSignal(int) { g_stop.request_stop(); }
 constexpr char kProgram[] = "graintune-operator";
+constexpr char kUsage[] = R"(graintune-operator: records each attempt's trial and sets the next attempt's value.
+
+usage:
+  graintune-operator [--kubeconfig K] [--leader-elect=true|false] [--lease-namespace NS]
+                     [--lease-name N] [--identity ID] [--resync-period-ms N]
+                     [--bind-address A] [--port N] [--scrape-timeout-ms N]
+                     [--lease-duration-ms N] [--renew-deadline-ms N] [--retry-period-ms N]
+                     [--prometheus-url http(s)://HOST:PORT]   (trials from Prometheus instead)
+                     [--forget-after 720h]   (delete GrainTunings without pods or activity)
+)";
 
 }  // namespace
 
 int main(int argc, char** argv) {
+  graintune::server::ExitWithHelpIfAsked(argc, argv, kUsage);
   using namespace graintune;
   const server::Flags flags = server::ExitOnUsageError(
       kProgram, server::Flags::Parse(server::Arguments(argc, argv),

@@ -39,6 +39,16 @@ Result<Flags> Flags::Parse(const std::vector<std::string>& args, const std::set<
   return flags;
 }
 
+void ExitWithHelpIfAsked(int argc, char** argv, std::string_view usage) {
+  for (int i = 1; i < argc; ++i) {
+    const std::string_view arg = argv[i];
+    if (arg == "--help" || arg == "-h") {
+      std::cout << usage;
+      std::exit(0);
+    }
+  }
+}
+
 std::optional<std::string> Flags::Get(const std::string& name) const {
   auto it = values_.find(name);
   if (it == values_.end()) return std::nullopt;

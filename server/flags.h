@@ -14,6 +14,7 @@
 #include <optional>
 #include <set>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "base/status.h"
@@ -50,6 +51,10 @@ class Flags {
 // A duration written as a whole number and one unit: "45s", "30m", "720h", "30d"; "0" is zero.
 // nullopt for anything else (no unit, fractions, negative, overflow).
 std::optional<std::chrono::seconds> ParseDuration(const std::string& text);
+
+// `--help` or `-h` among argv[1..argc): `usage` on stdout and exit status 0. Server mains call
+// it before Parse, which would refuse --help as an unknown flag.
+void ExitWithHelpIfAsked(int argc, char** argv, std::string_view usage);
 
 // argv[1..argc) as strings.
 std::vector<std::string> Arguments(int argc, char** argv);

@@ -1,17 +1,6 @@
 // graintune-webhook: the mutating admission webhook. Parses flags and wires the parts.
 //
-//   graintune-webhook --tls-cert-file F --tls-key-file F [--bind-address A] [--port N]
-//                     [--kubeconfig K | --standalone [--policy-file P.yaml]]
-//                     [--exclude-namespace NS]...
-//                     [--exporter-image IMG] [--exporter-port N] [--share-process-namespace]
-//                     [--exporter-cpu-request Q] [--exporter-memory-request Q]
-//                     [--exporter-memory-limit Q] [--no-exporter]
-//                     [--health-port N] [--max-connections N] [--max-inflight-body-mib N]
-//                     [--header-timeout D] [--read-timeout D] [--idle-timeout D]
-//                     [--max-json-values N] [--max-sites N] [--max-request-ms N]
-//                     [--shutdown-delay D] [--shutdown-grace D]
-//                     [--cert-secret NS/NAME --cert-dir DIR --service-dns-name DNS...
-//                      --webhook-configuration NAME]   (self-managed certificates)
+// Flags: kUsage below (also `graintune-webhook --help`).
 // With API access (--kubeconfig, in-cluster, $KUBECONFIG or ~/.kube/config) host shapes come
 // from the watched Node cache, mounted MaxText YAML from the ConfigMap cache, history from
 // GrainTunings and policies from GrainTunePolicies; /readyz waits for every cache. --standalone (or no reachable configuration) uses the machine-type table
@@ -45,9 +34,26 @@ namespace {
 std::atomic<bool> g_stop{false};
 void OnSignal(int) { g_stop = true; }
 constexpr char kProgram[] = "graintune-webhook";
+constexpr char kUsage[] = R"(graintune-webhook: graintune's mutating admission webhook.
+
+usage:
+  graintune-webhook --tls-cert-file F --tls-key-file F [--bind-address A] [--port N] [--threads N]
+                    [--kubeconfig K | --standalone [--policy-file P.yaml]]
+                    [--exclude-namespace NS]...
+                    [--exporter-image IMG] [--exporter-port N] [--share-process-namespace]
+                    [--exporter-cpu-request Q] [--exporter-memory-request Q]
+                    [--exporter-memory-limit Q] [--no-exporter]
+                    [--health-port N] [--max-connections N] [--max-inflight-body-mib N]
+                    [--header-timeout D] [--read-timeout D] [--idle-timeout D]
+                    [--max-json-values N] [--max-sites N] [--max-request-ms N]
+                    [--shutdown-delay D] [--shutdown-grace D]
+                    [--cert-secret NS/NAME --cert-dir DIR --service-dns-name DNS...
+                     --webhook-configuration NAME]   (self-managed certificates)
+)";
 }  // namespace
 
 int main(int argc, char** argv) {
+  graintune::server::ExitWithHelpIfAsked(argc, argv, kUsage);
   using namespace graintune;
   using namespace graintune::webhook;
   std::set<std::string> value_flags = {"tls-cert-file", "tls-key-file", "bind-address", "port",
