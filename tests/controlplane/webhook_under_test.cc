@@ -56,9 +56,15 @@ Result<std::unique_ptr<WebhookUnderTest>> WebhookUnderTest::Start(
   Result<int> port = FreeLoopbackPort();
   if (!port.ok()) return port.status();
   w->port_ = *port;
+  // Its plain-HTTP probe port too: the default (8081) would collide between webhooks started
+  // at once (tests run in parallel, the demo beside them).
+  Result<int> probe_port = FreeLoopbackPort();
+  if (!probe_port.ok()) return probe_port.status();
+  w->health_port_ = *probe_port;
   std::vector<std::string> argv = {options.binary, "--tls-cert-file", base + ".crt",
                                    "--tls-key-file", base + ".key", "--bind-address", "127.0.0.1",
-                                   "--port", std::to_string(w->port_), "--kubeconfig",
+                                   "--port", std::to_string(w->port_), "--health-port",
+                                   std::to_string(w->health_port_), "--kubeconfig",
                                    cp.kubeconfig_path()};
   argv.insert(argv.end(), options.extra_args.begin(), options.extra_args.end());
   Result<ChildProcess> p = ChildProcess::Spawn(argv, base + ".log");

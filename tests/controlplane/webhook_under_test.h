@@ -28,6 +28,7 @@ class WebhookUnderTest {
   ~WebhookUnderTest();
 
   int port() const { return port_; }
+  int health_port() const { return health_port_; }  // /healthz, /readyz, /metrics over HTTP
   const std::string& ca_pem() const { return ca_pem_; }
   ChildProcess& process() { return process_; }
   std::string Log() const { return TailOfFile(process_.log_path(), 4000); }
@@ -41,6 +42,7 @@ class WebhookUnderTest {
   ControlPlane* cp_ = nullptr;
   std::string name_;
   int port_ = 0;
+  int health_port_ = 0;
   std::string ca_pem_;
   server::CertificateAuthority ca_;
   std::string cert_base_;  // the serving pair is cert_base_ + ".crt" / ".key"
