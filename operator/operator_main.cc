@@ -18,6 +18,7 @@
 #include "kube/config.h"
 #include "kube/leader_election.h"
 #include "operator/tuning_controller.h"
+#include "workload/cluster_sources.h"
 #include "server/flags.h"
 #include "server/https_server.h"
 
@@ -97,8 +98,11 @@ int main(int argc, char** argv) {
   caches.graintunings = std::make_shared<kube::Informer>(*client, kube::resources::kGrainTunings);
   caches.policies = std::make_shared<kube::Informer>(*client, kube::resources::kGrainTunePolicies);
   caches.namespaces = std::make_shared<kube::Informer>(*client, kube::resources::kNamespaces);
-  caches.nodes = std::make_shared<kube::Informer>(*client, kube::resources::kNodes);
-  caches.configmaps = std::make_shared<kube::Informer>(*client, kube::resources::kConfigMaps);
+  caches.nodes = std::make_shared<kube::Informer>(
+      *client, kube::resources::kNodes,
+      kube::InformerOptions{.label_selector = "cloud.google.com/gke-tpu-accelerator"});
+  caches.configmaps =
+      std::make_shared<workload::ConfigMapFetcher>(workload::FetchConfigMapData(*client));
   caches.Start();
   auto recorder = std::make_shared<kube::EventRecorder>(*client, "graintune.dev/operator", identity);
   op::ControllerOptions controller_options{.scrape_timeout = std::chrono::milliseconds(scrape_timeout_ms),

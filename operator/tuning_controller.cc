@@ -50,17 +50,17 @@ const kube::ResourceType* WorkloadType(const std::string& kind) {
 }  // namespace
 
 bool ControllerCaches::Synced() const {
-  for (const auto* i : {&pods, &graintunings, &policies, &namespaces, &nodes, &configmaps})
+  for (const auto* i : {&pods, &graintunings, &policies, &namespaces, &nodes})
     if (!*i || !(*i)->Synced()) return false;
-  return true;
+  return configmaps != nullptr;
 }
 
 void ControllerCaches::Start() {
-  for (auto* i : {&pods, &graintunings, &policies, &namespaces, &nodes, &configmaps}) (*i)->Start();
+  for (auto* i : {&pods, &graintunings, &policies, &namespaces, &nodes}) (*i)->Start();
 }
 
 void ControllerCaches::Stop() {
-  for (auto* i : {&pods, &graintunings, &policies, &namespaces, &nodes, &configmaps})
+  for (auto* i : {&pods, &graintunings, &policies, &namespaces, &nodes})
     if (*i) (*i)->Stop();
 }
 
@@ -209,7 +209,7 @@ ReconcileOutcome TuningController::ReconcileKey(const std::string& ns, const std
 
   // The decision inputs, read from the newest pod the way the webhook read them.
   workload::NodeCacheShapes shapes(caches_.nodes);
-  workload::ConfigMapCache configmaps(caches_.configmaps);
+  workload::ConfigMapSource& configmaps = *caches_.configmaps;
   workload::PolicyCache policies(caches_.policies, caches_.namespaces);
   std::vector<std::string> input_warnings;
   Result<TuningInputs> inputs = workload::ReadPodTuningInputs(

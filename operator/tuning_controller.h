@@ -27,6 +27,7 @@
 #include "kube/informer.h"
 #include "operator/step_log.h"
 #include "operator/tuning_reconciler.h"
+#include "workload/sources.h"
 
 namespace graintune::op {
 
@@ -35,8 +36,9 @@ struct ControllerCaches {
   std::shared_ptr<kube::Informer> graintunings;
   std::shared_ptr<kube::Informer> policies;
   std::shared_ptr<kube::Informer> namespaces;
-  std::shared_ptr<kube::Informer> nodes;
-  std::shared_ptr<kube::Informer> configmaps;
+  std::shared_ptr<kube::Informer> nodes;  // TPU Nodes (label cloud.google.com/gke-tpu-accelerator)
+  // The ConfigMaps tuned pods mount, read by name when needed (workload::ConfigMapFetcher).
+  std::shared_ptr<workload::ConfigMapSource> configmaps;
 
   bool Synced() const;
   void Start();

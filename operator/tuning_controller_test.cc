@@ -1,6 +1,7 @@
 // The controller's I/O shell against the fake API server: what it writes, when it retries,
 // and when it leaves a key alone.
 #include "operator/tuning_controller.h"
+#include "workload/cluster_sources.h"
 
 #include <gtest/gtest.h>
 
@@ -41,10 +42,10 @@ class TuningControllerTest : public ::testing::Test {
     caches_.policies = std::make_shared<kube::Informer>(client_, kube::resources::kGrainTunePolicies);
     caches_.namespaces = std::make_shared<kube::Informer>(client_, kube::resources::kNamespaces);
     caches_.nodes = std::make_shared<kube::Informer>(client_, kube::resources::kNodes);
-    caches_.configmaps = std::make_shared<kube::Informer>(client_, kube::resources::kConfigMaps);
+    caches_.configmaps = std::make_shared<workload::ConfigMapFetcher>(workload::FetchConfigMapData(client_));
     caches_.Start();
     for (auto* i : {&caches_.pods, &caches_.graintunings, &caches_.policies, &caches_.namespaces,
-                    &caches_.nodes, &caches_.configmaps})
+                    &caches_.nodes})
       ASSERT_TRUE((*i)->WaitForSync(10s));
     ControllerOptions options;
     options.now = [this] { return now_; };

@@ -2,8 +2,9 @@
 //
 // Flags: kUsage below (also `graintune-webhook --help`).
 // With API access (--kubeconfig, in-cluster, $KUBECONFIG or ~/.kube/config) host shapes come
-// from the watched Node cache, mounted MaxText YAML from the ConfigMap cache, history from
-// GrainTunings and policies from GrainTunePolicies; /readyz waits for every cache. --standalone (or no reachable configuration) uses the machine-type table
+// from a watched cache of TPU Nodes, mounted MaxText YAML from ConfigMaps read by name when a
+// job mounts one (a small cache, no watch), history from GrainTunings and policies from
+// GrainTunePolicies; /readyz waits for every cache. --standalone (or no reachable configuration) uses the machine-type table
 // alone.
 //
 // /healthz, /readyz and /metrics are also served over plain HTTP on --health-port (default
@@ -22,6 +23,7 @@
 #include "webhook/admission.h"
 #include "kube/backoff.h"
 #include "workload/cluster_sources.h"
+#include "workload/workload_annotations.h"
 #include "workload/graintune_objects.h"
 #include "webhook/serving_certificates.h"
 #include "workload/yaml_json.h"
@@ -140,7 +142,8 @@ int main(int argc, char** argv) {
     return 2;
   }
   // Sources: the API server's caches when reachable, else the built-in table.
-  std::shared_ptr<kube::Informer> nodes, configmaps, graintunings, policies, namespaces, jobs;
+  std::shared_ptr<kube::Informer> nodes, graintunings, policies, namespaces, jobs;
+  std::shared_ptr<kube::Client> configmap_client;
   std::shared_ptr<kube::Client> cert_client;
   if (manage_certs && standalone) {
     std::cerr << "graintune-webhook: --cert-secret needs API access, not --standalone\n";
@@ -176,17 +179,31 @@ int main(int argc, char** argv) {
         if (!ensured.ok()) return 1;
         cert_client = *client;
       }
-      nodes = std::make_shared<kube::Informer>(*client, kube::resources::kNodes);
-      configmaps = std::make_shared<kube::Informer>(
-          *client, kube::resources::kConfigMaps);
+      // Only what a decision reads is cached: TPU Nodes, graintune's objects, Namespaces (for
+      // policy selectors) and the Jobs graintune tuned (pod retries count as attempts). The
+      // few ConfigMaps a tuned job mounts are read by name when needed, never watched.
+      nodes = std::make_shared<kube::Informer>(
+          *client, kube::resources::kNodes,
+          kube::InformerOptions{.label_selector = "cloud.google.com/gke-tpu-accelerator"});
+      kube::ClientOptions short_requests;
+      short_requests.request_timeout = std::chrono::milliseconds(750);
+      short_requests.max_response_bytes = 2u << 20;  // a ConfigMap is at most 1 MiB
+      auto fetch_client = kube::Client::FromConfig(*config, short_requests);
+      if (!fetch_client.ok()) {
+        std::cerr << "graintune-webhook: " << fetch_client.error().ToString() << "\n";
+        return 1;
+      }
+      configmap_client = *fetch_client;
       graintunings = std::make_shared<kube::Informer>(
           *client, kube::resources::kGrainTunings);
       policies = std::make_shared<kube::Informer>(
           *client, kube::resources::kGrainTunePolicies);
       namespaces = std::make_shared<kube::Informer>(
           *client, kube::resources::kNamespaces);
-      jobs = std::make_shared<kube::Informer>(*client, kube::resources::kJobs);
-      for (auto* i : {&nodes, &configmaps, &graintunings, &policies, &namespaces, &jobs}) (*i)->Start();
+      jobs = std::make_shared<kube::Informer>(
+          *client, kube::resources::kJobs,
+          kube::InformerOptions{.label_selector = std::string(workload::kManagedLabel) + "=true"});
+      for (auto* i : {&nodes, &graintunings, &policies, &namespaces, &jobs}) (*i)->Start();
     }
   }
   workload::MachineTypeTableShapes table_shapes;
@@ -198,7 +215,8 @@ int main(int argc, char** argv) {
   if (nodes) {
     cluster_jobs = std::make_unique<workload::JobCache>(jobs);
     cluster_shapes = std::make_unique<workload::NodeCacheShapes>(nodes);
-    cluster_configmaps = std::make_unique<workload::ConfigMapCache>(configmaps);
+    cluster_configmaps = std::make_unique<workload::ConfigMapFetcher>(
+        workload::FetchConfigMapData(configmap_client));
     cluster_history = std::make_unique<workload::GrainTuningHistory>(graintunings);
     cluster_policies = std::make_unique<workload::PolicyCache>(policies, namespaces);
   }
@@ -271,7 +289,7 @@ int main(int argc, char** argv) {
       next_cert_check = std::chrono::steady_clock::now() +
                         (r.ok() ? std::chrono::hours(12) : std::chrono::hours(1));
     }
-    if (nodes && nodes->Synced() && configmaps->Synced() && graintunings->Synced() &&
+    if (nodes && nodes->Synced() && graintunings->Synced() &&
         policies->Synced() && namespaces->Synced() && jobs->Synced())
       routes.SetReady(true);
     std::this_thread::sleep_for(std::chrono::milliseconds(200));
@@ -285,7 +303,7 @@ int main(int argc, char** argv) {
   std::cerr << "graintune-webhook: " << (drained ? "drained" : "grace period over, connections dropped")
             << "\n";
   if (probes) probes->Stop();
-  for (auto* i : {&nodes, &configmaps, &graintunings, &policies, &namespaces, &jobs})
+  for (auto* i : {&nodes, &graintunings, &policies, &namespaces, &jobs})
     if (*i) (*i)->Stop();
   return 0;
 }

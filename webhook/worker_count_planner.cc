@@ -289,7 +289,9 @@ Plan PlanInPlace(json& object, WorkloadKind kind, const std::string& ns, Planner
   // Jobs and pods re-pick that value for every later attempt (the sites hold graintune's
   // value for attempt 0, which no longer applies to them).
   ApplyToTemplates(object, object_name, found, applied, exporter, plan);
-  if (kind == WorkloadKind::kJob) Annotate(object, "/metadata", applied, {});
+  // A tuned Job carries the managed label too: the webhook watches only those Jobs (a plain
+  // Job's failed pods number its retries' attempts).
+  if (kind == WorkloadKind::kJob) Annotate(object, "/metadata", applied, {{workload::kManagedLabel, "true"}});
   if (kind == WorkloadKind::kJobSet) {
     // The JobSet's inputs (dataset, rates, tuning key) travel to its child Jobs, which the
     // JobSet controller makes from these templates without the JobSet's own annotations.

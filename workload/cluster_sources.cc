@@ -30,16 +30,16 @@ Result<HostShape> NodeCacheShapes::ShapeFor(const NodeSelection& selection) {
   return shape;
 }
 
-Result<std::optional<std::string>> ConfigMapCache::Get(const std::string& ns,
-                                                       const std::string& name,
-                                                       const std::string& key) {
-  if (!configmaps_->Synced()) return Status::Error("the ConfigMap cache is not synced yet");
-  std::optional<kube::Json> cm = configmaps_->Get(ns, name);
-  if (!cm) return std::optional<std::string>();
-  const kube::Json data = cm->value("data", kube::Json::object());
-  auto it = data.find(key);
-  if (it == data.end() || !it->is_string()) return std::optional<std::string>();
-  return std::optional<std::string>(it->get<std::string>());
+ConfigMapFetcher::Fetch FetchConfigMapData(std::shared_ptr<kube::Client> client) {
+  return [client = std::move(client)](const std::string& ns, const std::string& name)
+             -> Result<std::optional<kube::Json>> {
+    kube::ApiResult<kube::Json> cm = client->Get(kube::resources::kConfigMaps, ns, name);
+    if (!cm.ok()) {
+      if (cm.error().IsNotFound()) return std::optional<kube::Json>();
+      return Status::Error("ConfigMap " + ns + "/" + name + ": " + cm.status().message());
+    }
+    return std::optional<kube::Json>(cm->value("data", kube::Json::object()));
+  };
 }
 
 Result<std::optional<TuningHistory>> GrainTuningHistory::Lookup(const std::string& ns,

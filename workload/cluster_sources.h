@@ -12,6 +12,7 @@
 
 #include "kube/informer.h"
 #include "workload/graintune_objects.h"
+#include "workload/configmap_fetcher.h"
 #include "workload/node_shapes.h"
 #include "workload/sources.h"
 
@@ -34,16 +35,10 @@ class NodeCacheShapes : public NodeShapeSource {
   std::shared_ptr<const std::vector<NodeFacts>> facts_;
 };
 
-class ConfigMapCache : public ConfigMapSource {
- public:
-  explicit ConfigMapCache(std::shared_ptr<kube::Informer> configmaps)
-      : configmaps_(std::move(configmaps)) {}
-  Result<std::optional<std::string>> Get(const std::string& ns, const std::string& name,
-                                         const std::string& key) override;
-
- private:
-  std::shared_ptr<kube::Informer> configmaps_;
-};
+// What ConfigMapFetcher (configmap_fetcher.h) fetches with: a GET of one ConfigMap by name
+// through `client` (give it a short request timeout: an admission waits for it). Its `data`,
+// nullopt when the ConfigMap does not exist, an error otherwise.
+ConfigMapFetcher::Fetch FetchConfigMapData(std::shared_ptr<kube::Client> client);
 
 // History from the GrainTuning cache (the operator writes it; the webhook only reads).
 class GrainTuningHistory : public HistorySource {

@@ -460,7 +460,9 @@ TEST_F(HelmChart, InstallGrantsExactlyTheVerbsTheCodeUsesAndUninstallLeavesNothi
   const Access checks[] = {
       // The webhook: caches, its own Secret and webhook configuration.
       {"gt-webhook", "list", "nodes", "", true},
-      {"gt-webhook", "watch", "configmaps", "", true},
+      {"gt-webhook", "get", "configmaps", "team", true},
+      {"gt-webhook", "list", "configmaps", "", false},  // read by name, never listed or watched
+      {"gt-webhook", "watch", "configmaps", "", false},
       {"gt-webhook", "watch", "graintunings.graintune.dev", "", true},
       {"gt-webhook", "list", "graintunepolicies.graintune.dev", "", true},
       {"gt-webhook", "watch", "namespaces", "", true},
@@ -477,6 +479,8 @@ TEST_F(HelmChart, InstallGrantsExactlyTheVerbsTheCodeUsesAndUninstallLeavesNothi
       {"gt-webhook", "patch", "mutatingwebhookconfigurations/someone-else", "", false},
       // The operator: tuned pods, GrainTunings and status, Events, its Lease.
       {"gt-operator", "watch", "pods", "", true},
+      {"gt-operator", "get", "configmaps", "team", true},
+      {"gt-operator", "list", "configmaps", "", false},
       {"gt-operator", "create", "graintunings.graintune.dev", "team", true},
       {"gt-operator", "update", "graintunings.graintune.dev/status", "team", true},
       {"gt-operator", "get", "jobsets.jobset.x-k8s.io", "team", true},
