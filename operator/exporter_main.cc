@@ -23,6 +23,7 @@
 #include "operator/metrics_file_follower.h"
 #include "operator/process_stats.h"
 #include "operator/step_log.h"
+#include "base/log.h"
 #include "server/flags.h"
 #include "server/https_server.h"
 
@@ -37,6 +38,7 @@ constexpr char kUsage[] = R"(graintune-exporter: the sidecar graintune adds to t
 usage:
   graintune-exporter --metrics-file PATH [--bind-address A] [--port N]
                      [--poll-interval-ms N] [--proc-root /proc] [--trainer-pattern MaxText]
+                     [--log-level error|warning|info|debug]
 )";
 
 long SinceParameter(const std::string& target) {
@@ -108,10 +110,11 @@ int main(int argc, char** argv) {
   using namespace graintune;
   const server::Flags flags = server::ExitOnUsageError(
       kProgram, server::Flags::Parse(server::Arguments(argc, argv),
-                                     {"metrics-file", "bind-address", "port", "poll-interval-ms",
+                                     {"log-level", "metrics-file", "bind-address", "port", "poll-interval-ms",
                                       "proc-root", "trainer-pattern"}));
   if (!flags.positional().empty())
     server::ExitWithUsageError(kProgram, "unexpected argument '" + flags.positional().front() + "'");
+  server::SetUpLogging(kProgram, flags);
   server::HttpsServerOptions options;
   options.bind_address = flags.Get("bind-address").value_or("0.0.0.0");
   options.port = static_cast<unsigned short>(
@@ -141,11 +144,11 @@ int main(int argc, char** argv) {
     return {404, "text/plain", "not found\n"};
   });
   if (Status s = server.Start(); !s.ok()) {
-    std::cerr << "graintune-exporter: " << s.message() << "\n";
+    LogLine(LogLevel::kError) << s.message();
     return 1;
   }
-  std::cerr << "graintune-exporter: following " << metrics_file << ", serving on "
-            << options.bind_address << ":" << server.port() << "\n";
+  LogLine(LogLevel::kInfo) << "following " << metrics_file << ", serving on "
+            << options.bind_address << ":" << server.port();
   std::signal(SIGTERM, OnSignal);
   std::signal(SIGINT, OnSignal);
   op::MetricsFileFollower follower(metrics_file);

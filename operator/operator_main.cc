@@ -19,6 +19,7 @@
 #include "kube/leader_election.h"
 #include "operator/tuning_controller.h"
 #include "workload/cluster_sources.h"
+#include "base/log.h"
 #include "server/flags.h"
 #include "server/https_server.h"
 
@@ -36,6 +37,7 @@ usage:
                      [--lease-duration-ms N] [--renew-deadline-ms N] [--retry-period-ms N]
                      [--prometheus-url http(s)://HOST:PORT]   (trials from Prometheus instead)
                      [--forget-after 720h]   (delete GrainTunings without pods or activity)
+                     [--log-level error|warning|info|debug]   (debug: a line per reconcile)
 )";
 
 }  // namespace
@@ -45,7 +47,7 @@ int main(int argc, char** argv) {
   using namespace graintune;
   const server::Flags flags = server::ExitOnUsageError(
       kProgram, server::Flags::Parse(server::Arguments(argc, argv),
-                                     {"kubeconfig", "lease-namespace", "lease-name", "identity",
+                                     {"log-level", "kubeconfig", "lease-namespace", "lease-name", "identity",
                                       "resync-period-ms", "scrape-timeout-ms",
                                       "lease-duration-ms", "renew-deadline-ms",
                                       "retry-period-ms", "prometheus-url", "forget-after",
@@ -53,6 +55,7 @@ int main(int argc, char** argv) {
                                      {"leader-elect"}));
   if (!flags.positional().empty())
     server::ExitWithUsageError(kProgram, "unexpected argument '" + flags.positional().front() + "'");
+  server::SetUpLogging(kProgram, flags);
   auto int_flag = [&](const char* name, int lo, int hi, int fallback) {
     return server::ExitOnUsageError(kProgram, flags.IntegerIn(name, lo, hi)).value_or(fallback);
   };
@@ -77,7 +80,7 @@ int main(int argc, char** argv) {
   http.max_body_bytes = 4096;
   Result<kube::ClientConfig> config = kube::LoadDefaultConfig(kubeconfig);
   if (!config.ok()) {
-    std::cerr << "graintune-operator: " << config.error() << "\n";
+    LogLine(LogLevel::kError) << config.error();
     return 1;
   }
   if (lease_ns.empty()) lease_ns = config->default_namespace;
@@ -88,7 +91,7 @@ int main(int argc, char** argv) {
   }
   auto client = kube::Client::FromConfig(*config);
   if (!client.ok()) {
-    std::cerr << "graintune-operator: " << client.error().ToString() << "\n";
+    LogLine(LogLevel::kError) << client.error().ToString();
     return 1;
   }
   op::ControllerCaches caches;
@@ -113,7 +116,7 @@ int main(int argc, char** argv) {
     pc.allow_plain_http = true;
     auto prom = kube::Client::FromConfig(pc);
     if (!prom.ok()) {
-      std::cerr << "graintune-operator: --prometheus-url: " << prom.error().ToString() << "\n";
+      LogLine(LogLevel::kError) << "--prometheus-url: " << prom.error().ToString();
       return 2;
     }
     controller_options.prometheus = *prom;
@@ -154,13 +157,13 @@ int main(int argc, char** argv) {
     return {404, "text/plain", "not found\n"};
   });
   if (Status s = server.Start(); !s.ok()) {
-    std::cerr << "graintune-operator: " << s.message() << "\n";
+    LogLine(LogLevel::kError) << s.message();
     return 1;
   }
   std::signal(SIGTERM, OnSignal);
   std::signal(SIGINT, OnSignal);
-  std::cerr << "graintune-operator: " << identity << " serving health on " << http.bind_address
-            << ":" << server.port() << "\n";
+  LogLine(LogLevel::kInfo) << identity << " serving health on " << http.bind_address
+            << ":" << server.port();
 
   std::jthread elector;
   if (leader_elect) {
@@ -170,7 +173,7 @@ int main(int argc, char** argv) {
                                   .renew_deadline = std::chrono::milliseconds(renew_ms),
                                   .retry_period = std::chrono::milliseconds(retry_ms)};
     if (Status s = kube::ValidateLeaderElection(le); !s.ok()) {
-      std::cerr << "graintune-operator: " << s.message() << "\n";
+      LogLine(LogLevel::kError) << s.message();
       return 2;
     }
     auto le_client = *client;
@@ -178,11 +181,11 @@ int main(int argc, char** argv) {
       kube::LeaderElector e(le_client, le,
                             {.on_started_leading = [&] {
                                leading = true;
-                               std::cerr << "graintune-operator: " << identity << " is leading\n";
+                               LogLine(LogLevel::kInfo) << identity << " is leading";
                              },
                              .on_stopped_leading = [&] {
                                leading = false;
-                               std::cerr << "graintune-operator: " << identity << " stopped leading\n";
+                               LogLine(LogLevel::kInfo) << identity << " stopped leading";
                              }});
       e.Run(g_stop.get_token());
     });

@@ -1,5 +1,7 @@
 #include "operator/tuning_controller.h"
 
+#include "base/log.h"
+
 #include <algorithm>
 #include <ctime>
 #include <iostream>
@@ -32,7 +34,6 @@ double SecondsSince(const std::string& when) {
   return std::difftime(std::time(nullptr), timegm(&tm));
 }
 
-void Log(const std::string& line) { std::cerr << "graintune-operator: " << line << "\n"; }
 
 // A failed API call as a reconcile error: retryable when trying again later can help.
 ReconcileError ErrorOf(const std::string& doing, const kube::ApiError& error) {
@@ -136,7 +137,7 @@ void TuningController::ReconcileAll() {
       continue;
     }
     ++counters_.reconcile_errors;
-    Log(key.first + "/" + key.second + ": " + outcome.error().message +
+    Log(LogLevel::kWarning, key.first + "/" + key.second + ": " + outcome.error().message +
         (outcome.error().terminal ? " (not retried until its pods change)" : ""));
     state.parked = outcome.error().terminal;
     state.backing_off = !state.parked;
@@ -162,11 +163,11 @@ void TuningController::Forget(const json& gt) {
   if (!deleted.ok() && deleted.error().IsConflict()) return;  // a new one took the name: kept
   if (!deleted.ok() && !deleted.error().IsNotFound()) {
     ++counters_.reconcile_errors;
-    Log("deleting GrainTuning " + ns + "/" + name + ": " + deleted.error().ToString());
+    Log(LogLevel::kError, "deleting GrainTuning " + ns + "/" + name + ": " + deleted.error().ToString());
     return;
   }
   ++counters_.forgotten;
-  Log("forgot GrainTuning " + ns + "/" + name + ": no pods and no activity for " +
+  Log(LogLevel::kInfo, "forgot GrainTuning " + ns + "/" + name + ": no pods and no activity for " +
       std::to_string(options_.forget_after.count()) + " s");
 }
 
@@ -185,7 +186,7 @@ void TuningController::MarkAttemptsEnded(const json& gt) {
       });
   if (!written.ok()) {
     ++counters_.reconcile_errors;
-    Log("writing status of GrainTuning " + ns + "/" + name + ": " + written.error().ToString());
+    Log(LogLevel::kWarning, "writing status of GrainTuning " + ns + "/" + name + ": " + written.error().ToString());
     return;
   }
   ++counters_.status_writes;
@@ -194,6 +195,7 @@ void TuningController::MarkAttemptsEnded(const json& gt) {
 ReconcileOutcome TuningController::ReconcileKey(const std::string& ns, const std::string& key,
                                                 const std::vector<TunedPod>& pods) {
   ++counters_.reconciles;
+  LogLine(LogLevel::kDebug) << "reconcile " << ns << "/" << key << ": " << pods.size() << " pods";
   ReconcileInput in;
   in.ns = ns;
   in.tuning_key = key;
@@ -230,7 +232,7 @@ ReconcileOutcome TuningController::ReconcileKey(const std::string& ns, const std
       Result<Trial> t = TrialFromPrometheus(*options_.prometheus, p.uid, run_seconds, p.attempt,
                                             p.workers, in.inputs->demand.tokens_per_step_per_host);
       if (!t.ok()) {
-        Log(ns + "/" + p.name + ": " + t.error());
+        Log(LogLevel::kWarning, ns + "/" + p.name + ": " + t.error());
         continue;
       }
       in.measured[p.attempt] = *t;
@@ -239,7 +241,7 @@ ReconcileOutcome TuningController::ReconcileKey(const std::string& ns, const std
     }
     Result<StepsDocument> doc = Scrape(p);
     if (!doc.ok()) {
-      Log(doc.error());
+      Log(LogLevel::kWarning, doc.error());
       continue;
     }
     in.steps[p.attempt] = *doc;
@@ -247,7 +249,7 @@ ReconcileOutcome TuningController::ReconcileKey(const std::string& ns, const std
   }
 
   ReconcileOutput out = ReconcileTuning(in);
-  if (!out.problem.empty()) Log(ns + "/" + key + ": " + out.problem);
+  if (!out.problem.empty()) Log(LogLevel::kWarning, ns + "/" + key + ": " + out.problem);
   if (!in.grain_tuning) {
     kube::ApiResult<json> created = client_->Create(kube::resources::kGrainTunings, ns, out.object);
     if (!created.ok() && !created.error().IsAlreadyExists())
@@ -283,7 +285,7 @@ ReconcileOutcome TuningController::ReconcileKey(const std::string& ns, const std
     Status s = events_->Record(regarding, {.type = e.type, .reason = e.reason, .action = "Tune",
                                            .note = e.note});
     if (s.ok()) ++counters_.events;
-    else Log(s.message());
+    else Log(LogLevel::kWarning, s.message());
   }
   return result;
 }

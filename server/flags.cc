@@ -4,6 +4,7 @@
 #include <cstdlib>
 #include <iostream>
 
+#include "base/log.h"
 #include "base/numbers.h"
 
 namespace graintune::server {
@@ -37,6 +38,13 @@ Result<Flags> Flags::Parse(const std::vector<std::string>& args, const std::set<
     flags.values_[name].push_back(*value);
   }
   return flags;
+}
+
+void SetUpLogging(const std::string& program, const Flags& flags) {
+  SetLogProgram(program);
+  Result<LogLevel> level = ParseLogLevel(flags.Get("log-level").value_or("info"));
+  if (!level.ok()) ExitWithUsageError(program, "--log-level: " + level.error());
+  SetLogLevel(*level);
 }
 
 void ExitWithHelpIfAsked(int argc, char** argv, std::string_view usage) {

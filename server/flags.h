@@ -52,6 +52,10 @@ class Flags {
 // nullopt for anything else (no unit, fractions, negative, overflow).
 std::optional<std::chrono::seconds> ParseDuration(const std::string& text);
 
+// Sets the process's log program name and level from --log-level (default info); a bad value is
+// a usage error (exit status 2) naming the flag. For server mains.
+void SetUpLogging(const std::string& program, const Flags& flags);
+
 // `--help` or `-h` among argv[1..argc): `usage` on stdout and exit status 0. Server mains call
 // it before Parse, which would refuse --help as an unknown flag.
 void ExitWithHelpIfAsked(int argc, char** argv, std::string_view usage);

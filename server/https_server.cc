@@ -1,5 +1,7 @@
 #include "server/https_server.h"
 
+#include "base/log.h"
+
 #include <boost/asio.hpp>
 #include <boost/asio/ssl.hpp>
 #include <boost/beast/core.hpp>
@@ -285,7 +287,7 @@ struct HttpsServer::Impl {
     reload_timer.async_wait([this](beast::error_code ec) {
       if (ec) return;
       if (Status s = Reload(); !s.ok())
-        std::cerr << "graintune: keeping the previous certificate: " << s.message() << "\n";
+        LogLine(LogLevel::kWarning) << "keeping the previous certificate: " << s.message();
       ScheduleReload();
     });
   }

@@ -28,6 +28,7 @@
 #include "webhook/serving_certificates.h"
 #include "workload/yaml_json.h"
 #include "workload/in_memory_sources.h"
+#include "base/log.h"
 #include "server/flags.h"
 #include "server/https_server.h"
 #include "webhook/webhook_routes.h"
@@ -49,6 +50,7 @@ usage:
                     [--header-timeout D] [--read-timeout D] [--idle-timeout D]
                     [--max-json-values N] [--max-sites N] [--max-request-ms N]
                     [--shutdown-delay D] [--shutdown-grace D]
+                    [--log-level error|warning|info|debug]   (debug: a line per admission)
                     [--cert-secret NS/NAME --cert-dir DIR --service-dns-name DNS...
                      --webhook-configuration NAME]   (self-managed certificates)
 )";
@@ -58,7 +60,7 @@ int main(int argc, char** argv) {
   graintune::server::ExitWithHelpIfAsked(argc, argv, kUsage);
   using namespace graintune;
   using namespace graintune::webhook;
-  std::set<std::string> value_flags = {"tls-cert-file", "tls-key-file", "bind-address", "port",
+  std::set<std::string> value_flags = {"log-level", "tls-cert-file", "tls-key-file", "bind-address", "port",
                                       "threads", "exclude-namespace", "kubeconfig", "cert-secret",
                                       "webhook-configuration", "service-dns-name", "cert-dir",
                                       "policy-file", "health-port", "max-connections",
@@ -72,6 +74,7 @@ int main(int argc, char** argv) {
       kProgram, server::Flags::Parse(server::Arguments(argc, argv), value_flags, boolean_flags));
   if (!flags.positional().empty())
     server::ExitWithUsageError(kProgram, "unexpected argument '" + flags.positional().front() + "'");
+  server::SetUpLogging(kProgram, flags);
   server::HttpsServerOptions options;
   options.cert_file = flags.Get("tls-cert-file").value_or("");
   options.key_file = flags.Get("tls-key-file").value_or("");
@@ -130,15 +133,15 @@ int main(int argc, char** argv) {
   const bool manage_certs = !self_signed.secret_name.empty();
   if (manage_certs) {
     if (cert_dir.empty() || self_signed.dns_names.empty()) {
-      std::cerr << "graintune-webhook: --cert-secret needs --cert-dir and --service-dns-name\n";
+      LogLine(LogLevel::kError) << "--cert-secret needs --cert-dir and --service-dns-name";
       return 2;
     }
     options.cert_file = self_signed.cert_file = cert_dir + "/tls.crt";
     options.key_file = self_signed.key_file = cert_dir + "/tls.key";
   }
   if (options.cert_file.empty() || options.key_file.empty()) {
-    std::cerr << "graintune-webhook: --tls-cert-file and --tls-key-file (or --cert-secret) are "
-                 "required\n";
+    LogLine(LogLevel::kError) << "--tls-cert-file and --tls-key-file (or --cert-secret) are "
+                 "required";
     return 2;
   }
   // Sources: the API server's caches when reachable, else the built-in table.
@@ -146,23 +149,23 @@ int main(int argc, char** argv) {
   std::shared_ptr<kube::Client> configmap_client;
   std::shared_ptr<kube::Client> cert_client;
   if (manage_certs && standalone) {
-    std::cerr << "graintune-webhook: --cert-secret needs API access, not --standalone\n";
+    LogLine(LogLevel::kError) << "--cert-secret needs API access, not --standalone";
     return 2;
   }
   if (!standalone) {
     Result<kube::ClientConfig> config =
         kube::LoadDefaultConfig(kubeconfig);
     if (!config.ok() && !kubeconfig.empty()) {
-      std::cerr << "graintune-webhook: " << config.error() << "\n";
+      LogLine(LogLevel::kError) << config.error();
       return 1;
     }
     if (!config.ok()) {
-      std::cerr << "graintune-webhook: no API access (" << config.error()
-                << "); running standalone on the machine-type table\n";
+      LogLine(LogLevel::kWarning) << "no API access (" << config.error()
+                << "); running standalone on the machine-type table";
     } else {
       auto client = kube::Client::FromConfig(*config);
       if (!client.ok()) {
-        std::cerr << "graintune-webhook: " << client.error().ToString() << "\n";
+        LogLine(LogLevel::kError) << client.error().ToString();
         return 1;
       }
       if (manage_certs) {
@@ -172,7 +175,7 @@ int main(int argc, char** argv) {
         for (int i = 0; i < 12 && !ensured.ok(); ++i) {
           ensured = EnsureServingCertificate(**client, self_signed);
           if (!ensured.ok()) {
-            std::cerr << "graintune-webhook: serving certificate: " << ensured.error() << "\n";
+            LogLine(LogLevel::kWarning) << "serving certificate: " << ensured.error();
             std::this_thread::sleep_for(backoff.Next());
           }
         }
@@ -190,7 +193,7 @@ int main(int argc, char** argv) {
       short_requests.max_response_bytes = 2u << 20;  // a ConfigMap is at most 1 MiB
       auto fetch_client = kube::Client::FromConfig(*config, short_requests);
       if (!fetch_client.ok()) {
-        std::cerr << "graintune-webhook: " << fetch_client.error().ToString() << "\n";
+        LogLine(LogLevel::kError) << fetch_client.error().ToString();
         return 1;
       }
       configmap_client = *fetch_client;
@@ -226,8 +229,8 @@ int main(int argc, char** argv) {
   std::optional<workload::StaticPolicies> file_policies;
   if (!policy_file.empty()) {
     if (!standalone && nodes) {
-      std::cerr << "graintune-webhook: --policy-file is for --standalone; in a cluster policies are "
-                   "GrainTunePolicy objects\n";
+      LogLine(LogLevel::kError) << "--policy-file is for --standalone; in a cluster policies are "
+                   "GrainTunePolicy objects";
       return 2;
     }
     Result<std::string> text = kube::ReadFileText(policy_file);
@@ -237,7 +240,7 @@ int main(int argc, char** argv) {
     Result<workload::StaticPolicies> loaded =
         docs.ok() ? workload::StaticPolicies::FromObjects(*docs) : Result<workload::StaticPolicies>(docs.status());
     if (!loaded.ok()) {
-      std::cerr << "graintune-webhook: --policy-file " << policy_file << ": " << loaded.error() << "\n";
+      LogLine(LogLevel::kError) << "--policy-file " << policy_file << ": " << loaded.error();
       return 2;
     }
     file_policies = std::move(loaded).value();
@@ -258,10 +261,10 @@ int main(int argc, char** argv) {
   routes.SetReady(!nodes);
   server::HttpsServer server(options, [&](const server::HttpRequest& r) { return routes.Handle(r); });
   if (Status s = server.Start(); !s.ok()) {
-    std::cerr << "graintune-webhook: " << s.message() << "\n";
+    LogLine(LogLevel::kError) << s.message();
     return 1;
   }
-  std::cerr << "graintune-webhook: serving on " << options.bind_address << ":" << server.port() << "\n";
+  LogLine(LogLevel::kInfo) << "serving on " << options.bind_address << ":" << server.port();
   std::optional<server::HttpsServer> probes;
   if (health_port > 0) {
     server::HttpsServerOptions probe_options;
@@ -272,11 +275,11 @@ int main(int argc, char** argv) {
     probe_options.max_connections = 64;
     probes.emplace(probe_options, [&](const server::HttpRequest& r) { return routes.HandleProbe(r); });
     if (Status s = probes->Start(); !s.ok()) {
-      std::cerr << "graintune-webhook: health port: " << s.message() << "\n";
+      LogLine(LogLevel::kError) << "health port: " << s.message();
       return 1;
     }
-    std::cerr << "graintune-webhook: probes and metrics on http://" << options.bind_address << ":"
-              << probes->port() << "\n";
+    LogLine(LogLevel::kInfo) << "probes and metrics on http://" << options.bind_address << ":"
+              << probes->port();
   }
   std::signal(SIGTERM, OnSignal);
   std::signal(SIGINT, OnSignal);
@@ -285,7 +288,7 @@ int main(int argc, char** argv) {
     if (cert_client && std::chrono::steady_clock::now() > next_cert_check) {
       // Re-issue ahead of expiry; the server picks the new files up by itself.
       Result<bool> r = EnsureServingCertificate(*cert_client, self_signed);
-      if (!r.ok()) std::cerr << "graintune-webhook: certificate renewal: " << r.error() << "\n";
+      if (!r.ok()) LogLine(LogLevel::kError) << "certificate renewal: " << r.error();
       next_cert_check = std::chrono::steady_clock::now() +
                         (r.ok() ? std::chrono::hours(12) : std::chrono::hours(1));
     }
@@ -296,12 +299,12 @@ int main(int argc, char** argv) {
   }
   // Unready first, so the API server stops picking this replica, then drain what is in flight.
   routes.SetReady(false);
-  std::cerr << "graintune-webhook: stopping: unready, serving " << shutdown_delay.count()
-            << " s more, then draining for at most " << shutdown_grace.count() << " s\n";
+  LogLine(LogLevel::kInfo) << "stopping: unready, serving " << shutdown_delay.count()
+            << " s more, then draining for at most " << shutdown_grace.count() << " s";
   std::this_thread::sleep_for(shutdown_delay);
   const bool drained = server.Drain(shutdown_grace);
-  std::cerr << "graintune-webhook: " << (drained ? "drained" : "grace period over, connections dropped")
-            << "\n";
+  LogLine(LogLevel::kInfo) << (drained ? "drained" : "grace period over, connections dropped")
+;
   if (probes) probes->Stop();
   for (auto* i : {&nodes, &graintunings, &policies, &namespaces, &jobs})
     if (*i) (*i)->Stop();

@@ -2,6 +2,8 @@
 
 #include <chrono>
 
+#include "base/log.h"
+
 namespace graintune::webhook {
 
 server::HttpResponse WebhookRoutes::Handle(const server::HttpRequest& request) {
@@ -15,6 +17,9 @@ server::HttpResponse WebhookRoutes::Handle(const server::HttpRequest& request) {
     const double seconds =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     metrics_.Observe(r.kind, r.outcome, seconds, r.mutations, r.over_budget);
+    LogLine(LogLevel::kDebug) << "admission " << r.kind << ": " << r.outcome << ", "
+                              << r.mutations << " value(s) set, HTTP " << r.http_status << ", "
+                              << static_cast<int>(seconds * 1e6) << " us";
     return {r.http_status, "application/json", std::move(r.body)};
   }
   return HandleProbe(request);

@@ -41,14 +41,14 @@ class WebhookProcessTest : public ::testing::Test {
   }
   void TearDown() override { std::filesystem::remove_all(dir_); }
 
-  void Start(const std::vector<std::string>& extra) {
+  void Start(const std::vector<std::string>& extra, const std::string& log = "webhook.log") {
     std::vector<std::string> argv = {GRAINTUNE_WEBHOOK_BIN, "--standalone", "--no-exporter",
                                      "--tls-cert-file", dir_ / "tls.crt", "--tls-key-file",
                                      dir_ / "tls.key", "--bind-address", "127.0.0.1", "--port",
                                      std::to_string(port_), "--health-port",
                                      std::to_string(probe_port_)};
     argv.insert(argv.end(), extra.begin(), extra.end());
-    Result<testing::ChildProcess> p = testing::ChildProcess::Spawn(argv, dir_ / "webhook.log");
+    Result<testing::ChildProcess> p = testing::ChildProcess::Spawn(argv, dir_ / log);
     ASSERT_TRUE(p.ok()) << p.error();
     webhook_ = std::move(p).value();
     ASSERT_TRUE(testing::WaitFor([&] { return testing::HttpsCall(probe_port_, "", "/healthz").status == 200; }, 30s))
@@ -91,7 +91,8 @@ TEST_F(WebhookProcessTest, SigtermTurnsUnreadyKeepsAnsweringThenDrainsAndExitsZe
 TEST_F(WebhookProcessTest, LimitFlagsAreValidated) {
   for (const std::vector<std::string>& bad :
        {std::vector<std::string>{"--max-connections", "0"}, {"--header-timeout", "0"},
-        {"--max-request-ms", "x"}, {"--max-inflight-body-mib", "1"}}) {
+        {"--max-request-ms", "x"}, {"--max-inflight-body-mib", "1"}, {"--log-level", "loud"},
+        {"--exporter-memory-limit", "1Mi"}}) {
     std::vector<std::string> argv = {GRAINTUNE_WEBHOOK_BIN, "--standalone", "--tls-cert-file",
                                      dir_ / "tls.crt", "--tls-key-file", dir_ / "tls.key"};
     argv.insert(argv.end(), bad.begin(), bad.end());
@@ -101,6 +102,26 @@ TEST_F(WebhookProcessTest, LimitFlagsAreValidated) {
     EXPECT_EQ(p->exit_status(), 2) << bad[0];
     EXPECT_NE(testing::TailOfFile(dir_ / "bad.log").find(bad[0]), std::string::npos) << bad[0];
   }
+}
+
+// The log level gates what is written: lifecycle at info, a line per admission at debug only.
+TEST_F(WebhookProcessTest, DebugLogsEachAdmissionInfoDoesNot) {
+  Start({"--shutdown-delay", "0", "--log-level", "debug"});
+  ASSERT_EQ(testing::HttpsCall(port_, ca_, "/mutate", kReview).status, 200);
+  ASSERT_TRUE(testing::WaitFor([&] {
+    return testing::TailOfFile(webhook_.log_path()).find("debug graintune-webhook: admission Job: mutated")
+           != std::string::npos;
+  }, 10s)) << testing::TailOfFile(webhook_.log_path());
+  EXPECT_NE(testing::TailOfFile(webhook_.log_path()).find("info graintune-webhook: serving on 127.0.0.1:"),
+            std::string::npos);
+  webhook_.Stop();
+
+  Start({"--shutdown-delay", "0", "--log-level", "info"}, "webhook-info.log");
+  ASSERT_EQ(testing::HttpsCall(port_, ca_, "/mutate", kReview).status, 200);
+  webhook_.Stop();  // its log is complete once it has exited
+  const std::string log = testing::TailOfFile(webhook_.log_path());
+  EXPECT_EQ(log.find("admission"), std::string::npos) << log;
+  EXPECT_NE(log.find("info graintune-webhook: serving on"), std::string::npos) << log;
 }
 
 }  // namespace
