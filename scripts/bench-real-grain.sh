@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Real Grain, side by side (issue #7; outside the README's test command: it downloads ~60 MB
+# Real Grain, side by side (outside the README's test command: it downloads ~60 MB
 # from PyPI once and runs for a few minutes). Builds the graintune CLI, makes a virtual
 # environment with the pinned grain + tokenizers (bench/real_grain/requirements.txt, cached in
 # ~/.cache/graintune/venv-grain-<hash>), builds the local corpus and tokenizer once

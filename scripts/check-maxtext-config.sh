@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Real MaxText config parsing (issue #7; outside the README's test command because it downloads
+# Real MaxText config parsing (outside the README's test command because it downloads
 # ~300 MB from PyPI once): builds the graintune CLI, makes a virtual environment with the pinned
 # maxtext package and what its config loader imports (tests/maxtext_config/requirements.txt,
 # cached in ~/.cache/graintune/venv-maxtext-<hash>), and runs tests/maxtext_config with pytest:

@@ -9,7 +9,7 @@ namespace graintune {
 namespace {
 
 std::string ReadSeedCsv() {
-  std::ifstream in(GRAINTUNE_SEED_CSV);
+  std::ifstream in(GRAINTUNE_MEASURED_STEPS_CSV);
   std::stringstream s;
   s << in.rdbuf();
   return s.str();
@@ -17,7 +17,7 @@ std::string ReadSeedCsv() {
 
 TEST(CalibrationTest, ParsesTheSeedCsv) {
   Result<std::vector<ObservedRun>> runs = ParseStepCsv(ReadSeedCsv());
-  ASSERT_TRUE(runs.ok()) << runs.error() << " (looked in " GRAINTUNE_SEED_CSV ")";
+  ASSERT_TRUE(runs.ok()) << runs.error() << " (looked in " GRAINTUNE_MEASURED_STEPS_CSV ")";
   ASSERT_EQ(runs->size(), 4u);
   EXPECT_EQ((*runs)[0].workers, 1);
   EXPECT_EQ((*runs)[3].workers, 8);

@@ -16,7 +16,7 @@ namespace graintune {
 
 enum class DatasetKind {
   kArrayRecord,  // pre-tokenized records (ArrayRecord/TFRecord of token ids): cheap per record
-  kRawText,      // raw text tokenized on the fly and packed: the seed's case
+  kRawText,      // raw text tokenized on the fly and packed: the measured case
   kHeavyDecode,  // heavy per-record decode (images, audio, large JSON): expensive
 };
 

@@ -9,7 +9,7 @@ namespace {
 
 constexpr double kGiB = 1024.0 * 1024 * 1024;
 
-// The seed's setup: Llama3-8B on ct6e-standard-4t, batch 2 x 8192, raw text, 4.3 s steps.
+// The measured setup: Llama3-8B on ct6e-standard-4t, batch 2 x 8192, raw text, 4.3 s steps.
 TuningInputs SeedInputs() {
   TuningInputs in;
   in.host = HostShapeOf(*FindMachineType("ct6e-standard-4t"));

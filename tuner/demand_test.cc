@@ -19,7 +19,7 @@ TEST(DemandTest, SeedWorkloadWithGivenStepTime) {
   Result<Demand> d = EstimateDemand(w, V6e());
   ASSERT_TRUE(d.ok()) << d.error();
   EXPECT_DOUBLE_EQ(d->tokens_per_step_per_host, 2 * 8192 * 4);
-  // The seed's figure: 65536 tokens per 4.3 s step = 15.2k tok/s per host.
+  // The measured figure: 65536 tokens per 4.3 s step = 15.2k tok/s per host.
   EXPECT_NEAR(d->tokens_per_second_per_host, 15241, 1);
   EXPECT_DOUBLE_EQ(d->element_bytes, 2 * 4 * 8192 * 6 * 4);
 }
@@ -31,7 +31,7 @@ TEST(DemandTest, EstimatedStepIsOnTheFastSideOfTheSeed) {
   w.max_target_length = 8192;
   Result<Demand> d = EstimateDemand(w, V6e());
   ASSERT_TRUE(d.ok());
-  // The seed ran 4.3 s/step (21% MFU); the estimate assumes 40%: faster, so hungrier.
+  // The measured run took 4.3 s/step (21% MFU); the estimate assumes 40%: faster, so hungrier.
   EXPECT_GT(d->compute_step_seconds, 1.5);
   EXPECT_LT(d->compute_step_seconds, 4.3);
   EXPECT_NE(d->basis.find("llama3-8b"), std::string::npos);

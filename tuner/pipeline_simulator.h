@@ -1,6 +1,6 @@
 // A discrete-event model of one MaxText host fed by a Grain multiprocess pipeline.
 //
-// What it models, and why (each shape is visible in the seed's v6e-32 logs):
+// What it models, and why (each shape is visible in the measured v6e-32 logs):
 // - N worker processes, each producing whole batches at a per-worker token rate with
 //   log-normal jitter, after a start-up delay. The trainer takes batches in strict round-robin
 //   order (Grain's mp_prefetch), so one slow worker stalls the step even when others are ready.

@@ -27,7 +27,7 @@ TEST(PipelineSimulatorTest, OneWorkerCrawlsAtAbout30Seconds) {
 }
 
 TEST(PipelineSimulatorTest, TwoWorkersAverage15WithSlowNearZeroPairs) {
-  // The seed's steps 3-10 average 12.1 s (the buffer filled during compilation helps early);
+  // The measured steps 3-10 average 12.1 s (the buffer filled during compilation helps early);
   // in steady state two workers deliver a batch every 15 s.
   EXPECT_NEAR(MeanSteps(2, 10, 3, 10), 12.1, 2.5);
   EXPECT_NEAR(MeanSteps(2, 60, 11, 60), 15.0, 1.5);

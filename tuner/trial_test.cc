@@ -17,7 +17,7 @@ TEST(TrialTest, FedRunIsSteadyAndNotDataBound) {
 }
 
 TEST(TrialTest, SlowNearZeroPairsAreDataBoundAndAveragedRight) {
-  // The seed's 2-worker shape: a slow step, then one whose batch was already waiting.
+  // The measured 2-worker shape: a slow step, then one whose batch was already waiting.
   std::vector<double> steps = {58.3, 0.2};
   for (int i = 0; i < 10; ++i) {
     steps.push_back(29.9);

@@ -93,7 +93,7 @@ class OperatorE2E : public ::testing::Test {
   }
 
   // Creates namespace `ns`, capped at 4 workers by GrainTunePolicy "<ns>-cap" so that attempt 0
-  // starts low (data-bound, like the seed's 4-worker run); LiftCap raises the cap to 64.
+  // starts low (data-bound, like the measured 4-worker run); LiftCap raises the cap to 64.
   static Status CreateCappedNamespace(ControlPlane& cp, const std::string& ns) {
     if (Result<std::string> r = cp.Kubectl({"create", "namespace", ns}); !r.ok()) return r.status();
     return cp.Kubectl({"apply", "-f", "-"}, "apiVersion: graintune.dev/v1alpha1\n"

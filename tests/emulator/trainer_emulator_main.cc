@@ -1,6 +1,6 @@
 // A stand-in for MaxText's trainer in end-to-end tests: writes MaxText-format metrics lines at
 // the pace graintune's calibrated pipeline simulator gives for the injected worker count
-// (the seed's Llama3-8B on v6e host by default), so the exporter, operator and webhook see the
+// (the measured Llama3-8B on v6e host by default), so the exporter, operator and webhook see the
 // step-time shapes of real runs: compile, fast steps while the prefetch buffer lasts, then the
 // data-bound rate when workers are too few.
 //
@@ -29,7 +29,7 @@
 
 namespace {
 
-constexpr double kPeakTflops = 195.0;  // the seed's fed rate per chip at 4.3 s a step
+constexpr double kPeakTflops = 195.0;  // the measured fed rate per chip at 4.3 s a step
 
 void AppendMetricsLine(const std::string& file, int step, double seconds, double compute_seconds,
                        double tokens_per_step) {
