@@ -7,16 +7,22 @@
 #
 #   bash scripts/image.sh [--tag TAG] [--source worktree|COMMIT] [--prune]
 #
-# How: Debian's buildah (vfs storage, chroot isolation, --pull=never). Not --layers: buildah
-# 1.28's layer cache reuses a `COPY --from=build` step after the build stage changed (seen: an
-# image labelled with the new source hash held the old binaries), so each target is built whole. The Dockerfile's
-# base images (debian:bookworm, debian:bookworm-slim) are made by mmdebstrap from
+# How: Debian's buildah (vfs storage, chroot isolation, --pull=never). The C++ is compiled once:
+# the Dockerfile's `build` stage (toolchain + compile) and `runtime` stage are each built once
+# into a local image named after the source hash, and the three targets get them as named build
+# contexts (`--build-context build=container-image://…`, the way BuildKit's named contexts
+# override a stage), so `COPY --from=build` reads the one compiled tree and `pause` starts FROM
+# the same toolchain. The Dockerfile stays an ordinary one (`docker build .` builds every stage
+# itself). Not --layers: buildah 1.28's layer cache reuses a `COPY --from=build` step after the
+# build stage changed (seen: an image labelled with the new source hash held the old binaries);
+# the stage images here are named by the source hash and removed after the run instead. The
+# Dockerfile's base images (debian:bookworm, debian:bookworm-slim) are made by mmdebstrap from
 # deb.debian.org and imported under those names; nothing is pulled from a registry. The build
 # context is a snapshot of the files .dockerignore lets through (--source worktree, the default:
 # the working tree, tracked and untracked-but-not-ignored files; --source HEAD or any commit:
 # that commit's files), and its
 # hash (with the Dockerfile's) keys the cache: an unchanged tree returns the cached archives in
-# seconds. After a change everything is rebuilt (the test image compiles the C++ again).
+# seconds. After a change everything is rebuilt (once: see above).
 #
 # Everything lives under ${GRAINTUNE_CACHE_DIR:-~/.cache/graintune}/images/: bases/ (rootfs
 # tarballs keyed by suite, variant, mirror and dpkg options), buildah/ (a private storage root;
@@ -94,6 +100,7 @@ cleanup() {
   local rc=$?
   # Working containers of a failed build (buildah removes its own on success).
   bah rm --all >/dev/null 2>&1 || true
+  [ -z "${BUILD_STAGE_REF:-}" ] || remove_stages
   rm -rf "$WORK"
   exit "$rc"
 }
@@ -194,6 +201,42 @@ log "context: $(find "$WORK/context" -type f | wc -l) files, $(du -sm "$WORK/con
 
 # --- Images ------------------------------------------------------------------------------------
 bases_ready=""
+ensure_bases() {
+  [ -z "$bases_ready" ] || return 0
+  base_image "$SUITE"
+  base_image "$SUITE-slim" "${SLIM_DPKG_OPTS[@]}"
+  bases_ready=1
+}
+
+# run_build WHAT TARGET REF [BUILDAH BUILD ARGS...]: builds the Dockerfile's TARGET stage as REF.
+run_build() {
+  local what="$1" target="$2" ref="$3"; shift 3
+  ensure_bases
+  with_progress "$what (buildah build)" "$OUT/logs/$what.log" \
+    nice buildah --root "$OUT/buildah" --runroot "$WORK/runroot" --storage-driver vfs \
+      --registries-conf "$CONTAINERS_REGISTRIES_CONF" \
+      build --pull=never --layers=false --isolation chroot --signature-policy "$WORK/config/policy.json" \
+      --build-arg "JOBS=$JOBS" --target "$target" -f "$WORK/Dockerfile" \
+      --label "org.opencontainers.image.revision=$REVISION" \
+      --label "org.opencontainers.image.source=https://github.com/graintune/graintune" \
+      "$@" -t "$ref" "$WORK/context"
+}
+
+# The stages the targets share, built once per source hash (only when a target needs them) and
+# removed at exit: `build` (the toolchain and the compiled tree) and `runtime`.
+BUILD_STAGE_REF="localhost/graintune-stage-build:${SOURCE_HASH:0:16}"
+RUNTIME_STAGE_REF="localhost/graintune-stage-runtime:${SOURCE_HASH:0:16}"
+stages_ready=""
+ensure_stages() {
+  [ -z "$stages_ready" ] || return 0
+  run_build build build "$BUILD_STAGE_REF"
+  run_build runtime runtime "$RUNTIME_STAGE_REF"
+  stages_ready=1
+}
+remove_stages() {
+  bah rmi "$BUILD_STAGE_REF" "$RUNTIME_STAGE_REF" >/dev/null 2>&1 || true
+}
+
 # build_image TARGET REF ARCHIVE HASH: builds the Dockerfile's TARGET stage into ARCHIVE.
 build_image() {
   local target="$1" ref="$2" archive="$3" hash="$4"
@@ -202,20 +245,16 @@ build_image() {
     return
   fi
   PRUNE=1
-  if [ -z "$bases_ready" ]; then
-    base_image "$SUITE"
-    base_image "$SUITE-slim" "${SLIM_DPKG_OPTS[@]}"
-    bases_ready=1
+  local contexts=()
+  if [ "$target" = pause ]; then
+    # pause.c needs only the toolchain: the build stage's image holds it when this run made one.
+    [ -z "$stages_ready" ] || contexts=(--build-context "toolchain=container-image://$BUILD_STAGE_REF")
+  else
+    ensure_stages
+    contexts=(--build-context "build=container-image://$BUILD_STAGE_REF"
+              --build-context "runtime=container-image://$RUNTIME_STAGE_REF")
   fi
-  with_progress "$target (buildah build)" "$OUT/logs/$target.log" \
-    nice buildah --root "$OUT/buildah" --runroot "$WORK/runroot" --storage-driver vfs \
-      --registries-conf "$CONTAINERS_REGISTRIES_CONF" \
-      build --pull=never --layers=false --isolation chroot --signature-policy "$WORK/config/policy.json" \
-      --build-arg "JOBS=$JOBS" --target "$target" -f "$WORK/Dockerfile" \
-      --label "graintune.dev/source-hash=$hash" \
-      --label "org.opencontainers.image.revision=$REVISION" \
-      --label "org.opencontainers.image.source=https://github.com/graintune/graintune" \
-      -t "$ref" "$WORK/context"
+  run_build "$target" "$target" "$ref" "${contexts[@]}" --label "graintune.dev/source-hash=$hash"
   bah push --quiet "$ref" "oci-archive:$archive.tmp:$ref" >/dev/null
   mv "$archive.tmp" "$archive"
   log "$target: wrote $(basename "$archive") ($(du -m "$archive" | cut -f1) MB)"
@@ -229,6 +268,7 @@ PAUSE_ARCHIVE="$OUT/graintune-pause_1.0_${PAUSE_HASH:0:16}.oci.tar"
 build_image graintune "$IMAGE_REF" "$IMAGE_ARCHIVE" "$SOURCE_HASH"
 build_image graintune-test "$TEST_REF" "$TEST_ARCHIVE" "$SOURCE_HASH"
 build_image pause "$PAUSE_REF" "$PAUSE_ARCHIVE" "$PAUSE_HASH"
+remove_stages
 
 # Keeps the newest 3 archives of each image, and in the storage this run's images, the bases
 # and the layers they need (old build stages are several GB each with vfs).
@@ -237,7 +277,7 @@ prune() {
   for prefix in graintune_ graintune-test_ graintune-pause_; do
     ls -t "$OUT/$prefix"*.oci.tar 2>/dev/null | tail -n +4 | while read -r old; do rm -f "$old"; done
   done
-  bah images --format '{{.Name}}:{{.Tag}}' 2>/dev/null | grep -E '^localhost/graintune(-test|-pause)?:' \
+  bah images --format '{{.Name}}:{{.Tag}}' 2>/dev/null | grep -E '^localhost/graintune(-test|-pause|-stage-build|-stage-runtime)?:' \
     | while read -r ref; do
         case "$ref" in "$IMAGE_REF"|"$TEST_REF"|"$PAUSE_REF") ;; *) bah rmi "$ref" >/dev/null ;; esac
       done
