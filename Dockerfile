@@ -1,7 +1,7 @@
 # graintune's images, from one Dockerfile (docs/images.md):
 #   graintune (the default, last stage): graintune-webhook, graintune-operator and
-#     graintune-exporter on debian:bookworm-slim, run as uid 65532; the chart picks the binary
-#     with `command`. `docker build -t graintune .` builds it.
+#     graintune-exporter (the entrypoint) on debian:bookworm-slim, run as uid 65532; the chart
+#     picks the webhook's and operator's binary with `command`. `docker build -t graintune .` builds it.
 #   graintune-test (--target graintune-test): the node tests' trainer stand-ins, trainer_emulator
 #     and grain_workers (tests/emulator/), on the same runtime layer.
 #   pause (--target pause): the test node's sandbox image, tests/node/pause.c built statically.
@@ -43,8 +43,11 @@ COPY --from=build /build/tests/emulator/trainer_emulator /build/tests/emulator/g
 USER 65532:65532
 ENTRYPOINT ["/usr/local/bin/trainer_emulator"]
 
+# The entrypoint is the exporter: the webhook injects the exporter sidecar with this image and
+# no command (the chart's default webhook.exporter.image), while the chart starts the webhook and
+# operator with their own `command`.
 FROM runtime AS graintune
 COPY --from=build /build/webhook/graintune-webhook /build/operator/graintune-operator \
      /build/operator/graintune-exporter /usr/local/bin/
 USER 65532:65532
-ENTRYPOINT ["/usr/local/bin/graintune-webhook"]
+ENTRYPOINT ["/usr/local/bin/graintune-exporter"]
