@@ -61,3 +61,14 @@ capabilities: {drop: [ALL]}
 (object.kind == 'Job' && ({{ include "graintune.celMarked" "object.spec.template.?metadata.orValue({})" }} || {{ include "graintune.celPodSpec" "object.spec.template.spec" }})) ||
 (object.kind == 'JobSet' && object.spec.replicatedJobs.exists(r, {{ include "graintune.celMarked" "r.template.spec.template.?metadata.orValue({})" }} || {{ include "graintune.celPodSpec" "r.template.spec.template.spec" }}))
 {{- end -}}
+
+{{/* hostNetwork and dnsPolicy of a pod, from a component's values (webhook or operator): nothing
+     at the defaults; ClusterFirstWithHostNet with hostNetwork unless dnsPolicy says otherwise. */}}
+{{- define "graintune.podNetwork" -}}
+{{- if .hostNetwork -}}
+hostNetwork: true
+dnsPolicy: {{ .dnsPolicy | default "ClusterFirstWithHostNet" }}
+{{- else if .dnsPolicy -}}
+dnsPolicy: {{ .dnsPolicy }}
+{{- end }}
+{{- end }}
