@@ -211,6 +211,9 @@ Status ControlPlane::StartApiServer() {
   if (options_.real_node)
     argv.insert(argv.end(),
                 {"--enable-admission-plugins", "NodeRestriction",
+                 // Webhooks and aggregated APIs behind a Service are dialled at an endpoint's
+                 // address: there is no kube-proxy to route a ClusterIP.
+                 "--enable-aggregator-routing=true",
                  "--kubelet-client-certificate", dir_ + "/apiserver-kubelet-client.crt",
                  "--kubelet-client-key", dir_ + "/apiserver-kubelet-client.key",
                  "--kubelet-certificate-authority", dir_ + "/ca.crt"});

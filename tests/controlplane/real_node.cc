@@ -56,13 +56,25 @@ std::vector<fs::path> CgroupHierarchies() {
   return out;
 }
 
+// The folders below `top`, as far as they can be listed: cgroups vanish while they are walked
+// (the kubelet and containerd remove a pod's as it ends), so an error ends the walk instead of
+// throwing (the range-for form's increment throws).
+std::vector<fs::path> SubdirectoriesOf(const fs::path& top) {
+  std::vector<fs::path> out;
+  std::error_code ec;
+  for (fs::recursive_directory_iterator it(top, ec), end; !ec && it != end; it.increment(ec)) {
+    std::error_code type_ec;
+    if (it->is_directory(type_ec)) out.push_back(it->path());
+  }
+  return out;
+}
+
 std::vector<pid_t> CgroupProcesses(const fs::path& top) {
   std::vector<pid_t> pids;
   std::error_code ec;
   if (!fs::is_directory(top, ec)) return pids;
-  std::vector<fs::path> dirs = {top};
-  for (const fs::directory_entry& e : fs::recursive_directory_iterator(top, ec))
-    if (e.is_directory(ec)) dirs.push_back(e.path());
+  std::vector<fs::path> dirs = SubdirectoriesOf(top);
+  dirs.insert(dirs.begin(), top);
   for (const fs::path& d : dirs) {
     std::ifstream procs(d / "cgroup.procs");
     pid_t pid;
@@ -92,9 +104,7 @@ void RemoveCgroup(const std::string& name) {
     const fs::path top = h / name;
     std::error_code ec;
     if (!fs::is_directory(top, ec)) continue;
-    std::vector<fs::path> dirs;
-    for (const fs::directory_entry& e : fs::recursive_directory_iterator(top, ec))
-      if (e.is_directory(ec)) dirs.push_back(e.path());
+    std::vector<fs::path> dirs = SubdirectoriesOf(top);
     std::sort(dirs.begin(), dirs.end(), [](const fs::path& a, const fs::path& b) {
       return a.string().size() > b.string().size();
     });
