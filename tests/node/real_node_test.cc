@@ -18,25 +18,13 @@
 #include "tests/controlplane/tpu_nodes.h"
 #include "tests/controlplane/wait_for.h"
 #include "tests/node/node_images.h"
+#include "tests/node/node_test_support.h"
 
 namespace graintune::testing {
 namespace {
 
 namespace fs = std::filesystem;
 using std::chrono::seconds;
-
-bool Required() {
-  const char* r = std::getenv("GRAINTUNE_REQUIRE_CONTROLPLANE");
-  return r && std::string(r) == "1";
-}
-
-// Fails under GRAINTUNE_REQUIRE_CONTROLPLANE=1 (scripts/test.sh), else skips loudly.
-#define SKIP_OR_FAIL_NODE(why)                                                              \
-  do {                                                                                      \
-    if (Required()) FAIL() << "real node: " << (why);                                       \
-    std::fprintf(stderr, "\n*** SKIPPED: no real node: %s ***\n\n", std::string(why).c_str()); \
-    GTEST_SKIP() << (why);                                                                  \
-  } while (0)
 
 // Processes whose command line names `dir`: what a node in that folder could leave running.
 std::vector<std::string> ProcessesNaming(const std::string& dir) {
@@ -72,19 +60,6 @@ kube::Json NodePod(const std::string& name, kube::Json spec, bool host_network =
           {"spec", spec}};
 }
 
-// The status of container `name` among the pod's `list` (containerStatuses,
-// initContainerStatuses); null when absent.
-kube::Json StatusOf(const kube::Json& pod, const std::string& list, const std::string& name) {
-  for (const kube::Json& s :
-       pod.value("status", kube::Json::object()).value(list, kube::Json::array()))
-    if (s.value("name", "") == name) return s;
-  return nullptr;
-}
-
-bool IsRunning(const kube::Json& status) {
-  return status.is_object() && status.value("state", kube::Json::object()).contains("running");
-}
-
 std::string Quantity(const kube::Json& node, const std::string& list, const std::string& key) {
   return node.value("status", kube::Json::object())
       .value(list, kube::Json::object())
@@ -96,18 +71,6 @@ std::string ReadyHeartbeat(const kube::Json& node) {
        node.value("status", kube::Json::object()).value("conditions", kube::Json::array()))
     if (c.value("type", "") == "Ready") return c.value("lastHeartbeatTime", "");
   return "";
-}
-
-// What a real node needs: the control plane's options, or why not (root, kubelet, containerd).
-Result<ControlPlaneOptions> NodeEnvironment() {
-  Result<ControlPlaneOptions> env = OptionsFromEnvironment();
-  if (!env.ok()) return env;
-  if (::geteuid() != 0) return Status::Error("the real node needs root");
-  if (::access((env->bin_dir + "/kubelet").c_str(), X_OK) != 0)
-    return Status::Error("no kubelet in " + env->bin_dir + ": run scripts/controlplane/build.sh");
-  if (::access("/usr/bin/containerd", X_OK) != 0)
-    return Status::Error("no containerd: run scripts/setup.sh");
-  return env;
 }
 
 std::string Listed(const std::vector<std::string>& lines) {
@@ -181,13 +144,13 @@ TEST(RealNode, RunsPodsLikeATpuHostAndLeavesTheHostAsItWas) {
       [&] {
         kube::ApiResult<kube::Json> p = client->Get(kube::resources::kPods, "default", "sidecar");
         if (p.ok()) pod = *p;
-        return p.ok() && IsRunning(StatusOf(pod, "containerStatuses", "trainer")) &&
-               IsRunning(StatusOf(pod, "initContainerStatuses", "exporter"));
+        return p.ok() && IsRunning(ContainerStatusOf(pod, "containerStatuses", "trainer")) &&
+               IsRunning(ContainerStatusOf(pod, "initContainerStatuses", "exporter"));
       },
       seconds(60)))
       << "sidecar and trainer never ran together: " << pod.value("status", kube::Json()).dump()
       << "\nkubelet log:\n" << TailOfFile(cp->real_node()->kubelet_log());
-  const kube::Json exporter = StatusOf(pod, "initContainerStatuses", "exporter");
+  const kube::Json exporter = ContainerStatusOf(pod, "initContainerStatuses", "exporter");
   EXPECT_TRUE(exporter.is_object() && exporter.value("started", false)) << exporter.dump();
   EXPECT_EQ(pod["status"].value("phase", ""), "Running");
   // On the pod network, and reached from this machine over the pod's IP.
@@ -218,7 +181,7 @@ TEST(RealNode, RunsPodsLikeATpuHostAndLeavesTheHostAsItWas) {
         kube::ApiResult<kube::Json> p = client->Get(kube::resources::kPods, "default", "hog");
         if (!p.ok()) return false;
         pod = *p;
-        const kube::Json status = StatusOf(pod, "containerStatuses", "hog");
+        const kube::Json status = ContainerStatusOf(pod, "containerStatuses", "hog");
         if (!status.is_object()) return false;
         terminated = status.value("state", kube::Json::object()).value("terminated", kube::Json());
         return terminated.is_object();

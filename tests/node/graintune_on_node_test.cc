@@ -1,0 +1,543 @@
+// graintune installed as a user installs it, on the harness's real node (kubelet + containerd +
+// runc), from the images scripts/image.sh builds out of the Dockerfile:
+//   - `helm install` of charts/graintune with the image imported into the node's containerd; the
+//     webhook and operator pods are Running and Ready from that image (its
+//     graintune.dev/source-hash label is GRAINTUNE_IMAGE_SOURCE_HASH, and the pods' imageID is
+//     the archive's);
+//   - the API server calls the webhook through its Service (kube-apiserver dials the Service's
+//     endpoint: the harness sets --enable-aggregator-routing with a real node);
+//   - a single-host JobSet with grain_worker_count=-1 runs for real: trainer_emulator (the test
+//     image) writes MaxText metrics lines into the shared emptyDir, the injected exporter sidecar
+//     (the graintune image) serves them, the operator scrapes the pod's IP, records a trial, and
+//     the JobSet's restart gets the recommended value;
+//   - grain_workers (the test image) as the trainer's main process grows past its memory limit, is
+//     OOMKilled (exit 137), and the next attempt's value is below it; the exporter, sharing the
+//     pod's PID namespace, sees the worker processes and their memory.
+//
+// The node has no kube-proxy and pods on its bridge cannot reach the API server (127.0.0.1), so
+// the chart's pods run with hostNetwork and KUBERNETES_SERVICE_HOST/PORT pointing at the API
+// server (the chart's hostNetwork and extraEnv values), one replica each.
+//
+// The archives come from the environment, as scripts/image.sh prints them
+// (GRAINTUNE_IMAGE_ARCHIVE/_REF, GRAINTUNE_TEST_IMAGE_ARCHIVE/_REF,
+// GRAINTUNE_PAUSE_IMAGE_ARCHIVE/_REF, GRAINTUNE_IMAGE_SOURCE_HASH); without them the test is
+// skipped, and fails under GRAINTUNE_REQUIRE_CONTROLPLANE=1.
+#include <gtest/gtest.h>
+#include <signal.h>
+
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "kube/config.h"
+#include "tests/controlplane/control_plane.h"
+#include "tests/controlplane/host_footprint.h"
+#include "tests/controlplane/wait_for.h"
+#include "tests/node/node_test_support.h"
+
+namespace graintune::testing {
+namespace {
+
+namespace fs = std::filesystem;
+using kube::Json;
+using std::chrono::seconds;
+
+constexpr char kRelease[] = "gt";
+constexpr char kReleaseNamespace[] = "graintune-system";
+
+std::string Text(const Result<std::string>& r) { return r.ok() ? *r : r.error(); }
+
+// scripts/image.sh's output, from the environment.
+struct BuiltImages {
+  std::string archive, ref, test_archive, test_ref, pause_archive, pause_ref, source_hash;
+};
+
+Result<BuiltImages> BuiltImagesFromEnvironment() {
+  BuiltImages images;
+  const std::pair<const char*, std::string*> vars[] = {
+      {"GRAINTUNE_IMAGE_ARCHIVE", &images.archive},
+      {"GRAINTUNE_IMAGE_REF", &images.ref},
+      {"GRAINTUNE_TEST_IMAGE_ARCHIVE", &images.test_archive},
+      {"GRAINTUNE_TEST_IMAGE_REF", &images.test_ref},
+      {"GRAINTUNE_PAUSE_IMAGE_ARCHIVE", &images.pause_archive},
+      {"GRAINTUNE_PAUSE_IMAGE_REF", &images.pause_ref},
+      {"GRAINTUNE_IMAGE_SOURCE_HASH", &images.source_hash}};
+  for (const auto& [name, out] : vars) {
+    const char* v = std::getenv(name);
+    if (v == nullptr || *v == '\0')
+      return Status::Error(std::string(name) + " is not set: eval \"$(bash scripts/image.sh)\" first");
+    *out = v;
+  }
+  for (const std::string* a : {&images.archive, &images.test_archive, &images.pause_archive})
+    if (!fs::exists(*a)) return Status::Error("no image archive " + *a);
+  return images;
+}
+
+// An OCI archive's single image: its manifest and config digests ("sha256:...") and labels.
+struct ArchivedImage {
+  std::string manifest_digest, config_digest;
+  Json labels;
+};
+
+Result<Json> ArchiveMember(const std::string& archive, const std::string& member) {
+  Result<std::string> text =
+      RunShell("tar -xOf '" + archive + "' '" + member + "'", "reading " + member + " of " + archive);
+  if (!text.ok()) return text.status();
+  Json j = Json::parse(*text, nullptr, /*allow_exceptions=*/false);
+  if (j.is_discarded()) return Status::Error(member + " of " + archive + " is not JSON");
+  return j;
+}
+
+Result<ArchivedImage> ReadArchivedImage(const std::string& archive) {
+  Result<Json> index = ArchiveMember(archive, "index.json");
+  if (!index.ok()) return index.status();
+  ArchivedImage image;
+  image.manifest_digest = index->value("/manifests/0/digest"_json_pointer, "");
+  if (image.manifest_digest.rfind("sha256:", 0) != 0) return Status::Error("no manifest in " + archive);
+  Result<Json> manifest = ArchiveMember(archive, "blobs/sha256/" + image.manifest_digest.substr(7));
+  if (!manifest.ok()) return manifest.status();
+  image.config_digest = manifest->value("/config/digest"_json_pointer, "");
+  Result<Json> config = ArchiveMember(archive, "blobs/sha256/" + image.config_digest.substr(7));
+  if (!config.ok()) return config.status();
+  image.labels = config->value("/config/Labels"_json_pointer, Json::object());
+  return image;
+}
+
+std::vector<Json> PodsWith(kube::Client& client, const std::string& ns, const std::string& selector) {
+  kube::ListOptions lo;
+  lo.label_selector = selector;
+  auto r = client.List(kube::resources::kPods, ns, lo);
+  return r.ok() ? r->items : std::vector<Json>{};
+}
+
+std::vector<Json> AttemptPods(kube::Client& client, const std::string& ns, const std::string& jobset,
+                              int attempt) {
+  return PodsWith(client, ns,
+                  "jobset.sigs.k8s.io/jobset-name=" + jobset +
+                      ",jobset.sigs.k8s.io/restart-attempt=" + std::to_string(attempt));
+}
+
+bool PodReady(const Json& pod) {
+  for (const Json& c : pod.value("status", Json::object()).value("conditions", Json::array()))
+    if (c.value("type", "") == "Ready") return c.value("status", "") == "True";
+  return false;
+}
+
+int WorkersOf(const Json& pod) {
+  return std::stoi(
+      pod["metadata"].value("annotations", Json::object()).value("graintune.dev/worker-count", "0"));
+}
+
+// The value of env var `name` in container `container` of the pod ("" when absent).
+std::string EnvOf(const Json& pod, const std::string& container, const std::string& name) {
+  for (const Json& c : pod["spec"].value("containers", Json::array()))
+    if (c.value("name", "") == container)
+      for (const Json& e : c.value("env", Json::array()))
+        if (e.value("name", "") == name) return e.value("value", "");
+  return "";
+}
+
+// One line per container: what `kubectl get pod -o yaml` shows of its state, for the report.
+std::string DescribeStatuses(const Json& pod) {
+  std::string out = pod["metadata"].value("name", "") + " phase=" +
+                    pod.value("status", Json::object()).value("phase", "") + "\n";
+  for (const char* list : {"initContainerStatuses", "containerStatuses"})
+    for (const Json& s : pod.value("status", Json::object()).value(list, Json::array()))
+      out += "  " + std::string(list) + " " + s.value("name", "") + ": ready=" +
+             (s.value("ready", false) ? "true" : "false") +
+             " restartCount=" + std::to_string(s.value("restartCount", 0)) +
+             " state=" + s.value("state", Json::object()).dump() + "\n";
+  return out;
+}
+
+Result<std::string> HttpGet(const std::string& url) {
+  return RunShell("curl -s --max-time 5 '" + url + "'", "GET " + url);
+}
+
+// The API server's port, from the admin client's server URL (https://127.0.0.1:PORT).
+std::string ApiServerPort(const ControlPlane& cp) {
+  const std::string& server = cp.admin_config().server;
+  return server.substr(server.rfind(':') + 1);
+}
+
+// A namespace with a GrainTunePolicy named after it, sized for this machine: the real node has
+// this machine's cores (2 in CI), so the policy leaves the trainer no reserved cpu or memory and
+// the cpu budget is the node's cores; `max_workers` caps it below that when asked. Priority 10
+// puts it above the chart's cluster-wide default (priority 0; a tie goes to the first name).
+Status CreateNamespaceWithPolicy(ControlPlane& cp, const std::string& ns, int max_workers) {
+  if (Result<std::string> r = cp.Kubectl({"create", "namespace", ns}); !r.ok()) return r.status();
+  return cp.Kubectl({"apply", "-f", "-"},
+                    "apiVersion: graintune.dev/v1alpha1\nkind: GrainTunePolicy\n"
+                    "metadata: {name: " + ns + "}\n"
+                    "spec:\n"
+                    "  priority: 10\n"
+                    "  namespaceSelector: {matchLabels: {kubernetes.io/metadata.name: " + ns + "}}\n"
+                    "  reservedCpu: \"0\"\n  reservedMemory: \"0\"\n"
+                    "  maxWorkers: " + std::to_string(max_workers) + "\n")
+      .status();
+}
+
+// A single-host (v6e 2x2) JobSet whose trainer container runs `trainer` from the test image:
+// MaxText's settings as M_ environment variables (grain_worker_count=-1 among them), which the
+// trainer's arguments read through Kubernetes' $(VAR) expansion. Its workers are annotated at
+// 32Mi each (graintune.dev/worker-memory), so the memory limits here bound no value.
+std::string SingleHostJobSet(const std::string& ns, const std::string& name,
+                             const std::string& test_image, const std::string& trainer,
+                             const std::string& args, const std::string& memory_limit) {
+  return "apiVersion: jobset.x-k8s.io/v1alpha2\nkind: JobSet\n"
+         "metadata: {name: " + name + ", namespace: " + ns +
+         ", annotations: {graintune.dev/dataset: c4-en-raw, graintune.dev/worker-memory: 32Mi}}\n" + R"(spec:
+  failurePolicy: {maxRestarts: 3}
+  replicatedJobs:
+    - name: slice-job
+      replicas: 1
+      template:
+        spec:
+          parallelism: 1
+          completions: 1
+          backoffLimit: 0
+          template:
+            spec:
+              restartPolicy: Never
+              terminationGracePeriodSeconds: 2
+              nodeSelector: {cloud.google.com/gke-tpu-accelerator: tpu-v6e-slice, cloud.google.com/gke-tpu-topology: 2x2}
+              tolerations: [{key: google.com/tpu, operator: Exists, effect: NoSchedule}]
+              containers:
+                - name: trainer
+                  image: )" + test_image + R"(
+                  imagePullPolicy: Never
+                  command: [/usr/local/bin/)" + trainer + R"(]
+                  args: )" + args + R"(
+                  env:
+                    - {name: M_MODEL_NAME, value: llama3-8b}
+                    - {name: M_PER_DEVICE_BATCH_SIZE, value: "2"}
+                    - {name: M_MAX_TARGET_LENGTH, value: "8192"}
+                    - {name: M_GRAIN_WORKER_COUNT, value: "-1"}
+                  resources: {limits: {google.com/tpu: 4, memory: )" + memory_limit + R"(}}
+)";
+}
+
+// Host processes (this machine's /proc) whose command line starts with `program` and that run
+// in the cgroup of the pod with `pod_uid` (the kubelet's cgroupfs layout names pod<uid>).
+std::vector<int> PodProcesses(const std::string& pod_uid, const std::string& program) {
+  std::vector<int> out;
+  std::error_code ec;
+  for (fs::directory_iterator it("/proc", ec), end; !ec && it != end; it.increment(ec)) {
+    const fs::directory_entry& e = *it;
+    const std::string pid = e.path().filename().string();
+    if (pid.find_first_not_of("0123456789") != std::string::npos) continue;
+    std::ifstream cmdline_in(e.path() / "cmdline", std::ios::binary);
+    std::string argv0;
+    std::getline(cmdline_in, argv0, '\0');
+    if (argv0 != program) continue;
+    std::stringstream cgroup;
+    cgroup << std::ifstream(e.path() / "cgroup").rdbuf();
+    if (cgroup.str().find("pod" + pod_uid) != std::string::npos) out.push_back(std::stoi(pid));
+  }
+  return out;
+}
+
+TEST(GraintuneOnNode, HelmInstalledFromTheImageTunesAJobSetThatRunsForReal) {
+  const auto test_start = std::chrono::steady_clock::now();
+  Result<ControlPlaneOptions> env = NodeEnvironment();
+  if (!env.ok()) SKIP_OR_FAIL_NODE(env.error());
+  Result<BuiltImages> images = BuiltImagesFromEnvironment();
+  if (!images.ok()) SKIP_OR_FAIL_NODE(images.error());
+  Result<ArchivedImage> built = ReadArchivedImage(images->archive);
+  ASSERT_TRUE(built.ok()) << built.error();
+  ASSERT_EQ(built->labels.value("graintune.dev/source-hash", ""), images->source_hash)
+      << "the archive is not the one scripts/image.sh built for this source hash";
+
+  const HostFootprint before = CaptureHostFootprint();
+  ControlPlaneOptions options = *env;
+  options.jobset = true;
+  options.real_node = RealNodeOptions{
+      .images = {images->pause_archive, images->archive, images->test_archive},
+      .sandbox_image = images->pause_ref};
+  Result<std::unique_ptr<ControlPlane>> started = ControlPlane::Start(options);
+  ASSERT_TRUE(started.ok()) << started.error();
+  std::unique_ptr<ControlPlane> cp = std::move(started).value();
+  const std::string cp_dir = cp->dir();
+  std::shared_ptr<kube::Client> client = cp->AdminClient();
+  auto kubectl = [&](const std::vector<std::string>& args) { return Text(cp->Kubectl(args)); };
+  auto on_failure = [&] {
+    std::string out = kubectl({"get", "pods,jobs,jobsets,graintunings", "-A", "-o", "wide"});
+    for (const char* ns : {"fed", "oom"})
+      out += "\nexporter logs in " + std::string(ns) + ":\n" +
+             kubectl({"logs", "-n", ns, "-l", "graintune.dev/managed=true", "-c", "graintune-exporter",
+                      "--tail", "20", "--prefix"});
+    return out + "\nkubelet:\n" + TailOfFile(cp->real_node()->kubelet_log(), 3000);
+  };
+
+  // --- helm install, as docs/images.md tells a user, with the image the node now holds --------
+  const std::string repository = images->ref.substr(0, images->ref.rfind(':'));
+  const std::string tag = images->ref.substr(images->ref.rfind(':') + 1);
+  Result<int> webhook_port = FreeLoopbackPort(), webhook_probe = FreeLoopbackPort(),
+              operator_probe = FreeLoopbackPort();
+  ASSERT_TRUE(webhook_port.ok() && webhook_probe.ok() && operator_probe.ok());
+  const std::string api_env = R"([{"name":"KUBERNETES_SERVICE_HOST","value":"127.0.0.1"},)"
+                              R"({"name":"KUBERNETES_SERVICE_PORT","value":")" +
+                              ApiServerPort(*cp) + R"("}])";
+  const auto helm_start = std::chrono::steady_clock::now();
+  Result<std::string> installed = cp->Helm(
+      {"install", kRelease, std::string(GRAINTUNE_SOURCE_DIR) + "/charts/graintune", "--namespace",
+       kReleaseNamespace, "--create-namespace", "--wait", "--timeout", "180s",
+       "--set", "image.repository=" + repository, "--set", "image.tag=" + tag,
+       "--set", "image.pullPolicy=IfNotPresent",
+       "--set", "webhook.replicas=1", "--set", "operator.replicas=1",
+       "--set", "webhook.hostNetwork=true", "--set", "operator.hostNetwork=true",
+       "--set", "webhook.port=" + std::to_string(*webhook_port),
+       "--set", "webhook.probePort=" + std::to_string(*webhook_probe),
+       "--set", "operator.probePort=" + std::to_string(*operator_probe),
+       "--set", "operator.resyncPeriodMs=500",
+       "--set", "webhook.exporter.shareProcessNamespace=true",
+       "--set-json", "webhook.extraEnv=" + api_env, "--set-json", "operator.extraEnv=" + api_env});
+  ASSERT_TRUE(installed.ok()) << installed.error() << on_failure();
+  const std::chrono::duration<double> helm_took = std::chrono::steady_clock::now() - helm_start;
+  std::printf("helm install --wait: %.1f s\n", helm_took.count());
+
+  for (const char* component : {"webhook", "operator"}) {
+    const std::vector<Json> pods =
+        PodsWith(*client, kReleaseNamespace, std::string("app.kubernetes.io/component=") + component);
+    ASSERT_EQ(pods.size(), 1u) << component << on_failure();
+    const Json& pod = pods[0];
+    std::printf("%s", DescribeStatuses(pod).c_str());
+    EXPECT_EQ(pod["spec"].value("nodeName", ""), RealNode::kName);
+    EXPECT_EQ(pod["status"].value("phase", ""), "Running");
+    EXPECT_TRUE(PodReady(pod)) << pod["status"].dump();
+    const Json status = ContainerStatusOf(pod, "containerStatuses", component);
+    ASSERT_TRUE(status.is_object()) << pod["status"].dump();
+    EXPECT_TRUE(IsRunning(status));
+    EXPECT_EQ(status.value("image", ""), images->ref);
+    // containerd reports the image by its ID (the config digest) or a repo digest (the manifest's).
+    const std::string image_id = status.value("imageID", "");
+    std::printf("  %s imageID=%s\n", component, image_id.c_str());
+    EXPECT_TRUE(image_id.find(built->config_digest) != std::string::npos ||
+                image_id.find(built->manifest_digest) != std::string::npos)
+        << image_id << " is neither " << built->config_digest << " nor " << built->manifest_digest;
+  }
+  std::printf("image %s: graintune.dev/source-hash=%s (GRAINTUNE_IMAGE_SOURCE_HASH)\n",
+              images->ref.c_str(), built->labels.value("graintune.dev/source-hash", "").c_str());
+
+  // --- The first attempt is measured; the restart gets the recommended value ------------------
+  // On this machine's few cores the value is small (the cpu budget: 2 on 2 cores), and the
+  // trial shows no data-bound shape (trainer_emulator has no worker processes and one or two
+  // workers never fill the prefetch buffer), so the recommendation may equal the first value:
+  // what is checked is that the restart carries the operator's recommendation. The OOM part
+  // below shows a recommendation that differs.
+  ASSERT_TRUE(CreateNamespaceWithPolicy(*cp, "fed", 64).ok());
+  ASSERT_TRUE(CreateNamespaceWithPolicy(*cp, "oom", 64).ok());
+  // The webhook learns of a new policy through its watch: until then a JobSet would get the
+  // default policy's value (on 2 cores its reserved 4 cpus leave a budget of 0, hence 1 worker).
+  // A server-side dry run shows what the webhook would answer, without creating anything.
+  auto wait_policy_seen = [&](const std::string& manifest) {
+    std::string last;
+    const bool seen = WaitFor(
+        [&] {
+          Result<std::string> out = cp->Kubectl({"apply", "--dry-run=server", "-o", "json", "-f", "-"}, manifest);
+          // The output also holds the webhook's warnings ("Warning: ..." lines) before the object.
+          if (!out.ok() || out->find('{') == std::string::npos) return false;
+          const Json j = Json::parse(out->substr(out->find('{')), nullptr, false);
+          if (j.is_discarded()) return false;
+          last = j.value("/metadata/annotations/graintune.dev~1reason"_json_pointer, "");
+          const std::string v =
+              j.value("/metadata/annotations/graintune.dev~1first-attempt-worker-count"_json_pointer, "0");
+          return std::stoi(v) >= 2;
+        },
+        seconds(30));
+    EXPECT_TRUE(seen) << "the webhook never applied the namespace's policy: " << last;
+  };
+  const std::string fed_jobset =
+      SingleHostJobSet("fed", "fed", images->test_ref, "trainer_emulator",
+                       R"a([--workers, "$(M_GRAIN_WORKER_COUNT)", --metrics-file, "$(M_METRICS_FILE)", --steps, "80"])a",
+                       "1Gi");
+  wait_policy_seen(fed_jobset);
+  Result<std::string> applied = cp->Kubectl({"apply", "-f", "-"}, fed_jobset);
+  ASSERT_TRUE(applied.ok()) << applied.error();
+  // The API server called the webhook (through its Service): the JobSet carries its decision.
+  kube::ApiResult<Json> jobset = client->Get(kube::resources::kJobSets, "fed", "fed");
+  ASSERT_TRUE(jobset.ok());
+  const std::string first_value =
+      jobset->value("/metadata/annotations/graintune.dev~1first-attempt-worker-count"_json_pointer, "");
+  ASSERT_FALSE(first_value.empty()) << "the webhook did not mutate the JobSet: " << jobset->dump()
+      << TailOfFile(cp->dir() + "/kube-apiserver.log");
+
+  Json pod;
+  ASSERT_TRUE(WaitFor(
+      [&] {
+        std::vector<Json> pods = AttemptPods(*client, "fed", "fed", 0);
+        if (pods.size() != 1) return false;
+        pod = pods[0];
+        return IsRunning(ContainerStatusOf(pod, "containerStatuses", "trainer")) &&
+               IsRunning(ContainerStatusOf(pod, "initContainerStatuses", "graintune-exporter"));
+      },
+      seconds(90)))
+      << on_failure();
+  std::printf("attempt 0 running:\n%s", DescribeStatuses(pod).c_str());
+  EXPECT_EQ(std::to_string(WorkersOf(pod)), first_value);
+  EXPECT_EQ(EnvOf(pod, "trainer", "M_GRAIN_WORKER_COUNT"), first_value);
+  EXPECT_TRUE(pod["spec"].value("shareProcessNamespace", false));
+  // The sidecar is the graintune image.
+  const Json exporter = ContainerStatusOf(pod, "initContainerStatuses", "graintune-exporter");
+  EXPECT_EQ(exporter.value("image", ""), images->ref);
+  const std::string pod_ip = pod["status"].value("podIP", "");
+  // The exporter serves the steps the trainer writes into the shared emptyDir.
+  std::string metrics;
+  EXPECT_TRUE(WaitFor(
+      [&] {
+        metrics = Text(HttpGet("http://" + pod_ip + ":9431/metrics"));
+        return metrics.find("\ngraintune_exporter_lines ") != std::string::npos &&
+               metrics.find("\ngraintune_exporter_lines 0\n") == std::string::npos;
+      },
+      seconds(60)))
+      << metrics;
+
+  auto tuning_status = [&](const std::string& ns, const std::string& name) {
+    kube::ApiResult<Json> gt = client->Get(kube::resources::kGrainTunings, ns, name);
+    return gt.ok() ? gt->value("status", Json::object()) : Json::object();
+  };
+  ASSERT_TRUE(WaitFor(
+      [&] {
+        const Json trials = tuning_status("fed", "fed").value("trials", Json::array());
+        return !trials.empty() && trials[0].value("samples", 0) > 0;
+      },
+      seconds(120)))
+      << tuning_status("fed", "fed").dump() << on_failure()
+      << kubectl({"logs", "-n", kReleaseNamespace, "deploy/gt-operator"});
+  std::printf("trial of attempt 0: %s\n", tuning_status("fed", "fed")["trials"][0].dump().c_str());
+
+  // Take the recommendation once the trial has stopped changing (the trainer wrote its last
+  // step and idles), as a restart would read it.
+  int next = 0, last_samples = -1;
+  auto stable_since = std::chrono::steady_clock::now();
+  ASSERT_TRUE(WaitFor(
+      [&] {
+        const Json status = tuning_status("fed", "fed");
+        const int samples = status.value("/trials/0/samples"_json_pointer, 0);
+        const auto now = std::chrono::steady_clock::now();
+        if (samples != last_samples) {
+          last_samples = samples;
+          stable_since = now;
+        }
+        const Json rec = status.value("recommendation", Json::object());
+        next = rec.value("workers", 0);
+        return rec.value("attempt", 0) == 1 && next >= 1 && now - stable_since >= seconds(3);
+      },
+      seconds(120)))
+      << tuning_status("fed", "fed").dump();
+
+  // The trainer fails (SIGTERM to it on the host: exit 143); backoffLimit 0 fails the Job, and
+  // JobSet restarts it as attempt 1.
+  const std::string uid = pod["metadata"].value("uid", "");
+  const std::vector<int> trainer_pids = PodProcesses(uid, "/usr/local/bin/trainer_emulator");
+  ASSERT_EQ(trainer_pids.size(), 1u) << "trainer_emulator of pod " << uid;
+  ASSERT_EQ(::kill(trainer_pids[0], SIGTERM), 0);
+  Json restarted;
+  ASSERT_TRUE(WaitFor(
+      [&] {
+        std::vector<Json> pods = AttemptPods(*client, "fed", "fed", 1);
+        if (pods.size() != 1) return false;
+        restarted = pods[0];
+        return IsRunning(ContainerStatusOf(restarted, "containerStatuses", "trainer"));
+      },
+      seconds(120)))
+      << on_failure();
+  std::printf("attempt 1 running:\n%s", DescribeStatuses(restarted).c_str());
+  EXPECT_EQ(WorkersOf(restarted), next);
+  EXPECT_EQ(EnvOf(restarted, "trainer", "M_GRAIN_WORKER_COUNT"), std::to_string(next));
+  EXPECT_EQ(restarted["metadata"]["annotations"].value("graintune.dev/attempt", ""), "1");
+  std::printf("attempt 0 ran %s workers; attempt 1 runs %d (the recommendation: %s)\n",
+              first_value.c_str(), next,
+              tuning_status("fed", "fed").value("/recommendation/reason"_json_pointer, "").c_str());
+
+  // --- OOMKilled: grain_workers as the trainer's main process outgrows its memory limit ------
+  // Its workers (M_GRAIN_WORKER_COUNT as the webhook wrote it: the cpu budget, 2 on 2 cores)
+  // add 4 MiB each every 500 ms: the 256Mi limit is reached in about 15 s. "MaxText.train" in
+  // its arguments is what the exporter's default trainer pattern looks for.
+  // The node's 4 TPU chips go to one pod at a time: the first JobSet goes first.
+  ASSERT_TRUE(cp->Kubectl({"delete", "jobset", "fed", "-n", "fed"}).ok());
+  ASSERT_TRUE(WaitFor([&] { return PodsWith(*client, "fed", "").empty(); }, seconds(60)))
+      << on_failure();
+  const std::string oom_jobset =
+      SingleHostJobSet("oom", "oomy", images->test_ref, "grain_workers",
+                       R"a([--step-mib, "4", --step-interval-ms, "500", MaxText.train, base.yml])a",
+                       "256Mi");
+  wait_policy_seen(oom_jobset);
+  applied = cp->Kubectl({"apply", "-f", "-"}, oom_jobset);
+  ASSERT_TRUE(applied.ok()) << applied.error();
+  // While the workers grow, the exporter (sharing the PID namespace) sees them and their memory.
+  Json oom_pod, process;
+  std::string steps_text;
+  EXPECT_TRUE(WaitFor(
+      [&] {
+        std::vector<Json> pods = AttemptPods(*client, "oom", "oomy", 0);
+        if (pods.size() != 1) return false;
+        oom_pod = pods[0];
+        const std::string ip = oom_pod.value("status", Json::object()).value("podIP", "");
+        if (ip.empty()) return false;
+        Result<std::string> steps = HttpGet("http://" + ip + ":9431/steps");
+        if (!steps.ok()) return false;
+        steps_text = *steps;
+        Json doc = Json::parse(*steps, nullptr, false);
+        if (doc.is_discarded()) return false;
+        process = doc.value("process", Json::object());
+        return process.value("workers", 0) == WorkersOf(oom_pod) &&
+               process.value("worker_memory_bytes", 0.0) > 16e6;
+      },
+      seconds(60)))
+      << "the exporter did not see the growing workers: " << steps_text << on_failure();
+  std::printf("exporter /steps process figures while the workers grow: %s\n", process.dump().c_str());
+  const int oom_workers = WorkersOf(oom_pod);
+  std::printf("attempt 0 of oomy: %d workers (%s)\n", oom_workers,
+              oom_pod["metadata"]["annotations"].value("graintune.dev/reason", "").c_str());
+  ASSERT_GE(oom_workers, 2) << "the cpu budget of this machine's cores, at least 2";
+
+  Json terminated;
+  ASSERT_TRUE(WaitFor(
+      [&] {
+        std::vector<Json> pods = AttemptPods(*client, "oom", "oomy", 0);
+        if (pods.size() != 1) return false;
+        oom_pod = pods[0];
+        const Json s = ContainerStatusOf(oom_pod, "containerStatuses", "trainer");
+        terminated = s.is_object() ? s.value("state", Json::object()).value("terminated", Json()) : Json();
+        return terminated.is_object();
+      },
+      seconds(90)))
+      << on_failure();
+  std::printf("attempt 0 of oomy ended:\n%s", DescribeStatuses(oom_pod).c_str());
+  EXPECT_EQ(terminated.value("reason", ""), "OOMKilled") << terminated.dump();
+  EXPECT_EQ(terminated.value("exitCode", 0), 137) << terminated.dump();
+
+  Json capped;
+  ASSERT_TRUE(WaitFor(
+      [&] {
+        std::vector<Json> pods = AttemptPods(*client, "oom", "oomy", 1);
+        if (pods.size() != 1) return false;
+        capped = pods[0];
+        return true;
+      },
+      seconds(120)))
+      << on_failure();
+  std::printf("attempt 1 of oomy: %d workers (%s)\n", WorkersOf(capped),
+              capped["metadata"]["annotations"].value("graintune.dev/reason", "").c_str());
+  EXPECT_LT(WorkersOf(capped), oom_workers);
+  EXPECT_GE(WorkersOf(capped), 1);
+  const Json oom_status = tuning_status("oom", "oomy");
+  EXPECT_TRUE(oom_status.value("/trials/0/oomKilled"_json_pointer, false)) << oom_status.dump();
+
+  // Stopped, the host is as it was.
+  cp.reset();
+  const std::vector<std::string> differences = HostDifferences(before, CaptureHostFootprint());
+  std::string listed;
+  for (const std::string& d : differences) listed += "  " + d + "\n";
+  EXPECT_TRUE(differences.empty()) << "the host differs after the node stopped:\n" << listed;
+  EXPECT_FALSE(fs::exists(cp_dir)) << cp_dir;
+  const std::chrono::duration<double> took = std::chrono::steady_clock::now() - test_start;
+  std::printf("test took %.1f s\n", took.count());
+}
+
+}  // namespace
+}  // namespace graintune::testing
