@@ -183,16 +183,22 @@ HostFootprint CaptureHostFootprint() {
       if (g.is_directory(ec)) f.cgroups.insert(g.path().string());
   for (const fs::directory_entry& l : fs::directory_iterator("/sys/class/net", ec))
     f.links.insert(l.path().filename().string());
+  for (const std::string& point : MountPoints())
+    if (WatchedMount(point)) f.mounts.insert(point);
+  return f;
+}
+
+std::vector<std::string> MountPoints() {
+  std::vector<std::string> points;
   std::ifstream mountinfo("/proc/self/mountinfo");
   std::string line;
   while (std::getline(mountinfo, line)) {
     std::istringstream fields(line);
     std::string id, parent, devices, root, point;
     fields >> id >> parent >> devices >> root >> point;
-    point = Unescape(point);
-    if (WatchedMount(point)) f.mounts.insert(point);
+    points.push_back(Unescape(point));
   }
-  return f;
+  return points;
 }
 
 std::vector<std::string> HostDifferences(const HostFootprint& before, const HostFootprint& after) {

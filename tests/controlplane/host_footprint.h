@@ -44,6 +44,10 @@ struct HostFootprint {
 
 HostFootprint CaptureHostFootprint();
 
+// Every mount point in this process's mount namespace (/proc/self/mountinfo), with its octal
+// escapes (\040 for a space) decoded.
+std::vector<std::string> MountPoints();
+
 // One line per difference ("sysctl kernel.panic: 1 -> 10", "new cgroup /sys/fs/cgroup/..."),
 // empty when `after` matches `before`.
 std::vector<std::string> HostDifferences(const HostFootprint& before, const HostFootprint& after);

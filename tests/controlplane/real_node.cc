@@ -165,14 +165,8 @@ void KillProcessesNaming(const std::string& dir) {
 
 std::vector<std::string> MountsUnder(const std::string& dir) {
   std::vector<std::string> out;
-  std::ifstream mountinfo("/proc/self/mountinfo");
-  std::string line;
-  while (std::getline(mountinfo, line)) {
-    std::istringstream fields(line);
-    std::string id, parent, devices, root, point;
-    fields >> id >> parent >> devices >> root >> point;
+  for (const std::string& point : MountPoints())
     if (point == dir || point.rfind(dir + "/", 0) == 0) out.push_back(point);
-  }
   return out;
 }
 
