@@ -15,9 +15,9 @@
 #include "cli/command_line.h"
 #include "cli/commands.h"
 #include "cli/default_policy.h"
+#include "cli/tuning_flags.h"
 #include "tuner/figures.h"
 #include "tuner/machine_types.h"
-#include "tuner/slice_names.h"
 #include "webhook/exporter_flags.h"
 #include "webhook/worker_count_planner.h"
 #include "workload/graintune_objects.h"
@@ -170,15 +170,8 @@ int RunExplain(const Args& args, std::istream& in, std::ostream& out, std::ostre
 
   std::unique_ptr<NodeShapeSource> shapes = std::make_unique<MachineTypeTableShapes>();
   if (std::optional<std::string> type = flags.Get("machine-type")) {
-    std::optional<MachineType> found;
-    if (LooksLikeSliceName(*type)) {
-      Result<SliceShape> slice = ParseSliceName(*type);
-      if (!slice.ok()) return fail("--machine-type: " + slice.error());
-      found = slice->machine;
-    } else {
-      found = FindMachineType(*type);
-    }
-    if (!found) return fail("unknown machine type '" + *type + "'");
+    Result<MachineType> found = MachineTypeOrSlice(*type, nullptr);
+    if (!found.ok()) return fail(found.error());
     shapes = std::make_unique<FixedShape>(HostShapeOf(*found));
   }
 

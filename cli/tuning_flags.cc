@@ -54,6 +54,23 @@ Result<std::optional<double>> QuantityFlag(const server::Flags& flags, const std
   return std::optional<double>(*value);
 }
 
+Result<MachineType> MachineTypeOrSlice(const std::string& text, std::optional<SliceShape>* slice) {
+  if (LooksLikeSliceName(text)) {
+    Result<SliceShape> parsed = ParseSliceName(text);
+    if (!parsed.ok()) return Status::Error("--machine-type: " + parsed.error());
+    if (slice) *slice = *parsed;
+    return parsed->machine;
+  }
+  std::optional<MachineType> type = FindMachineType(text);
+  if (!type) {
+    std::string known;
+    for (const MachineType& t : AllMachineTypes()) known += " " + std::string(t.name);
+    return Status::Error("unknown machine type '" + text + "'; known:" + known +
+                         " (or a slice name such as v6e-32)");
+  }
+  return *type;
+}
+
 Result<TuningSetup> TuningFromFlags(const server::Flags& flags) {
   TuningSetup setup;
   std::optional<double> host_cpu, host_memory;
@@ -69,19 +86,10 @@ Result<TuningSetup> TuningFromFlags(const server::Flags& flags) {
 
   std::optional<std::string> machine = flags.Get("machine-type");
   std::optional<MachineType> machine_type;
-  if (machine && LooksLikeSliceName(*machine)) {
-    Result<SliceShape> slice = ParseSliceName(*machine);
-    if (!slice.ok()) return Status::Error("--machine-type: " + slice.error());
-    setup.slice = *slice;
-    machine_type = slice->machine;
-  } else if (machine) {
-    machine_type = FindMachineType(*machine);
-    if (!machine_type) {
-      std::string known;
-      for (const MachineType& t : AllMachineTypes()) known += " " + std::string(t.name);
-      return Status::Error("unknown machine type '" + *machine + "'; known:" + known +
-                           " (or a slice name such as v6e-32)");
-    }
+  if (machine) {
+    Result<MachineType> type = MachineTypeOrSlice(*machine, &setup.slice);
+    if (!type.ok()) return type.status();
+    machine_type = *type;
   } else if (!host_cpu) {
     return Status::Error(
         "--machine-type (e.g. ct6e-standard-4t or v6e-32) or --host-cpu with --host-memory is "

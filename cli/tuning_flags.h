@@ -34,6 +34,10 @@ struct TuningSetup {
 
 Result<TuningSetup> TuningFromFlags(const server::Flags& flags);
 
+// --machine-type's value: a GKE machine type, or a slice name (then `*slice` is set, when given).
+// Errors name the flag and list the known machine types.
+Result<MachineType> MachineTypeOrSlice(const std::string& text, std::optional<SliceShape>* slice);
+
 // A Kubernetes quantity flag ("2Gi", "500m"): absent -> nullopt; malformed -> an error naming
 // the flag.
 Result<std::optional<double>> QuantityFlag(const server::Flags& flags, const std::string& name);
