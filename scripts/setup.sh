@@ -18,6 +18,7 @@ PACKAGES=(
   clang-14 libclang-rt-14-dev           # fuzz targets: libFuzzer, ASan and UBSan (scripts/fuzz.sh)
   buildah mmdebstrap skopeo             # the image from the Dockerfile, daemonless (scripts/image.sh)
   containerd runc containernetworking-plugins  # the real node of the `node` tests (kubelet's runtime)
+  curl                                  # the node tests read the exporter over a pod IP
 )
 
 missing=()

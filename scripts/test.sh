@@ -2,7 +2,8 @@
 # The project's test command (README, .ci/run): installs what it needs, builds with warnings as
 # errors, builds (or reuses) the local control plane, and runs every ctest label: unit,
 # integration (a real kube-apiserver), e2e (the full control plane with KWOK TPU nodes) and node
-# (one real kubelet + containerd node beside them; needs root, docs/real-node.md), then a short
+# (one real kubelet + containerd node beside them, with graintune helm-installed from the image
+# scripts/image.sh builds; needs root, docs/real-node.md), then a short
 # run of every fuzz target (scripts/fuzz.sh).
 # GRAINTUNE_REQUIRE_CONTROLPLANE=1 turns a missing control plane into a failure, never a skip.
 set -euo pipefail
@@ -13,6 +14,13 @@ cmake -S . -B "$BUILD_DIR" -G Ninja -DGRAINTUNE_WERROR=ON -DCMAKE_BUILD_TYPE=Rel
 ninja -C "$BUILD_DIR"
 GRAINTUNE_CONTROLPLANE_BIN="$(bash scripts/controlplane/build.sh | tail -n 1)"
 export GRAINTUNE_CONTROLPLANE_BIN GRAINTUNE_REQUIRE_CONTROLPLANE=1
+# The images the node tests install with helm (docs/images.md): built from the Dockerfile once
+# per source change (~10 min cold on 2 cores, under 1 s when cached); exports
+# GRAINTUNE_IMAGE_ARCHIVE, GRAINTUNE_IMAGE_REF, GRAINTUNE_IMAGE_SOURCE_HASH and the rest.
+IMAGE_VARIABLES="$(bash scripts/image.sh)"
+set -a
+eval "$IMAGE_VARIABLES"
+set +a
 (cd "$BUILD_DIR" && ctest --output-on-failure --timeout 900 "$@")
 # Then every fuzz target for GRAINTUNE_FUZZ_SECONDS each (README "Fuzzing"): ~6 min on 2 cores
 # from a cold clang build, ~3 min once build-fuzz/ exists.

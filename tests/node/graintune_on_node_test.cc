@@ -100,6 +100,7 @@ Result<ArchivedImage> ReadArchivedImage(const std::string& archive) {
   Result<Json> manifest = ArchiveMember(archive, "blobs/sha256/" + image.manifest_digest.substr(7));
   if (!manifest.ok()) return manifest.status();
   image.config_digest = manifest->value("/config/digest"_json_pointer, "");
+  if (image.config_digest.rfind("sha256:", 0) != 0) return Status::Error("no config in " + archive);
   Result<Json> config = ArchiveMember(archive, "blobs/sha256/" + image.config_digest.substr(7));
   if (!config.ok()) return config.status();
   image.labels = config->value("/config/Labels"_json_pointer, Json::object());
