@@ -30,6 +30,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <sstream>
 
 #include "kube/config.h"
@@ -119,6 +120,23 @@ std::vector<Json> AttemptPods(kube::Client& client, const std::string& ns, const
   return PodsWith(client, ns,
                   "jobset.sigs.k8s.io/jobset-name=" + jobset +
                       ",jobset.sigs.k8s.io/restart-attempt=" + std::to_string(attempt));
+}
+
+// Waits until JobSet `jobset`'s attempt `attempt` has exactly one pod and `ready(pod)` holds for
+// it; returns that pod's last state (null when the wait ran out: the caller's assertion says why).
+Json WaitForAttemptPod(kube::Client& client, const std::string& ns, const std::string& jobset,
+                       int attempt, const std::function<bool(const Json&)>& ready,
+                       std::chrono::seconds timeout) {
+  Json pod;
+  const bool seen = WaitFor(
+      [&] {
+        std::vector<Json> pods = AttemptPods(client, ns, jobset, attempt);
+        if (pods.size() != 1) return false;
+        pod = std::move(pods[0]);
+        return ready(pod);
+      },
+      timeout);
+  return seen ? pod : Json();
 }
 
 bool PodReady(const Json& pod) {
@@ -366,17 +384,14 @@ TEST(GraintuneOnNode, HelmInstalledFromTheImageTunesAJobSetThatRunsForReal) {
   ASSERT_FALSE(first_value.empty()) << "the webhook did not mutate the JobSet: " << jobset->dump()
       << TailOfFile(cp->dir() + "/kube-apiserver.log");
 
-  Json pod;
-  ASSERT_TRUE(WaitFor(
-      [&] {
-        std::vector<Json> pods = AttemptPods(*client, "fed", "fed", 0);
-        if (pods.size() != 1) return false;
-        pod = pods[0];
-        return IsRunning(ContainerStatusOf(pod, "containerStatuses", "trainer")) &&
-               IsRunning(ContainerStatusOf(pod, "initContainerStatuses", "graintune-exporter"));
+  const Json pod = WaitForAttemptPod(
+      *client, "fed", "fed", 0,
+      [](const Json& p) {
+        return IsRunning(ContainerStatusOf(p, "containerStatuses", "trainer")) &&
+               IsRunning(ContainerStatusOf(p, "initContainerStatuses", "graintune-exporter"));
       },
-      seconds(90)))
-      << on_failure();
+      seconds(90));
+  ASSERT_FALSE(pod.is_null()) << on_failure();
   std::printf("attempt 0 running:\n%s", DescribeStatuses(pod).c_str());
   EXPECT_EQ(std::to_string(WorkersOf(pod)), first_value);
   EXPECT_EQ(EnvOf(pod, "trainer", "M_GRAIN_WORKER_COUNT"), first_value);
@@ -436,16 +451,11 @@ TEST(GraintuneOnNode, HelmInstalledFromTheImageTunesAJobSetThatRunsForReal) {
   const std::vector<int> trainer_pids = PodProcesses(uid, "/usr/local/bin/trainer_emulator");
   ASSERT_EQ(trainer_pids.size(), 1u) << "trainer_emulator of pod " << uid;
   ASSERT_EQ(::kill(trainer_pids[0], SIGTERM), 0);
-  Json restarted;
-  ASSERT_TRUE(WaitFor(
-      [&] {
-        std::vector<Json> pods = AttemptPods(*client, "fed", "fed", 1);
-        if (pods.size() != 1) return false;
-        restarted = pods[0];
-        return IsRunning(ContainerStatusOf(restarted, "containerStatuses", "trainer"));
-      },
-      seconds(120)))
-      << on_failure();
+  const Json restarted = WaitForAttemptPod(
+      *client, "fed", "fed", 1,
+      [](const Json& p) { return IsRunning(ContainerStatusOf(p, "containerStatuses", "trainer")); },
+      seconds(120));
+  ASSERT_FALSE(restarted.is_null()) << on_failure();
   std::printf("attempt 1 running:\n%s", DescribeStatuses(restarted).c_str());
   EXPECT_EQ(WorkersOf(restarted), next);
   EXPECT_EQ(EnvOf(restarted, "trainer", "M_GRAIN_WORKER_COUNT"), std::to_string(next));
@@ -496,32 +506,22 @@ TEST(GraintuneOnNode, HelmInstalledFromTheImageTunesAJobSetThatRunsForReal) {
               oom_pod["metadata"]["annotations"].value("graintune.dev/reason", "").c_str());
   ASSERT_GE(oom_workers, 2) << "the cpu budget of this machine's cores, at least 2";
 
-  Json terminated;
-  ASSERT_TRUE(WaitFor(
-      [&] {
-        std::vector<Json> pods = AttemptPods(*client, "oom", "oomy", 0);
-        if (pods.size() != 1) return false;
-        oom_pod = pods[0];
-        const Json s = ContainerStatusOf(oom_pod, "containerStatuses", "trainer");
-        terminated = s.is_object() ? s.value("state", Json::object()).value("terminated", Json()) : Json();
-        return terminated.is_object();
-      },
-      seconds(90)))
-      << on_failure();
+  auto terminated_state = [](const Json& p) {
+    const Json s = ContainerStatusOf(p, "containerStatuses", "trainer");
+    return s.is_object() ? s.value("state", Json::object()).value("terminated", Json()) : Json();
+  };
+  oom_pod = WaitForAttemptPod(
+      *client, "oom", "oomy", 0, [&](const Json& p) { return terminated_state(p).is_object(); },
+      seconds(90));
+  ASSERT_FALSE(oom_pod.is_null()) << on_failure();
+  const Json terminated = terminated_state(oom_pod);
   std::printf("attempt 0 of oomy ended:\n%s", DescribeStatuses(oom_pod).c_str());
   EXPECT_EQ(terminated.value("reason", ""), "OOMKilled") << terminated.dump();
   EXPECT_EQ(terminated.value("exitCode", 0), 137) << terminated.dump();
 
-  Json capped;
-  ASSERT_TRUE(WaitFor(
-      [&] {
-        std::vector<Json> pods = AttemptPods(*client, "oom", "oomy", 1);
-        if (pods.size() != 1) return false;
-        capped = pods[0];
-        return true;
-      },
-      seconds(120)))
-      << on_failure();
+  const Json capped =
+      WaitForAttemptPod(*client, "oom", "oomy", 1, [](const Json&) { return true; }, seconds(120));
+  ASSERT_FALSE(capped.is_null()) << on_failure();
   std::printf("attempt 1 of oomy: %d workers (%s)\n", WorkersOf(capped),
               capped["metadata"]["annotations"].value("graintune.dev/reason", "").c_str());
   EXPECT_LT(WorkersOf(capped), oom_workers);
