@@ -18,6 +18,7 @@
 #include "kube/config.h"
 #include "kube/leader_election.h"
 #include "operator/tuning_controller.h"
+#include "operator/tuning_metrics.h"
 #include "workload/cluster_sources.h"
 #include "base/log.h"
 #include "server/flags.h"
@@ -151,8 +152,10 @@ int main(int argc, char** argv) {
         exported[kind] = v;
       }
       leader_gauge.Set(leading ? 1 : 0);
-      return {200, "text/plain; version=0.0.4",
-              prometheus::TextSerializer().Serialize(registry->Collect())};
+      std::vector<prometheus::MetricFamily> families = registry->Collect();
+      for (prometheus::MetricFamily& f : op::TuningMetricFamilies(caches.graintunings->List()))
+        families.push_back(std::move(f));
+      return {200, "text/plain; version=0.0.4", prometheus::TextSerializer().Serialize(families)};
     }
     return {404, "text/plain", "not found\n"};
   });
