@@ -1,6 +1,6 @@
-# Sourced by check-maxtext-config.sh and bench-real-grain.sh, the two checks that drive the
-# graintune CLI from Python: building that CLI, finding a recent enough Python, and a cached
-# virtual environment made from a fully pinned requirements file.
+# Sourced by the scripts that run Python (check-maxtext-config.sh, bench-real-grain.sh,
+# maxtext-trainer.sh, bench-real-maxtext.sh): building the graintune CLI, finding a recent
+# enough Python, and a cached virtual environment made from a fully pinned requirements file.
 
 # Installs the build dependencies and builds build/cli/graintune.
 build_graintune_cli() {
