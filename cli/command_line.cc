@@ -75,6 +75,12 @@ Result<std::vector<std::string>> Lengthen(const CommandSpec& spec,
       return Status::Error("unknown flag " + arg.substr(0, 2));
     }
     std::string rest = arg.substr(2);
+    if (c != 'o' && !TakesValue(spec, name)) {
+      // A boolean short flag (-A) takes no value: what follows is the next argument.
+      if (!rest.empty()) return Status::Error("flag -" + std::string(1, c) + " takes no value");
+      out.push_back("--" + name);
+      continue;
+    }
     if (!rest.empty() && rest[0] == '=') rest = rest.substr(1);
     if (!rest.empty()) {
       out.push_back("--" + name + "=" + rest);
@@ -166,9 +172,9 @@ Result<CommandLine> ParseCommandLine(const CommandSpec& spec, const std::vector<
   return line;
 }
 
-std::string HelpText(const CommandSpec& spec) {
+std::string HelpText(const CommandSpec& spec, const std::string& program) {
   std::ostringstream text;
-  text << spec.summary << "\n\nusage: graintune " << spec.name << " " << spec.usage << "\n";
+  text << spec.summary << "\n\nusage: " << program << " " << spec.name << " " << spec.usage << "\n";
   if (!spec.description.empty()) text << "\n" << spec.description << "\n";
   std::vector<FlagSpec> flags = spec.flags;
   if (spec.outputs.size() > 1)

@@ -54,7 +54,8 @@ struct CommandLine {
 
 Result<CommandLine> ParseCommandLine(const CommandSpec& spec, const std::vector<std::string>& args);
 
-std::string HelpText(const CommandSpec& spec);
+// `program`: how the usage line names the tool.
+std::string HelpText(const CommandSpec& spec, const std::string& program = "graintune");
 
 // `value` as indented JSON or as a YAML document (kText is not structured: use kJson's form).
 void WriteStructured(const nlohmann::json& value, OutputFormat format, std::ostream& out);

@@ -14,7 +14,8 @@ CommandSpec Spec() {
   spec.usage = "[-f] FILE...";
   spec.flags = {{"filename", 'f', "FILE", "", "a file"},
                 {"count", 0, "N", "3", "how many"},
-                {"dry", 0, "", "", "a boolean"}};
+                {"dry", 0, "", "", "a boolean"},
+                {"all", 'A', "", "", "a boolean with a short form"}};
   spec.max_positionals = 2;
   return spec;
 }
@@ -31,6 +32,14 @@ TEST(CommandLineTest, ShortAndLongFormsMeanTheSame) {
     EXPECT_EQ(line->output, OutputFormat::kJson);
     EXPECT_EQ(line->flags.All("filename"), std::vector<std::string>{"a.yaml"});
   }
+}
+
+TEST(CommandLineTest, AShortBooleanFlagTakesNoValue) {
+  Result<CommandLine> line = ParseCommandLine(Spec(), {"-A", "llama"});
+  ASSERT_TRUE(line.ok()) << line.error();
+  EXPECT_TRUE(line->flags.Bool("all"));
+  EXPECT_EQ(line->positionals, std::vector<std::string>{"llama"});
+  EXPECT_FALSE(ParseCommandLine(Spec(), {"-Ayes"}).ok());
 }
 
 TEST(CommandLineTest, ValuesMayStartWithADashAndDashIsStdin) {

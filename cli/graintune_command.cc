@@ -28,20 +28,23 @@ const std::vector<Command>& Commands() {
       {CalibrateSpec(), [](const Args& a, std::istream&, std::ostream& o, std::ostream& e) {
          return RunCalibrate(a, o, e);
        }},
+      {StatusSpec(), [](const Args& a, std::istream&, std::ostream& o, std::ostream& e) {
+         return RunStatus(a, o, e);
+       }},
   };
   return kCommands;
 }
 
-std::string Usage() {
+std::string Usage(const std::string& program) {
   std::string text =
-      "graintune: picks MaxText's grain_worker_count for TPU hosts, as the graintune webhook "
-      "does.\n\nusage: graintune COMMAND [flags]\n\ncommands:\n";
+      program + ": picks MaxText's grain_worker_count for TPU hosts, as the graintune webhook "
+      "does.\n\nusage: " + program + " COMMAND [flags]\n\ncommands:\n";
   for (const Command& c : Commands()) {
     text += "  " + c.spec.name + std::string(12 - c.spec.name.size(), ' ') + c.spec.summary + "\n";
   }
-  text += "  help        help for graintune or a command (graintune help COMMAND)\n"
+  text += "  help        help for graintune or a command (" + program + " help COMMAND)\n"
           "  version     the version of this build (also --version)\n\n"
-          "Run 'graintune COMMAND --help' for a command's flags and their defaults.\n";
+          "Run '" + program + " COMMAND --help' for a command's flags and their defaults.\n";
   return text;
 }
 
@@ -55,9 +58,15 @@ const Command* Find(const std::string& name) {
 
 std::string VersionLine() { return std::string("graintune ") + GRAINTUNE_VERSION; }
 
-int RunGraintune(const Args& args, std::istream& in, std::ostream& out, std::ostream& err) {
+std::string ProgramName(const std::string& argv0) {
+  const std::string base = argv0.substr(argv0.find_last_of('/') + 1);
+  return base == "kubectl-graintune" ? "kubectl graintune" : "graintune";
+}
+
+int RunGraintune(const Args& args, std::istream& in, std::ostream& out, std::ostream& err,
+                 const std::string& program) {
   if (args.empty()) {
-    err << Usage();
+    err << Usage(program);
     return 2;
   }
   const std::string& command = args[0];
@@ -72,19 +81,19 @@ int RunGraintune(const Args& args, std::istream& in, std::ostream& out, std::ost
   }
   if (command == "help" || command == "--help" || command == "-h") {
     if (rest.empty()) {
-      out << Usage();
+      out << Usage(program);
       return 0;
     }
     const Command* c = Find(rest[0]);
     if (!c || rest.size() > 1) {
-      err << "graintune help: unknown command '" << rest.back() << "'\n" << Usage();
+      err << program << " help: unknown command '" << rest.back() << "'\n" << Usage(program);
       return 2;
     }
-    out << HelpText(c->spec);
+    out << HelpText(c->spec, program);
     return 0;
   }
   if (const Command* c = Find(command)) return c->run(rest, in, out, err);
-  err << "graintune: unknown command '" << command << "'\n" << Usage();
+  err << program << ": unknown command '" << command << "'\n" << Usage(program);
   return 2;
 }
 

@@ -1,4 +1,5 @@
-// graintune: the command-line tool (cli/commands.h).
+// graintune: the command-line tool (cli/commands.h); also kubectl's plugin when invoked as
+// kubectl-graintune (`kubectl graintune ...`).
 #include <iostream>
 
 #include "cli/commands.h"
@@ -6,5 +7,6 @@
 
 int main(int argc, char** argv) {
   return graintune::cli::RunGraintune(graintune::server::Arguments(argc, argv), std::cin,
-                                      std::cout, std::cerr);
+                                      std::cout, std::cerr,
+                                      graintune::cli::ProgramName(argc > 0 ? argv[0] : ""));
 }

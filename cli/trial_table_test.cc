@@ -1,0 +1,85 @@
+#include "cli/trial_table.h"
+
+#include <gtest/gtest.h>
+
+namespace graintune::cli {
+namespace {
+
+Trial Measured(int attempt, int workers, double step, double tflops, bool data_bound = false) {
+  Trial t;
+  t.attempt = attempt;
+  t.workers = workers;
+  t.samples = 12;
+  t.step_seconds_mean = step;
+  t.tflops_per_device = tflops;
+  if (data_bound) t.draining = true;
+  return t;
+}
+
+TEST(TrialRows, VerdictsCompareWithTheFastestAndTheFewestWorkersAtItsSpeed) {
+  Trial oom;
+  oom.attempt = 3;
+  oom.workers = 64;
+  oom.oom_killed = true;
+  Trial early;
+  early.attempt = 4;
+  early.workers = 12;  // running, no steady steps yet
+  const std::vector<TrialRow> rows = TrialRows(
+      {Measured(0, 4, 6.885, 144.1, true), Measured(1, 15, 4.299, 195.1), Measured(2, 10, 4.31, 194.6),
+       oom, early},
+      0.03);
+  ASSERT_EQ(rows.size(), 5u);
+  EXPECT_EQ(rows[0].verdict, "60% slower than attempt 1");
+  EXPECT_EQ(rows[1].verdict, "as fast as attempt 2, more workers");
+  EXPECT_EQ(rows[2].verdict, "best so far");
+  EXPECT_EQ(rows[3].verdict, "OOM-killed");
+  EXPECT_EQ(rows[4].verdict, "no steady steps");
+  EXPECT_EQ(rows[0].data_bound, std::optional<bool>(true));
+  EXPECT_EQ(rows[1].data_bound, std::optional<bool>(false));
+  EXPECT_FALSE(rows[3].step_seconds.has_value());
+  EXPECT_FALSE(rows[4].data_bound.has_value());
+  // Beyond the noise tolerance the fewer workers lose.
+  EXPECT_EQ(TrialRows({Measured(1, 15, 4.299, 195.1), Measured(2, 10, 4.31, 194.6)}, 0.001)[1].verdict,
+            "0.3% slower than attempt 1");
+}
+
+TEST(TrialTable, AlignedColumnsWithDashesForTheUnknown) {
+  const std::vector<TrialRow> rows = {
+      {.attempt = 0, .workers = 4, .step_seconds = 6.885, .tflops_per_device = 144.1, .data_bound = true,
+       .verdict = "60% slower than attempt 1"},
+      {.attempt = 1, .workers = 64, .verdict = "OOM-killed"},
+      {.attempt = 12, .workers = 15, .step_seconds = 4.299, .data_bound = false, .verdict = "best so far"}};
+  EXPECT_EQ(TrialTable(rows),
+            "ATTEMPT   WORKERS   STEP     TFLOP/S   DATA-BOUND   VERDICT\n"
+            "0         4         6.885s   144.1     yes          60% slower than attempt 1\n"
+            "1         64        -        -         -            OOM-killed\n"
+            "12        15        4.299s   -         no           best so far\n");
+  EXPECT_EQ(TrialRowJson(rows[1]),
+            nlohmann::json::parse(R"({"attempt": 1, "workers": 64, "stepSeconds": null,
+                                      "tflopsPerDevice": null, "dataBound": null, "verdict": "OOM-killed"})"));
+}
+
+TEST(TuningStatus, HeadingRecommendationAndTrialsOfAGrainTuning) {
+  const nlohmann::json gt = nlohmann::json::parse(R"({
+    "metadata": {"namespace": "team-a", "name": "llama"},
+    "spec": {"tuningKey": "llama-runs"},
+    "status": {"phase": "Exploring",
+               "recommendation": {"workers": 15, "attempt": 1, "reason": "data-bound at 4"},
+               "trials": [{"attempt": 0, "workers": 4, "samples": 12, "stepTimeMeanSeconds": 6.885,
+                           "tflopsPerDevice": 144.1, "dataBound": true}]}})");
+  EXPECT_EQ(TuningStatusText(gt),
+            "GrainTuning team-a/llama (key llama-runs): Exploring\n"
+            "  next: attempt 1 gets 15 workers\n"
+            "  why:  data-bound at 4\n"
+            "\n"
+            "ATTEMPT   WORKERS   STEP     TFLOP/S   DATA-BOUND   VERDICT\n"
+            "0         4         6.885s   144.1     yes          best so far\n");
+  const nlohmann::json j = TuningStatusJson(gt);
+  EXPECT_EQ(j["recommendation"]["workers"], 15);
+  EXPECT_EQ(j["trials"][0]["dataBound"], true);
+  EXPECT_EQ(TuningStatusText({{"metadata", {{"namespace", "a"}, {"name", "b"}}}, {"spec", {{"tuningKey", "b"}}}}),
+            "GrainTuning a/b\n  no trials yet\n");
+}
+
+}  // namespace
+}  // namespace graintune::cli
