@@ -24,14 +24,14 @@ json GrainTuning() {
 
 TEST(TuningMetrics, OneSeriesPerTrialLabelledByGrainTuningAndAttempt) {
   const std::string text = Exposition({GrainTuning()});
-  const std::string l0 = R"({graintuning_namespace="team-a",graintuning="llama",attempt="0"})";
-  const std::string l1 = R"({graintuning_namespace="team-a",graintuning="llama",attempt="1"})";
+  const std::string l0 = R"({attempt="0",graintuning="llama",graintuning_namespace="team-a"})";
+  const std::string l1 = R"({attempt="1",graintuning="llama",graintuning_namespace="team-a"})";
   for (const std::string& line :
        {"graintune_trial_workers" + l0 + " 4", "graintune_trial_step_seconds" + l0 + " 6.885",
         "graintune_trial_tflops_per_device" + l0 + " 144.1", "graintune_trial_data_bound" + l0 + " 1",
         "graintune_trial_oom_killed" + l0 + " 0", "graintune_trial_workers" + l1 + " 40",
         "graintune_trial_oom_killed" + l1 + " 1",
-        std::string(R"(graintune_recommended_workers{graintuning_namespace="team-a",graintuning="llama",attempt="2"} 15)")})
+        std::string(R"(graintune_recommended_workers{attempt="2",graintuning="llama",graintuning_namespace="team-a"} 15)")})
     EXPECT_NE(text.find(line + "\n"), std::string::npos) << line << " not in\n" << text;
   // An OOM-killed attempt measured nothing: no step time, TFLOP/s or data-bound series.
   for (const char* name : {"graintune_trial_step_seconds", "graintune_trial_tflops_per_device",
@@ -39,13 +39,13 @@ TEST(TuningMetrics, OneSeriesPerTrialLabelledByGrainTuningAndAttempt) {
     EXPECT_EQ(text.find(name + l1), std::string::npos) << name;
 }
 
-TEST(TuningMetrics, FamiliesWithoutSeriesWhenNothingIsMeasured) {
+TEST(TuningMetrics, NoSeriesWhenNothingIsMeasured) {
   json fresh = {{"metadata", {{"namespace", "a"}, {"name", "b"}}}, {"status", json::object()}};
   json nameless = GrainTuning();
   nameless["metadata"].erase("name");
   const std::string text = Exposition({fresh, nameless});
-  EXPECT_NE(text.find("# TYPE graintune_trial_workers gauge"), std::string::npos) << text;
-  EXPECT_EQ(text.find("graintune_trial_workers{"), std::string::npos) << text;
+  // prometheus-cpp 1.0 leaves a family without series out of the exposition altogether.
+  EXPECT_EQ(text.find("graintune_trial_workers"), std::string::npos) << text;
   EXPECT_EQ(text.find("graintune_recommended_workers{"), std::string::npos) << text;
 }
 

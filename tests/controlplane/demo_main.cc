@@ -5,7 +5,10 @@
 // JobSet with grain_worker_count=-1, runs each pod's exporter and a trainer emulator, and tells
 // what happens across a restart. It stops everything it started when it ends or is interrupted.
 //
-//   graintune-demo --bin-dir DIR --source-dir DIR --build-dir DIR
+//   graintune-demo --bin-dir DIR --source-dir DIR --build-dir DIR [--scrape-targets FILE]
+//
+// --scrape-targets: once the webhook and operator run, writes their /metrics addresses to FILE
+// as a Prometheus file_sd list (scripts/dashboard-picture.sh scrapes the run with it).
 #include <csignal>
 #include <cstdio>
 #include <functional>
@@ -50,15 +53,16 @@ std::string Indent(const std::string& text, const std::string& pad = "   ") {
 int main(int argc, char** argv) {
   using namespace graintune;
   using namespace graintune::testing;
-  std::string bin_dir, source_dir, build_dir;
+  std::string bin_dir, source_dir, build_dir, scrape_targets;
   for (int i = 1; i + 1 < argc; i += 2) {
     const std::string f = argv[i];
     if (f == "--bin-dir") bin_dir = argv[i + 1];
     else if (f == "--source-dir") source_dir = argv[i + 1];
     else if (f == "--build-dir") build_dir = argv[i + 1];
+    else if (f == "--scrape-targets") scrape_targets = argv[i + 1];
   }
   if (bin_dir.empty() || source_dir.empty() || build_dir.empty()) {
-    std::cerr << "usage: graintune-demo --bin-dir DIR --source-dir DIR --build-dir DIR\n";
+    std::cerr << "usage: graintune-demo --bin-dir DIR --source-dir DIR --build-dir DIR [--scrape-targets FILE]\n";
     return 2;
   }
   std::signal(SIGINT, OnSignal);
@@ -116,6 +120,15 @@ int main(int argc, char** argv) {
       p.ok())
     op = std::move(p).value();
   Say("   graintune-webhook and graintune-operator are running (logs in " + cp.dir() + ")");
+  if (!scrape_targets.empty()) {
+    const Json targets = Json::array(
+        {{{"targets", {"127.0.0.1:" + std::to_string((*webhook)->health_port())}}, {"labels", {{"job", "graintune-webhook"}}}},
+         {{"targets", {"127.0.0.1:" + std::to_string(op_port)}}, {"labels", {{"job", "graintune-operator"}}}}});
+    if (Status s = WriteFile(scrape_targets, targets.dump()); !s.ok()) {
+      std::cerr << "graintune-demo: " << s.message() << "\n";
+      return 1;
+    }
+  }
   PodRunner runner(cp, {.exporter_binary = build_dir + "/operator/graintune-exporter",
                         .trainer_binary = build_dir + "/tests/emulator/trainer_emulator",
                         .time_scale = 0.05, .steps = 40});

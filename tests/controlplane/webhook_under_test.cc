@@ -65,9 +65,10 @@ Result<std::unique_ptr<WebhookUnderTest>> WebhookUnderTest::Start(
                                    "--tls-key-file", base + ".key", "--bind-address", "127.0.0.1",
                                    "--port", std::to_string(w->port_), "--health-port",
                                    std::to_string(w->health_port_), "--kubeconfig",
-                                   cp.kubeconfig_path()};
+                                   options.kubeconfig.empty() ? cp.kubeconfig_path()
+                                                              : options.kubeconfig};
   argv.insert(argv.end(), options.extra_args.begin(), options.extra_args.end());
-  Result<ChildProcess> p = ChildProcess::Spawn(argv, base + ".log");
+  Result<ChildProcess> p = ChildProcess::Spawn(argv, base + ".log", options.env);
   if (!p.ok()) return p.status();
   w->process_ = std::move(p).value();
 

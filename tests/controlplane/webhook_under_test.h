@@ -17,6 +17,8 @@ struct WebhookUnderTestOptions {
   std::vector<std::string> extra_args;    // e.g. --exclude-namespace
   std::string configuration_name = "graintune";
   bool register_configuration = true;     // false: the caller applies its own (the chart's)
+  std::string kubeconfig;                 // empty: the control plane's admin kubeconfig
+  std::vector<std::string> env;           // NAME=VALUE for the process (e.g. GLIBC_TUNABLES)
 };
 
 class WebhookUnderTest {

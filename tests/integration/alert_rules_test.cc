@@ -4,50 +4,19 @@
 // describes and stays quiet on a healthy series (`promtool test rules`).
 #include <gtest/gtest.h>
 
-#include <cstring>
 #include <map>
 #include <regex>
-#include <sstream>
 
 #include "kube/config.h"
-#include "kube/http_transport.h"
 #include "tests/controlplane/child_process.h"
 #include "tests/controlplane/shared_control_plane.h"
-#include "tests/controlplane/wait_for.h"
-#include "tests/controlplane/webhook_under_test.h"
+#include "tests/integration/graintune_metrics.h"
 #include "workload/yaml_json.h"
 
 namespace graintune::testing {
 namespace {
 
 using kube::Json;
-
-// A Prometheus text exposition: the type of each family and the sample lines of each name.
-struct Exposition {
-  std::map<std::string, std::string> types;
-  std::map<std::string, std::vector<std::string>> samples;  // name -> the text between { }
-
-  void Add(const std::string& text) {
-    std::istringstream in(text);
-    std::string line;
-    static const std::regex type_line(R"(^# TYPE (\S+) (\S+)$)");
-    static const std::regex sample_line(R"(^([a-zA-Z_:][a-zA-Z0-9_:]*)(\{([^}]*)\})? \S+.*$)");
-    std::smatch m;
-    while (std::getline(in, line)) {
-      if (std::regex_match(line, m, type_line)) types[m[1]] = m[2];
-      else if (std::regex_match(line, m, sample_line)) samples[m[1]].push_back(m[3]);
-    }
-  }
-};
-
-Result<std::string> Fetch(kube::HttpTransport& http, const std::string& method, const std::string& path,
-                          const std::string& body = "") {
-  kube::HttpRequest r{.method = method, .path_and_query = path, .body = body,
-                      .content_type = body.empty() ? "" : "application/json", .accept = "*/*"};
-  kube::ApiResult<kube::HttpResponse> response = http.Send(r, {});
-  if (!response.ok()) return response.error().ToStatus();
-  return std::to_string(response->status) + "\n" + response->body;
-}
 
 Result<std::string> Promtool(const std::vector<std::string>& args) {
   std::string cmd = "promtool";
@@ -89,51 +58,11 @@ TEST(AlertRules, NameOnlyExportedMetricsAndFireOnTheFailuresTheyDescribe) {
     for (const Json& r : g["rules"]) rules[r.value("alert", "")] = r;
   ASSERT_EQ(rules.size(), 6u);
 
-  // What the binaries export. The webhook answers one request of each outcome first: a body it
-  // cannot read, a review of the wrong version, one it has nothing to do with, one it mutates.
-  auto webhook = WebhookUnderTest::Start(*cp, {.binary = GRAINTUNE_WEBHOOK_BIN,
-                                               .register_configuration = false});
-  ASSERT_TRUE(webhook.ok()) << webhook.error();
-  auto https = kube::NewCpprestTransport(
-      {.server = "https://127.0.0.1:" + std::to_string((*webhook)->port()), .ca_pem = (*webhook)->ca_pem()});
-  ASSERT_TRUE(https.ok());
-  const Json pod = {{"apiVersion", "v1"}, {"kind", "Pod"}, {"metadata", {{"name", "p"}, {"namespace", "a"}}},
-                    {"spec", {{"nodeSelector", {{"node.kubernetes.io/instance-type", "ct6e-standard-4t"}}},
-                              {"containers", {{{"name", "maxtext"}, {"args", {"grain_worker_count=-1"}},
-                                               {"resources", {{"limits", {{"google.com/tpu", 4}}}}}}}}}}};
-  auto review = [&](const std::string& version, const Json& object) {
-    return Json{{"apiVersion", version}, {"kind", "AdmissionReview"},
-                {"request", {{"uid", "u"}, {"kind", {{"group", ""}, {"version", "v1"}, {"kind", "Pod"}}},
-                             {"namespace", "a"}, {"operation", "CREATE"}, {"object", object}}}}.dump();
-  };
-  for (const std::string& body : {std::string("{"), review("admission.k8s.io/v1beta1", pod),
-                                  review("admission.k8s.io/v1", {{"kind", "Pod"}}),
-                                  review("admission.k8s.io/v1", pod)}) {
-    Result<std::string> answer = Fetch(**https, "POST", "/mutate", body);
-    ASSERT_TRUE(answer.ok()) << answer.error();
-  }
-  Exposition exported;
-  Result<std::string> webhook_metrics = Fetch(**https, "GET", "/metrics");
-  ASSERT_TRUE(webhook_metrics.ok()) << webhook_metrics.error();
-  exported.Add(*webhook_metrics);
-
-  Result<int> port = FreeLoopbackPort();
-  ASSERT_TRUE(port.ok());
-  auto op = ChildProcess::Spawn({GRAINTUNE_OPERATOR_BIN, "--kubeconfig", cp->kubeconfig_path(),
-                                 "--identity", "alerts", "--lease-duration-ms", "4000",
-                                 "--renew-deadline-ms", "3000", "--retry-period-ms", "500",
-                                 "--bind-address", "127.0.0.1", "--port", std::to_string(*port)},
-                                cp->dir() + "/operator-alerts.log");
-  ASSERT_TRUE(op.ok()) << op.error();
-  auto http = kube::NewCpprestTransport(
-      {.server = "http://127.0.0.1:" + std::to_string(*port), .allow_plain_http = true});
-  ASSERT_TRUE(http.ok());
-  Result<std::string> operator_metrics = Status::Error("not fetched");
-  ASSERT_TRUE(WaitFor([&] {
-    operator_metrics = Fetch(**http, "GET", "/metrics");
-    return operator_metrics.ok() && operator_metrics->find("graintune_operator_leader 1") != std::string::npos;
-  }, std::chrono::seconds(30))) << (operator_metrics.ok() ? *operator_metrics : operator_metrics.error());
-  exported.Add(*operator_metrics);
+  // What the binaries export.
+  Result<Exposition> scraped = ScrapeGraintuneBinaries(
+      *cp, {.webhook = GRAINTUNE_WEBHOOK_BIN, .operator_ = GRAINTUNE_OPERATOR_BIN});
+  ASSERT_TRUE(scraped.ok()) << scraped.error();
+  Exposition exported = *scraped;
 
   // Every metric a rule names is exported, with every label value it matches on.
   static const std::regex selector(R"((graintune_[a-z_]+)(\{([^}]*)\})?)");
@@ -142,11 +71,7 @@ TEST(AlertRules, NameOnlyExportedMetricsAndFireOnTheFailuresTheyDescribe) {
     const std::string expr = rule["expr"];
     for (std::sregex_iterator it(expr.begin(), expr.end(), selector), end; it != end; ++it) {
       const std::string name = (*it)[1];
-      std::string family = name;
-      for (const char* suffix : {"_bucket", "_count", "_sum"})
-        if (family.ends_with(suffix) && exported.types.count(family.substr(0, family.size() - std::strlen(suffix))))
-          family = family.substr(0, family.size() - std::strlen(suffix));
-      EXPECT_TRUE(exported.types.count(family)) << alert << " names " << name << ", which nothing exports";
+      EXPECT_TRUE(exported.HasFamily(name)) << alert << " names " << name << ", which nothing exports";
       const std::string matchers = (*it)[3];
       for (std::sregex_iterator m(matchers.begin(), matchers.end(), matcher); m != end; ++m) {
         const std::string wanted = (*m)[1].str() + "=\"" + (*m)[2].str() + "\"";
