@@ -24,11 +24,13 @@ bool AbsentOrMeasured(double v) { return v == -1 || (std::isfinite(v) && v >= 0)
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const std::string_view line(reinterpret_cast<const char*>(data), size);
-  const graintune::Result<graintune::op::StepSample> sample = graintune::op::ParseMetricsLine(line);
-  if (!sample.ok()) {
-    Check(!sample.error().empty());
+  const graintune::Result<graintune::op::MetricsLine> parsed = graintune::op::ParseMetricsLine(line);
+  if (!parsed.ok()) {
+    Check(!parsed.error().empty());
     return 0;
   }
+  if (!parsed->sample) return 0;  // a line that is no training step
+  const graintune::op::StepSample* sample = &*parsed->sample;
   Check(sample->step >= 0);
   Check(std::isfinite(sample->step_time_seconds) && sample->step_time_seconds >= 0);
   Check(AbsentOrMeasured(sample->tflops_per_device));

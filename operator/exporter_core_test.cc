@@ -14,18 +14,55 @@ namespace {
 
 namespace fs = std::filesystem;
 
+// The step sample of a line, or a sample with step -1 when the line is no step or an error.
+StepSample SampleOf(std::string_view line) {
+  Result<MetricsLine> r = ParseMetricsLine(line);
+  return r.ok() && r->sample ? *r->sample : StepSample{-1, -1};
+}
+
 TEST(MaxTextMetricsTest, ReadsTheFieldsGraintuneUses) {
-  Result<StepSample> s = ParseMetricsLine(
+  Result<MetricsLine> r = ParseMetricsLine(
       R"({"learning/loss": 2.3, "perf/step_time_seconds": 4.3, "perf/per_device_tflops_per_sec": 195.2,)"
-      R"( "perf/per_device_tokens_per_sec": 7620.0, "step": 41})");
-  ASSERT_TRUE(s.ok()) << s.error();
-  EXPECT_EQ(s->step, 41);
-  EXPECT_DOUBLE_EQ(s->step_time_seconds, 4.3);
-  EXPECT_DOUBLE_EQ(s->tflops_per_device, 195.2);
-  EXPECT_DOUBLE_EQ(s->tokens_per_device_per_second, 7620.0);
-  Result<StepSample> bare = ParseMetricsLine(R"({"perf/step_time_seconds": 1, "step": 0})");
-  ASSERT_TRUE(bare.ok());
-  EXPECT_EQ(bare->tflops_per_device, -1);
+      R"( "perf/per_device_tokens_per_sec": 7620.0, "step": 41.0, "run_name": "tiny"})");
+  ASSERT_TRUE(r.ok()) << r.error();
+  ASSERT_TRUE(r->sample.has_value());
+  const StepSample& s = *r->sample;
+  EXPECT_EQ(s.step, 41);
+  EXPECT_DOUBLE_EQ(s.step_time_seconds, 4.3);
+  EXPECT_DOUBLE_EQ(s.tflops_per_device, 195.2);
+  EXPECT_DOUBLE_EQ(s.tokens_per_device_per_second, 7620.0);
+  EXPECT_EQ(r->run_name, "tiny");
+  const StepSample bare = SampleOf(R"({"perf/step_time_seconds": 1, "step": 0})");
+  EXPECT_EQ(bare.step, 0);
+  EXPECT_EQ(bare.tflops_per_device, -1);
+}
+
+// Python's json.dumps writes a diverged loss as NaN or Infinity: the step still counts.
+TEST(MaxTextMetricsTest, ReadsPythonsNonFiniteWords) {
+  const StepSample s = SampleOf(
+      R"({"learning/loss": NaN, "learning/grad_norm": Infinity, "learning/x": -Infinity,)"
+      R"( "perf/step_time_seconds": 0.5, "perf/per_device_tflops_per_sec": NaN, "step": 7.0,)"
+      R"( "run_name": "NaN Infinity \" NaN"})");
+  EXPECT_EQ(s.step, 7);
+  EXPECT_DOUBLE_EQ(s.step_time_seconds, 0.5);
+  EXPECT_EQ(s.tflops_per_device, -1);  // not finite: absent
+  Result<MetricsLine> named = ParseMetricsLine(
+      R"({"perf/step_time_seconds": 1, "step": 1, "run_name": "NaN Infinity \" NaN"})");
+  ASSERT_TRUE(named.ok()) << named.error();
+  EXPECT_EQ(named->run_name, "NaN Infinity \" NaN");  // words inside strings stay
+  // A step time that is not finite cannot be used.
+  EXPECT_FALSE(ParseMetricsLine(R"({"perf/step_time_seconds": NaN, "step": 2})").ok());
+  EXPECT_FALSE(ParseMetricsLine(R"({"perf/step_time_seconds": Infinity, "step": 2})").ok());
+  EXPECT_FALSE(ParseMetricsLine(R"({"perf/step_time_seconds": 1, "step": NaN})").ok());
+  EXPECT_FALSE(ParseMetricsLine(R"({"perf/step_time_seconds": 1, "step": 2, "x": NaNx})").ok());
+}
+
+// Eval metrics share the file: a line, but not a training step, and not malformed.
+TEST(MaxTextMetricsTest, AnEvalLineIsNoStep) {
+  Result<MetricsLine> r = ParseMetricsLine(
+      R"({"eval/avg_loss": 7.9, "eval/total_weights": 2040.0, "step": 9.0, "run_name": "tiny"})");
+  ASSERT_TRUE(r.ok()) << r.error();
+  EXPECT_FALSE(r->sample.has_value());
 }
 
 TEST(MaxTextMetricsTest, RefusesWhatItCannotUse) {
@@ -37,6 +74,14 @@ TEST(MaxTextMetricsTest, RefusesWhatItCannotUse) {
                           R"({"step": 9223372036854775807, "perf/step_time_seconds": 1})",
                           R"({"step": 1e300, "perf/step_time_seconds": 1})"})
     EXPECT_FALSE(ParseMetricsLine(bad).ok()) << bad;
+}
+
+// Lines made from a real MaxText file's: a step time above every other in the file, the step
+// as a float, and run_name.
+std::string MaxTextLine(long step, double seconds, const std::string& run = "tiny") {
+  return "{\"learning/loss\": 8.0, \"perf/step_time_seconds\": " + std::to_string(seconds) +
+         ", \"perf/per_device_tflops_per_sec\": 0.01, \"step\": " + std::to_string(step) +
+         ".0, \"run_name\": \"" + run + "\"}\n";
 }
 
 class FollowerTest : public ::testing::Test {
@@ -76,6 +121,48 @@ TEST_F(FollowerTest, TruncationStartsANewRun) {
   EXPECT_TRUE(u.restarted);
   ASSERT_EQ(u.samples.size(), 1u);
   EXPECT_EQ(u.samples[0].step, 0);
+}
+
+// A run resumed from a checkpoint appends to the file, starting at the checkpoint's step.
+TEST_F(FollowerTest, AStepThatGoesBackIsANewRunEvenInOnePoll) {
+  MetricsFileFollower f(path_);
+  Append(MaxTextLine(0, 60) + MaxTextLine(1, 3) + MaxTextLine(2, 0.5) + MaxTextLine(3, 0.5));
+  MetricsFileFollower::Update u = f.Poll();
+  EXPECT_FALSE(u.restarted);
+  EXPECT_EQ(u.samples.size(), 4u);
+  Append(MaxTextLine(4, 0.5) + MaxTextLine(2, 55) + MaxTextLine(3, 2));
+  u = f.Poll();
+  EXPECT_TRUE(u.restarted);
+  ASSERT_EQ(u.samples.size(), 2u);  // only the new run's steps
+  EXPECT_EQ(u.samples[0].step, 2);
+  EXPECT_DOUBLE_EQ(u.samples[0].step_time_seconds, 55);
+  EXPECT_EQ(u.lines, 3);
+  EXPECT_EQ(u.malformed, 0);
+  Append(MaxTextLine(4, 0.5));
+  EXPECT_FALSE(f.Poll().restarted);
+}
+
+TEST_F(FollowerTest, ANewRunNameIsANewRun) {
+  MetricsFileFollower f(path_);
+  Append(MaxTextLine(5, 1, "a") + MaxTextLine(6, 1, "a"));
+  EXPECT_FALSE(f.Poll().restarted);
+  Append(MaxTextLine(7, 40, "b"));
+  MetricsFileFollower::Update u = f.Poll();
+  EXPECT_TRUE(u.restarted);
+  ASSERT_EQ(u.samples.size(), 1u);
+  EXPECT_EQ(u.samples[0].step, 7);
+}
+
+TEST_F(FollowerTest, EvalAndNonFiniteLinesAreNotMalformed) {
+  MetricsFileFollower f(path_);
+  Append(MaxTextLine(1, 3) + "{\"eval/avg_loss\": 7.9, \"step\": 1.0, \"run_name\": \"tiny\"}\n" +
+         "{\"learning/loss\": NaN, \"perf/step_time_seconds\": 0.5, \"step\": 2.0}\n");
+  MetricsFileFollower::Update u = f.Poll();
+  EXPECT_EQ(u.lines, 3);
+  EXPECT_EQ(u.malformed, 0);
+  EXPECT_FALSE(u.restarted);  // the eval line's step 1 is no training step
+  ASSERT_EQ(u.samples.size(), 2u);
+  EXPECT_EQ(u.samples[1].step, 2);
 }
 
 TEST_F(FollowerTest, AnOverlongLineIsDroppedAsMalformed) {
@@ -152,6 +239,17 @@ TEST_F(ProcTest, FindsTrainerAndWorkersAndComputesRates) {
   ASSERT_TRUE(b.has_value());
   EXPECT_NEAR(b->worker_busy_fraction, 0.5, 1e-9);
   EXPECT_NEAR(b->trainer_cpu_cores, 2.0, 1e-9);
+}
+
+// maxtext 0.2.x's entry point is lower case.
+TEST_F(ProcTest, FindsMaxTextsOwnEntryPointWhateverItsCase) {
+  Proc(1, 0, "/pause", 0, 100);
+  Proc(10, 1, "python -m maxtext.trainers.pre_train.train hardware=cpu", 1000, 30'000'000);
+  Proc(11, 10, "python -c from multiprocessing.spawn import spawn_main", 500, 2'000'000);
+  std::optional<ProcessFigures> a = ProcessSampler(root_.string()).Sample(std::chrono::steady_clock::now());
+  ASSERT_TRUE(a.has_value());
+  EXPECT_EQ(a->workers, 1);
+  EXPECT_DOUBLE_EQ(a->trainer_memory_bytes, 30'000'000 * 1024.0);
 }
 
 TEST_F(ProcTest, NoTrainerVisibleIsNothingToReport) {

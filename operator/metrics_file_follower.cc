@@ -9,6 +9,18 @@ namespace graintune::op {
 MetricsFileFollower::MetricsFileFollower(std::string path, size_t max_line_bytes)
     : path_(std::move(path)), max_line_bytes_(max_line_bytes) {}
 
+void MetricsFileFollower::Take(const MetricsLine& line, Update& u) {
+  if (!line.sample) return;
+  const bool renamed = !line.run_name.empty() && !run_name_.empty() && line.run_name != run_name_;
+  if (last_step_ >= 0 && (line.sample->step <= last_step_ || renamed)) {
+    u.restarted = true;
+    u.samples.clear();  // the earlier run's steps: the new run replaces them
+  }
+  last_step_ = line.sample->step;
+  if (!line.run_name.empty()) run_name_ = line.run_name;
+  u.samples.push_back(*line.sample);
+}
+
 MetricsFileFollower::Update MetricsFileFollower::Poll() {
   Update u;
   const int fd = ::open(path_.c_str(), O_RDONLY | O_CLOEXEC);
@@ -23,6 +35,8 @@ MetricsFileFollower::Update MetricsFileFollower::Poll() {
     offset_ = 0;
     partial_.clear();
     skipping_long_line_ = false;
+    last_step_ = -1;
+    run_name_.clear();
   }
   inode_ = st.st_ino;
   char buf[64 * 1024];
@@ -42,8 +56,8 @@ MetricsFileFollower::Update MetricsFileFollower::Poll() {
       start = static_cast<size_t>(i) + 1;
       if (partial_.empty()) continue;
       ++u.lines;
-      if (Result<StepSample> s = ParseMetricsLine(partial_); s.ok()) {
-        u.samples.push_back(*s);
+      if (Result<MetricsLine> line = ParseMetricsLine(partial_); line.ok()) {
+        Take(*line, u);
       } else {
         ++u.malformed;
       }

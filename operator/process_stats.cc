@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include <cctype>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -46,10 +47,15 @@ std::optional<Proc> ReadProc(const fs::path& dir, int pid) {
   return p;
 }
 
+std::string Lowercase(std::string text) {
+  for (char& c : text) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return text;
+}
+
 }  // namespace
 
 ProcessSampler::ProcessSampler(std::string proc_root, std::string trainer_pattern)
-    : root_(std::move(proc_root)), pattern_(std::move(trainer_pattern)) {}
+    : root_(std::move(proc_root)), pattern_(Lowercase(std::move(trainer_pattern))) {}
 
 std::optional<ProcessFigures> ProcessSampler::Sample(std::chrono::steady_clock::time_point now) {
   std::map<int, Proc> procs;
@@ -63,9 +69,9 @@ std::optional<ProcessFigures> ProcessSampler::Sample(std::chrono::steady_clock::
   // (Grain's workers are forked from the trainer and share its command line).
   const Proc* trainer = nullptr;
   for (const auto& [pid, p] : procs) {
-    if (p.cmdline.find(pattern_) == std::string::npos) continue;
+    if (Lowercase(p.cmdline).find(pattern_) == std::string::npos) continue;
     auto parent = procs.find(p.ppid);
-    if (parent != procs.end() && parent->second.cmdline.find(pattern_) != std::string::npos)
+    if (parent != procs.end() && Lowercase(parent->second.cmdline).find(pattern_) != std::string::npos)
       continue;
     trainer = &p;
     break;
