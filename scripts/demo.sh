@@ -3,14 +3,45 @@
 # builds (once, cached outside the repo, with progress) or reuses the control plane, then runs
 # graintune-demo: a real kube-apiserver with KWOK TPU nodes, graintune installed from its Helm
 # chart, the example Llama3-8B v6e-32 JobSet mutated, measured and re-tuned across a restart.
-# Everything it starts stops when it ends or is interrupted (Ctrl-C).
+#
+#   bash scripts/demo.sh --real-node
+# runs the same story on one real node instead (kubelet + containerd + runc on this machine,
+# labelled as a single-host v6e TPU VM; needs root): graintune's image built from the Dockerfile
+# by scripts/image.sh (cached), `helm install`ed, a JobSet whose pod really runs a trainer and the
+# exporter sidecar, a restart with the operator's value, and an OOMKilled attempt capped.
+# Everything it starts stops when it ends or is interrupted (Ctrl-C); the real node restores
+# every host setting it changed.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+real_node=0
+case "${1:-}" in
+  "") ;;
+  --real-node) real_node=1 ;;
+  -h|--help) sed -n '2,13p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+  *) echo "demo.sh: unknown argument '$1' (--real-node, or nothing)" >&2; exit 2 ;;
+esac
 bash scripts/setup.sh
 echo "== Building graintune" >&2
 cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
-ninja -C build graintune graintune-webhook graintune-operator graintune-exporter trainer_emulator \
-  graintune-demo >/dev/null
-echo "== Control plane binaries (first run builds them from pinned Go modules: ~10-15 min)" >&2
-BIN="$(bash scripts/controlplane/build.sh | tail -n 1)"
-exec build/tests/controlplane/graintune-demo --bin-dir "$BIN" --source-dir "$PWD" --build-dir "$PWD/build"
+control_plane() {
+  echo "== Control plane binaries (first run builds them from pinned Go modules: ~25 min)" >&2
+  bash scripts/controlplane/build.sh | tail -n 1
+}
+if [ "$real_node" = 0 ]; then
+  ninja -C build graintune graintune-webhook graintune-operator graintune-exporter trainer_emulator \
+    graintune-demo >/dev/null
+  BIN="$(control_plane)"
+  exec build/tests/controlplane/graintune-demo --bin-dir "$BIN" --source-dir "$PWD" --build-dir "$PWD/build"
+fi
+if [ "$(id -u)" != 0 ]; then
+  echo "demo.sh --real-node: the real node needs root (it runs kubelet and containerd)" >&2
+  exit 1
+fi
+ninja -C build graintune-demo-real-node >/dev/null
+BIN="$(control_plane)"
+echo "== graintune's images from the Dockerfile (first run ~10 min, then cached)" >&2
+IMAGE_VARIABLES="$(bash scripts/image.sh)"
+set -a
+eval "$IMAGE_VARIABLES"
+set +a
+exec build/tests/node/graintune-demo-real-node --bin-dir "$BIN" --source-dir "$PWD"

@@ -37,7 +37,9 @@
 #include "tests/controlplane/control_plane.h"
 #include "tests/controlplane/host_footprint.h"
 #include "tests/controlplane/wait_for.h"
+#include "tests/node/chart_on_node.h"
 #include "tests/node/node_test_support.h"
+#include "tests/node/node_workloads.h"
 
 namespace graintune::testing {
 namespace {
@@ -46,218 +48,7 @@ namespace fs = std::filesystem;
 using kube::Json;
 using std::chrono::seconds;
 
-constexpr char kRelease[] = "gt";
-constexpr char kReleaseNamespace[] = "graintune-system";
-
 std::string Text(const Result<std::string>& r) { return r.ok() ? *r : r.error(); }
-
-// scripts/image.sh's output, from the environment.
-struct BuiltImages {
-  std::string archive, ref, test_archive, test_ref, pause_archive, pause_ref, source_hash;
-};
-
-Result<BuiltImages> BuiltImagesFromEnvironment() {
-  BuiltImages images;
-  const std::pair<const char*, std::string*> vars[] = {
-      {"GRAINTUNE_IMAGE_ARCHIVE", &images.archive},
-      {"GRAINTUNE_IMAGE_REF", &images.ref},
-      {"GRAINTUNE_TEST_IMAGE_ARCHIVE", &images.test_archive},
-      {"GRAINTUNE_TEST_IMAGE_REF", &images.test_ref},
-      {"GRAINTUNE_PAUSE_IMAGE_ARCHIVE", &images.pause_archive},
-      {"GRAINTUNE_PAUSE_IMAGE_REF", &images.pause_ref},
-      {"GRAINTUNE_IMAGE_SOURCE_HASH", &images.source_hash}};
-  for (const auto& [name, out] : vars) {
-    const char* v = std::getenv(name);
-    if (v == nullptr || *v == '\0')
-      return Status::Error(std::string(name) + " is not set: eval \"$(bash scripts/image.sh)\" first");
-    *out = v;
-  }
-  for (const std::string* a : {&images.archive, &images.test_archive, &images.pause_archive})
-    if (!fs::exists(*a)) return Status::Error("no image archive " + *a);
-  return images;
-}
-
-// An OCI archive's single image: its manifest and config digests ("sha256:...") and labels.
-struct ArchivedImage {
-  std::string manifest_digest, config_digest;
-  Json labels;
-};
-
-Result<Json> ArchiveMember(const std::string& archive, const std::string& member) {
-  Result<std::string> text =
-      RunShell("tar -xOf '" + archive + "' '" + member + "'", "reading " + member + " of " + archive);
-  if (!text.ok()) return text.status();
-  Json j = Json::parse(*text, nullptr, /*allow_exceptions=*/false);
-  if (j.is_discarded()) return Status::Error(member + " of " + archive + " is not JSON");
-  return j;
-}
-
-Result<ArchivedImage> ReadArchivedImage(const std::string& archive) {
-  Result<Json> index = ArchiveMember(archive, "index.json");
-  if (!index.ok()) return index.status();
-  ArchivedImage image;
-  image.manifest_digest = index->value("/manifests/0/digest"_json_pointer, "");
-  if (image.manifest_digest.rfind("sha256:", 0) != 0) return Status::Error("no manifest in " + archive);
-  Result<Json> manifest = ArchiveMember(archive, "blobs/sha256/" + image.manifest_digest.substr(7));
-  if (!manifest.ok()) return manifest.status();
-  image.config_digest = manifest->value("/config/digest"_json_pointer, "");
-  if (image.config_digest.rfind("sha256:", 0) != 0) return Status::Error("no config in " + archive);
-  Result<Json> config = ArchiveMember(archive, "blobs/sha256/" + image.config_digest.substr(7));
-  if (!config.ok()) return config.status();
-  image.labels = config->value("/config/Labels"_json_pointer, Json::object());
-  return image;
-}
-
-std::vector<Json> PodsWith(kube::Client& client, const std::string& ns, const std::string& selector) {
-  kube::ListOptions lo;
-  lo.label_selector = selector;
-  auto r = client.List(kube::resources::kPods, ns, lo);
-  return r.ok() ? r->items : std::vector<Json>{};
-}
-
-std::vector<Json> AttemptPods(kube::Client& client, const std::string& ns, const std::string& jobset,
-                              int attempt) {
-  return PodsWith(client, ns,
-                  "jobset.sigs.k8s.io/jobset-name=" + jobset +
-                      ",jobset.sigs.k8s.io/restart-attempt=" + std::to_string(attempt));
-}
-
-// Waits until JobSet `jobset`'s attempt `attempt` has exactly one pod and `ready(pod)` holds for
-// it; returns that pod's last state (null when the wait ran out: the caller's assertion says why).
-Json WaitForAttemptPod(kube::Client& client, const std::string& ns, const std::string& jobset,
-                       int attempt, const std::function<bool(const Json&)>& ready,
-                       std::chrono::seconds timeout) {
-  Json pod;
-  const bool seen = WaitFor(
-      [&] {
-        std::vector<Json> pods = AttemptPods(client, ns, jobset, attempt);
-        if (pods.size() != 1) return false;
-        pod = std::move(pods[0]);
-        return ready(pod);
-      },
-      timeout);
-  return seen ? pod : Json();
-}
-
-bool PodReady(const Json& pod) {
-  for (const Json& c : pod.value("status", Json::object()).value("conditions", Json::array()))
-    if (c.value("type", "") == "Ready") return c.value("status", "") == "True";
-  return false;
-}
-
-int WorkersOf(const Json& pod) {
-  return std::stoi(
-      pod["metadata"].value("annotations", Json::object()).value("graintune.dev/worker-count", "0"));
-}
-
-// The value of env var `name` in container `container` of the pod ("" when absent).
-std::string EnvOf(const Json& pod, const std::string& container, const std::string& name) {
-  for (const Json& c : pod["spec"].value("containers", Json::array()))
-    if (c.value("name", "") == container)
-      for (const Json& e : c.value("env", Json::array()))
-        if (e.value("name", "") == name) return e.value("value", "");
-  return "";
-}
-
-// One line per container: what `kubectl get pod -o yaml` shows of its state, for the report.
-std::string DescribeStatuses(const Json& pod) {
-  std::string out = pod["metadata"].value("name", "") + " phase=" +
-                    pod.value("status", Json::object()).value("phase", "") + "\n";
-  for (const char* list : {"initContainerStatuses", "containerStatuses"})
-    for (const Json& s : pod.value("status", Json::object()).value(list, Json::array()))
-      out += "  " + std::string(list) + " " + s.value("name", "") + ": ready=" +
-             (s.value("ready", false) ? "true" : "false") +
-             " restartCount=" + std::to_string(s.value("restartCount", 0)) +
-             " state=" + s.value("state", Json::object()).dump() + "\n";
-  return out;
-}
-
-Result<std::string> HttpGet(const std::string& url) {
-  return RunShell("curl -s --max-time 5 '" + url + "'", "GET " + url);
-}
-
-// The API server's port, from the admin client's server URL (https://127.0.0.1:PORT).
-std::string ApiServerPort(const ControlPlane& cp) {
-  const std::string& server = cp.admin_config().server;
-  return server.substr(server.rfind(':') + 1);
-}
-
-// A namespace with a GrainTunePolicy named after it, sized for this machine: the real node has
-// this machine's cores (2 in CI), so the policy leaves the trainer no reserved cpu or memory and
-// the cpu budget is the node's cores; `max_workers` caps it below that when asked. Priority 10
-// puts it above the chart's cluster-wide default (priority 0; a tie goes to the first name).
-Status CreateNamespaceWithPolicy(ControlPlane& cp, const std::string& ns, int max_workers) {
-  if (Result<std::string> r = cp.Kubectl({"create", "namespace", ns}); !r.ok()) return r.status();
-  return cp.Kubectl({"apply", "-f", "-"},
-                    "apiVersion: graintune.dev/v1alpha1\nkind: GrainTunePolicy\n"
-                    "metadata: {name: " + ns + "}\n"
-                    "spec:\n"
-                    "  priority: 10\n"
-                    "  namespaceSelector: {matchLabels: {kubernetes.io/metadata.name: " + ns + "}}\n"
-                    "  reservedCpu: \"0\"\n  reservedMemory: \"0\"\n"
-                    "  maxWorkers: " + std::to_string(max_workers) + "\n")
-      .status();
-}
-
-// A single-host (v6e 2x2) JobSet whose trainer container runs `trainer` from the test image:
-// MaxText's settings as M_ environment variables (grain_worker_count=-1 among them), which the
-// trainer's arguments read through Kubernetes' $(VAR) expansion. Its workers are annotated at
-// 32Mi each (graintune.dev/worker-memory), so the memory limits here bound no value.
-std::string SingleHostJobSet(const std::string& ns, const std::string& name,
-                             const std::string& test_image, const std::string& trainer,
-                             const std::string& args, const std::string& memory_limit) {
-  return "apiVersion: jobset.x-k8s.io/v1alpha2\nkind: JobSet\n"
-         "metadata: {name: " + name + ", namespace: " + ns +
-         ", annotations: {graintune.dev/dataset: c4-en-raw, graintune.dev/worker-memory: 32Mi}}\n" + R"(spec:
-  failurePolicy: {maxRestarts: 3}
-  replicatedJobs:
-    - name: slice-job
-      replicas: 1
-      template:
-        spec:
-          parallelism: 1
-          completions: 1
-          backoffLimit: 0
-          template:
-            spec:
-              restartPolicy: Never
-              terminationGracePeriodSeconds: 2
-              nodeSelector: {cloud.google.com/gke-tpu-accelerator: tpu-v6e-slice, cloud.google.com/gke-tpu-topology: 2x2}
-              tolerations: [{key: google.com/tpu, operator: Exists, effect: NoSchedule}]
-              containers:
-                - name: trainer
-                  image: )" + test_image + R"(
-                  imagePullPolicy: Never
-                  command: [/usr/local/bin/)" + trainer + R"(]
-                  args: )" + args + R"(
-                  env:
-                    - {name: M_MODEL_NAME, value: llama3-8b}
-                    - {name: M_PER_DEVICE_BATCH_SIZE, value: "2"}
-                    - {name: M_MAX_TARGET_LENGTH, value: "8192"}
-                    - {name: M_GRAIN_WORKER_COUNT, value: "-1"}
-                  resources: {limits: {google.com/tpu: 4, memory: )" + memory_limit + R"(}}
-)";
-}
-
-// Host processes (this machine's /proc) whose command line starts with `program` and that run
-// in the cgroup of the pod with `pod_uid` (the kubelet's cgroupfs layout names pod<uid>).
-std::vector<int> PodProcesses(const std::string& pod_uid, const std::string& program) {
-  std::vector<int> out;
-  std::error_code ec;
-  for (fs::directory_iterator it("/proc", ec), end; !ec && it != end; it.increment(ec)) {
-    const fs::directory_entry& e = *it;
-    const std::string pid = e.path().filename().string();
-    if (pid.find_first_not_of("0123456789") != std::string::npos) continue;
-    std::ifstream cmdline_in(e.path() / "cmdline", std::ios::binary);
-    std::string argv0;
-    std::getline(cmdline_in, argv0, '\0');
-    if (argv0 != program) continue;
-    std::stringstream cgroup;
-    cgroup << std::ifstream(e.path() / "cgroup").rdbuf();
-    if (cgroup.str().find("pod" + pod_uid) != std::string::npos) out.push_back(std::stoi(pid));
-  }
-  return out;
-}
 
 TEST(GraintuneOnNode, HelmInstalledFromTheImageTunesAJobSetThatRunsForReal) {
   const auto test_start = std::chrono::steady_clock::now();
@@ -292,29 +83,10 @@ TEST(GraintuneOnNode, HelmInstalledFromTheImageTunesAJobSetThatRunsForReal) {
   };
 
   // --- helm install, as docs/images.md tells a user, with the image the node now holds --------
-  const std::string repository = images->ref.substr(0, images->ref.rfind(':'));
-  const std::string tag = images->ref.substr(images->ref.rfind(':') + 1);
-  Result<int> webhook_port = FreeLoopbackPort(), webhook_probe = FreeLoopbackPort(),
-              operator_probe = FreeLoopbackPort();
-  ASSERT_TRUE(webhook_port.ok() && webhook_probe.ok() && operator_probe.ok());
-  const std::string api_env = R"([{"name":"KUBERNETES_SERVICE_HOST","value":"127.0.0.1"},)"
-                              R"({"name":"KUBERNETES_SERVICE_PORT","value":")" +
-                              ApiServerPort(*cp) + R"("}])";
   const auto helm_start = std::chrono::steady_clock::now();
-  Result<std::string> installed = cp->Helm(
-      {"install", kRelease, std::string(GRAINTUNE_SOURCE_DIR) + "/charts/graintune", "--namespace",
-       kReleaseNamespace, "--create-namespace", "--wait", "--timeout", "180s",
-       "--set", "image.repository=" + repository, "--set", "image.tag=" + tag,
-       "--set", "image.pullPolicy=IfNotPresent",
-       "--set", "webhook.replicas=1", "--set", "operator.replicas=1",
-       "--set", "webhook.hostNetwork=true", "--set", "operator.hostNetwork=true",
-       "--set", "webhook.port=" + std::to_string(*webhook_port),
-       "--set", "webhook.probePort=" + std::to_string(*webhook_probe),
-       "--set", "operator.probePort=" + std::to_string(*operator_probe),
-       "--set", "operator.resyncPeriodMs=500",
-       "--set", "webhook.exporter.shareProcessNamespace=true",
-       "--set-json", "webhook.extraEnv=" + api_env, "--set-json", "operator.extraEnv=" + api_env});
-  ASSERT_TRUE(installed.ok()) << installed.error() << on_failure();
+  const Status installed =
+      HelmInstallOnNode(*cp, std::string(GRAINTUNE_SOURCE_DIR) + "/charts/graintune", images->ref);
+  ASSERT_TRUE(installed.ok()) << installed.message() << on_failure();
   const std::chrono::duration<double> helm_took = std::chrono::steady_clock::now() - helm_start;
   std::printf("helm install --wait: %.1f s\n", helm_took.count());
 
