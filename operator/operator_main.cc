@@ -33,8 +33,10 @@ constexpr char kUsage[] = R"(graintune-operator: records each attempt's trial an
 
 usage:
   graintune-operator [--kubeconfig K] [--leader-elect=true|false] [--lease-namespace NS]
-                     [--lease-name N] [--identity ID] [--resync-period-ms N]
+                     [--lease-name N] [--identity ID]
+                     [--resync-period-ms N]   (a running attempt's steps are read this often)
                      [--bind-address A] [--port N] [--scrape-timeout-ms N]
+                     [--scrape-concurrency N]   (exporters read at once; 8)
                      [--lease-duration-ms N] [--renew-deadline-ms N] [--retry-period-ms N]
                      [--prometheus-url http(s)://HOST:PORT]   (trials from Prometheus instead)
                      [--forget-after 720h]   (delete GrainTunings without pods or activity)
@@ -49,7 +51,7 @@ int main(int argc, char** argv) {
   const server::Flags flags = server::ExitOnUsageError(
       kProgram, server::Flags::Parse(server::Arguments(argc, argv),
                                      {"log-level", "kubeconfig", "lease-namespace", "lease-name", "identity",
-                                      "resync-period-ms", "scrape-timeout-ms",
+                                      "resync-period-ms", "scrape-timeout-ms", "scrape-concurrency",
                                       "lease-duration-ms", "renew-deadline-ms",
                                       "retry-period-ms", "prometheus-url", "forget-after",
                                       "bind-address", "port"},
@@ -67,6 +69,7 @@ int main(int argc, char** argv) {
   const bool leader_elect = !flags.Has("leader-elect") || flags.Bool("leader-elect");
   const int resync_ms = int_flag("resync-period-ms", 100, 3600000, 5000);
   const int scrape_timeout_ms = int_flag("scrape-timeout-ms", 100, 60000, 3000);
+  const int scrape_concurrency = int_flag("scrape-concurrency", 1, 64, 8);
   const int lease_ms = int_flag("lease-duration-ms", 1000, 600000, 15000);
   const int renew_ms = int_flag("renew-deadline-ms", 500, 600000, 10000);
   const int retry_ms = int_flag("retry-period-ms", 100, 600000, 2000);
@@ -95,13 +98,18 @@ int main(int argc, char** argv) {
     LogLine(LogLevel::kError) << client.error().ToString();
     return 1;
   }
+  // The informers' events queue the tuning keys to reconcile.
+  auto keys = std::make_shared<op::KeyEvents>(std::make_shared<op::WorkQueue>());
   op::ControllerCaches caches;
   kube::InformerOptions managed;
   managed.label_selector = "graintune.dev/managed=true";
-  caches.pods = std::make_shared<kube::Informer>(*client, kube::resources::kPods, managed);
-  caches.graintunings = std::make_shared<kube::Informer>(*client, kube::resources::kGrainTunings);
-  caches.policies = std::make_shared<kube::Informer>(*client, kube::resources::kGrainTunePolicies);
-  caches.namespaces = std::make_shared<kube::Informer>(*client, kube::resources::kNamespaces);
+  caches.pods = std::make_shared<kube::Informer>(*client, kube::resources::kPods, managed, keys->ForPods());
+  caches.graintunings = std::make_shared<kube::Informer>(*client, kube::resources::kGrainTunings,
+                                                         kube::InformerOptions{}, keys->ForGrainTunings());
+  caches.policies = std::make_shared<kube::Informer>(*client, kube::resources::kGrainTunePolicies,
+                                                     kube::InformerOptions{}, keys->ForSelectionChanges());
+  caches.namespaces = std::make_shared<kube::Informer>(*client, kube::resources::kNamespaces,
+                                                       kube::InformerOptions{}, keys->ForSelectionChanges());
   caches.nodes = std::make_shared<kube::Informer>(
       *client, kube::resources::kNodes,
       kube::InformerOptions{.label_selector = "cloud.google.com/gke-tpu-accelerator"});
@@ -110,7 +118,9 @@ int main(int argc, char** argv) {
   caches.Start();
   auto recorder = std::make_shared<kube::EventRecorder>(*client, "graintune.dev/operator", identity);
   op::ControllerOptions controller_options{.scrape_timeout = std::chrono::milliseconds(scrape_timeout_ms),
-                                           .forget_after = forget_after};
+                                           .scrape_concurrency = scrape_concurrency,
+                                           .forget_after = forget_after,
+                                           .running_requeue = std::chrono::milliseconds(resync_ms)};
   if (!prometheus_url.empty()) {
     kube::ClientConfig pc;
     pc.server = prometheus_url;
@@ -122,9 +132,12 @@ int main(int argc, char** argv) {
     }
     controller_options.prometheus = *prom;
   }
-  op::TuningController controller(*client, caches, recorder, controller_options);
+  op::TuningController controller(*client, caches, recorder, keys, controller_options);
 
   std::atomic<bool> leading{!leader_elect};
+  // Set when this replica starts leading: every key is queued once, for events it may have
+  // let pass while it followed.
+  std::atomic<bool> enqueue_all{true};
   auto registry = std::make_shared<prometheus::Registry>();
   auto& counter_family = prometheus::BuildCounter()
                              .Name("graintune_operator_total")
@@ -132,6 +145,12 @@ int main(int argc, char** argv) {
                              .Register(*registry);
   auto& leader_gauge = prometheus::BuildGauge().Name("graintune_operator_leader")
                            .Help("1 while this replica leads").Register(*registry).Add({});
+  auto& queue_gauge = prometheus::BuildGauge().Name("graintune_operator_queue_keys")
+                          .Help("Tuning keys in the work queue, by state (ready, delayed, processing)")
+                          .Register(*registry);
+  auto& scrape_gauge = prometheus::BuildGauge().Name("graintune_operator_exporters")
+                           .Help("Exporters being read now (in_flight) and whose last read failed (backing_off)")
+                           .Register(*registry);
   std::mutex metrics_mu;
   std::map<std::string, double> exported;
   server::HttpsServer server(http, [&](const server::HttpRequest& r) -> server::HttpResponse {
@@ -152,6 +171,13 @@ int main(int argc, char** argv) {
         exported[kind] = v;
       }
       leader_gauge.Set(leading ? 1 : 0);
+      const op::WorkQueueDepth depth = controller.queue_depth();
+      queue_gauge.Add({{"state", "ready"}}).Set(static_cast<double>(depth.ready));
+      queue_gauge.Add({{"state", "delayed"}}).Set(static_cast<double>(depth.delayed));
+      queue_gauge.Add({{"state", "processing"}}).Set(static_cast<double>(depth.processing));
+      const op::ScraperFigures scraping = controller.scraper_figures();
+      scrape_gauge.Add({{"state", "in_flight"}}).Set(scraping.in_flight);
+      scrape_gauge.Add({{"state", "backing_off"}}).Set(scraping.backing_off);
       std::vector<prometheus::MetricFamily> families = registry->Collect();
       for (prometheus::MetricFamily& f : op::TuningMetricFamilies(caches.graintunings->List()))
         families.push_back(std::move(f));
@@ -183,6 +209,7 @@ int main(int argc, char** argv) {
     elector = std::jthread([&, le, le_client](std::stop_token) {
       kube::LeaderElector e(le_client, le,
                             {.on_started_leading = [&] {
+                               enqueue_all = true;
                                leading = true;
                                LogLine(LogLevel::kInfo) << identity << " is leading";
                              },
@@ -193,10 +220,11 @@ int main(int argc, char** argv) {
       e.Run(g_stop.get_token());
     });
   }
-  while (!g_stop.stop_requested()) {
-    if (leading && caches.Synced()) controller.ReconcileAll();
-    kube::SleepFor(std::chrono::milliseconds(resync_ms), g_stop.get_token());
-  }
+  controller.Run(g_stop.get_token(), [&] {
+    if (!leading || !caches.Synced()) return false;
+    if (enqueue_all.exchange(false)) controller.EnqueueAll();
+    return true;
+  });
   if (elector.joinable()) elector.join();
   caches.Stop();
   server.Stop();

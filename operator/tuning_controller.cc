@@ -6,9 +6,11 @@
 #include <ctime>
 #include <iostream>
 #include <map>
+#include <set>
 
 #include "kube/backoff.h"
 #include "operator/prometheus_source.h"
+#include "operator/tuning_key.h"
 #include "workload/cluster_sources.h"
 #include "workload/graintune_objects.h"
 #include "workload/tuning_inputs.h"
@@ -67,91 +69,146 @@ void ControllerCaches::Stop() {
 
 TuningController::TuningController(std::shared_ptr<kube::Client> client, ControllerCaches caches,
                                    std::shared_ptr<kube::EventRecorder> events,
-                                   ControllerOptions options)
+                                   std::shared_ptr<KeyEvents> keys, ControllerOptions options)
     : client_(std::move(client)), caches_(std::move(caches)), events_(std::move(events)),
-      options_(options) {}
-
-Result<StepsDocument> TuningController::Scrape(const PodFacts& pod) {
-  ++counters_.scrapes;
-  kube::ClientConfig target;
-  target.server = "http://" + pod.pod_ip + ":" + std::to_string(pod.exporter_port);
-  target.allow_plain_http = true;
-  kube::ClientOptions o;
-  o.request_timeout = options_.scrape_timeout;
-  o.max_response_bytes = options_.max_scrape_bytes;
-  auto c = kube::Client::FromConfig(target, o);
-  if (!c.ok()) {
-    ++counters_.scrape_errors;
-    return c.error().ToStatus();
-  }
-  kube::ApiResult<std::string> body = (*c)->GetRaw("/steps");
-  if (!body.ok()) {
-    ++counters_.scrape_errors;
-    return Status::Error("scraping " + pod.ns + "/" + pod.name + " at " + target.server + ": " +
-                         body.error().ToString());
-  }
-  Result<StepsDocument> doc = ParseStepsDocument(*body);
-  if (doc.ok() && !doc->pod_uid.empty() && doc->pod_uid != pod.uid) {
-    ++counters_.scrape_errors;
-    return Status::Error("the exporter at " + target.server + " belongs to pod " + doc->pod_uid +
-                         ", not " + pod.ns + "/" + pod.name + " (" + pod.uid +
-                         "): the address was reused; skipped");
-  }
-  return doc;
+      keys_(std::move(keys)), options_(std::move(options)) {
+  if (options_.prometheus) return;
+  ScraperOptions scraping{.concurrency = options_.scrape_concurrency,
+                          .timeout = options_.scrape_timeout,
+                          .max_bytes = options_.max_scrape_bytes,
+                          // Read again at most once per running requeue.
+                          .fresh_for = options_.running_requeue,
+                          .now = options_.now,
+                          .observe = [this](std::chrono::duration<double>, bool ok) {
+                            ++counters_.scrapes;
+                            if (!ok) ++counters_.scrape_errors;
+                          }};
+  scraper_ = std::make_unique<ExporterScraper>(
+      scraping, options_.fetch ? options_.fetch : StepsFetch(FetchExporterSteps),
+      [queue = &keys_->queue()](const TuningKey& key) { queue->Add(key); });
 }
+
+TuningController::~TuningController() { scraper_.reset(); }
 
 std::chrono::steady_clock::time_point TuningController::Now() const {
   return options_.now ? options_.now() : std::chrono::steady_clock::now();
 }
 
-void TuningController::ReconcileAll() {
-  // Pods of each (namespace, tuning key), each read once.
-  std::map<std::pair<std::string, std::string>, std::vector<TunedPod>> groups;
-  for (json& pod : caches_.pods->List()) {
-    PodFacts f = PodFactsFromJson(pod);
-    if (f.workers <= 0 || f.tuning_key.empty()) continue;
-    const std::pair<std::string, std::string> key{f.ns, f.tuning_key};
-    groups[key].push_back({std::move(f), std::move(pod)});
+ScraperFigures TuningController::scraper_figures() const {
+  return scraper_ ? scraper_->Figures() : ScraperFigures{};
+}
+
+void TuningController::EnqueueAll() {
+  for (const TuningKey& key : keys_->pods().Keys()) keys_->queue().Add(key);
+  for (const json& gt : caches_.graintunings->List())
+    if (std::optional<TuningKey> key = TuningKeyOfGrainTuning(gt)) keys_->queue().Add(*key);
+}
+
+void TuningController::Run(std::stop_token stop, const std::function<bool()>& may_run) {
+  while (!stop.stop_requested()) {
+    if (!may_run()) {
+      kube::SleepFor(std::chrono::milliseconds(200), stop);
+      continue;
+    }
+    std::optional<TuningKey> key = keys_->queue().Get(stop);
+    if (!key) return;
+    if (may_run()) Process(*key);
+    else keys_->queue().Add(*key);  // leadership lost meanwhile: the next leader's
+    keys_->queue().Done(*key);
+  }
+}
+
+int TuningController::ProcessReady() {
+  int handed_out = 0;
+  while (std::optional<TuningKey> key = keys_->queue().TryGet()) {
+    ++handed_out;
+    Process(*key);
+    keys_->queue().Done(*key);
+  }
+  return handed_out;
+}
+
+void TuningController::Process(const TuningKey& key) {
+  std::vector<TunedPod> pods;
+  std::string pods_version;
+  for (const std::string& name : keys_->pods().PodsOf(key)) {
+    std::optional<json> pod = caches_.pods->Get(key.ns, name);
+    if (!pod) continue;  // deleted since it was indexed: its delete event queues the key again
+    PodFacts f = PodFactsFromJson(*pod);
+    pods_version += f.uid + "@" + (*pod)["metadata"].value("resourceVersion", "") + ",";
+    pods.push_back({std::move(f), std::move(*pod)});
   }
   const auto now = Now();
-  for (const auto& [key, pods] : groups) {
-    std::string pods_version;
-    for (const TunedPod& p : pods)
-      pods_version += p.facts.uid + "@" +
-                      p.object.value("metadata", json::object()).value("resourceVersion", "") + ",";
-    auto [it, fresh] = keys_.try_emplace(
+  if (pods.empty()) {
+    {
+      std::lock_guard<std::mutex> lock(states_mu_);
+      states_.erase(key);  // a new pod starts afresh
+      ForgetGonePods(key, pods);
+    }
+    if (const std::chrono::milliseconds again = ReconcileWithoutPods(key); again.count() > 0)
+      keys_->queue().AddAfter(key, again);
+    return;
+  }
+  {
+    std::lock_guard<std::mutex> lock(states_mu_);
+    auto [it, fresh] = states_.try_emplace(
         key, KeyState{.backoff = kube::Backoff(options_.backoff_initial, options_.backoff_max)});
     KeyState& state = it->second;
     const bool pods_changed = fresh || pods_version != state.pods_version;
-    const bool due = !state.parked && now >= state.due;
-    if (!due && (state.backing_off || !pods_changed)) {
+    if ((state.parked && !pods_changed) || (state.backing_off && now < state.due)) {
       ++counters_.deferred;
-      continue;
+      if (state.backing_off)
+        keys_->queue().AddAfter(
+            key, std::chrono::ceil<std::chrono::milliseconds>(state.due - now));
+      return;
     }
     state.pods_version = pods_version;
-    ReconcileOutcome outcome = ReconcileKey(key.first, key.second, pods);
-    if (outcome.ok()) {
-      state.parked = state.backing_off = false;
-      state.backoff.Reset();
-      state.due = now + outcome->requeue_after;
-      continue;
-    }
-    ++counters_.reconcile_errors;
-    Log(LogLevel::kWarning, key.first + "/" + key.second + ": " + outcome.error().message +
-        (outcome.error().terminal ? " (not retried until its pods change)" : ""));
-    state.parked = outcome.error().terminal;
-    state.backing_off = !state.parked;
-    state.due = now + state.backoff.Next();
+    ForgetGonePods(key, pods);
   }
-  // Keys whose pods are all gone forget their state; a new pod starts afresh.
-  std::erase_if(keys_, [&](const auto& entry) { return !groups.count(entry.first); });
-  for (const json& gt : caches_.graintunings->List()) {
-    const json meta = gt.value("metadata", json::object());
-    const std::string key = gt.value("spec", json::object()).value("tuningKey", "");
-    if (groups.count({meta.value("namespace", ""), key})) continue;
-    if (Forgettable(gt, options_.forget_after, std::time(nullptr))) Forget(gt);
-    else MarkAttemptsEnded(gt);
+  ReconcileOutcome outcome = ReconcileKey(key, pods);
+  std::lock_guard<std::mutex> lock(states_mu_);
+  KeyState& state = states_.at(key);
+  if (outcome.ok()) {
+    state.parked = state.backing_off = false;
+    state.backoff.Reset();
+    keys_->queue().Forget(key);
+    if (outcome->requeue_after.count() > 0) keys_->queue().AddAfter(key, outcome->requeue_after);
+    return;
   }
+  ++counters_.reconcile_errors;
+  Log(LogLevel::kWarning, key.ToString() + ": " + outcome.error().message +
+      (outcome.error().terminal ? " (not retried until its pods change)" : ""));
+  state.parked = outcome.error().terminal;
+  state.backing_off = !state.parked;
+  const std::chrono::milliseconds wait = state.backoff.Next();
+  state.due = now + wait;
+  if (state.backing_off) keys_->queue().AddAfter(key, wait);
+}
+
+void TuningController::ForgetGonePods(const TuningKey& key, const std::vector<TunedPod>& pods) {
+  auto held = scraped_pods_.find(key);
+  if (!scraper_ || held == scraped_pods_.end()) return;
+  std::set<std::string> alive;
+  for (const TunedPod& p : pods) alive.insert(p.facts.uid);
+  std::erase_if(held->second, [&](const std::string& uid) {
+    if (alive.count(uid)) return false;
+    scraper_->Forget(uid);
+    return true;
+  });
+  if (held->second.empty()) scraped_pods_.erase(held);
+}
+
+std::chrono::milliseconds TuningController::ReconcileWithoutPods(const TuningKey& key) {
+  std::optional<json> gt = caches_.graintunings->Get(key.ns, workload::GrainTuningName(key.key));
+  if (!gt) return std::chrono::milliseconds(0);
+  if (options_.forget_after.count() > 0 &&
+      Forgettable(*gt, options_.forget_after, std::time(nullptr))) {
+    Forget(*gt);
+    return std::chrono::milliseconds(0);
+  }
+  MarkAttemptsEnded(*gt);
+  // Looked at again when it may have become forgettable.
+  return std::chrono::duration_cast<std::chrono::milliseconds>(options_.forget_after);
 }
 
 void TuningController::Forget(const json& gt) {
@@ -192,8 +249,10 @@ void TuningController::MarkAttemptsEnded(const json& gt) {
   ++counters_.status_writes;
 }
 
-ReconcileOutcome TuningController::ReconcileKey(const std::string& ns, const std::string& key,
+ReconcileOutcome TuningController::ReconcileKey(const TuningKey& tuning_key,
                                                 const std::vector<TunedPod>& pods) {
+  const std::string& ns = tuning_key.ns;
+  const std::string& key = tuning_key.key;
   ++counters_.reconciles;
   LogLine(LogLevel::kDebug) << "reconcile " << ns << "/" << key << ": " << pods.size() << " pods";
   ReconcileInput in;
@@ -239,11 +298,12 @@ ReconcileOutcome TuningController::ReconcileKey(const std::string& ns, const std
       scraped[p.attempt] = true;
       continue;
     }
-    Result<StepsDocument> doc = Scrape(p);
-    if (!doc.ok()) {
-      Log(LogLevel::kWarning, doc.error());
-      continue;
+    std::optional<StepsDocument> doc = scraper_->Latest(tuning_key, p);
+    {
+      std::lock_guard<std::mutex> lock(states_mu_);
+      scraped_pods_[tuning_key].insert(p.uid);
     }
+    if (!doc) continue;  // not read yet: the scraper queues the key when it is
     in.steps[p.attempt] = *doc;
     scraped[p.attempt] = true;
   }
@@ -256,19 +316,24 @@ ReconcileOutcome TuningController::ReconcileKey(const std::string& ns, const std
       return ErrorOf("creating GrainTuning " + ns + "/" + name, created.error());
     out.status_changed = true;
   }
+  // The cache may not hold our last write yet (its event is on the way): the stored status is
+  // compared before writing, and events are recorded only by the write that stores them.
+  bool already_stored = false;
   if (out.status_changed) {
     kube::ApiResult<json> written = kube::UpdateWithRetry(
         *client_, kube::resources::kGrainTunings, ns, name, "status", [&](json& gt) {
+          already_stored = StatusEquivalent(gt.value("status", json::object()), out.status);
+          if (already_stored) return false;
           gt["status"] = out.status;
           return true;
         });
     // Events wait until the status they describe is stored.
     if (!written.ok()) return ErrorOf("writing status of GrainTuning " + ns + "/" + name, written.error());
-    ++counters_.status_writes;
+    if (!already_stored) ++counters_.status_writes;
   }
   const bool alive = std::any_of(in.pods.begin(), in.pods.end(), [](const PodFacts& p) { return p.Alive(); });
-  const ReconcileResult result{alive ? std::chrono::milliseconds(0) : options_.idle_requeue};
-  if (out.events.empty() || in.pods.empty()) return result;
+  const ReconcileResult result{alive ? options_.running_requeue : std::chrono::milliseconds(0)};
+  if (out.events.empty() || in.pods.empty() || already_stored) return result;
   // Events go on the workload people look at (the JobSet or Job), else on the GrainTuning.
   const PodFacts& any = in.pods.front();
   json regarding;

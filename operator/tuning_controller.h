@@ -1,18 +1,23 @@
-// The operator's reconcile loop: every resync period, for every tuning key with pods graintune
-// manages, read the caches, scrape the exporters of running pods, call ReconcileTuning() and
+// The operator's reconciler, in controller-runtime's shape: a work queue of tuning keys fed by
+// the informers' events (KeyEvents: pod, GrainTuning, policy and namespace changes), workers
+// that take one key at a time, read that key's pods from the cache, take its exporters' last
+// steps from the ExporterScraper (never waiting on an exporter), call ReconcileTuning() and
 // write what changed (GrainTuning create, status with conflict retry, Events on the workload).
-// Runs only while this replica leads. Everything it learns is written to the API, so a restarted
-// operator starts from there.
+// A status equal to the stored one is not written. Runs only while this replica leads.
+// Everything it learns is written to the API, so a restarted operator starts from there.
 //
-// Reconciling is level-based, in controller-runtime's shape: one key's reconcile returns when to
-// look again ({requeue_after}) or an error. A pass reconciles a key when it is due or its pods
-// changed (any pod's resourceVersion). A retryable error (no answer, 409 after retries, 429,
-// 5xx) backs that key off exponentially (ControllerOptions::backoff_*), so one failing key does
-// not cost every pass; a terminal error (403, 422, ...) parks the key until its pods change.
-// A key with no pod alive has nothing to measure: it is looked at again after idle_requeue, or
-// at once when a pod of it changes.
+// When a key is looked at again:
+//  - a pod, its GrainTuning, a policy or a namespace changed (an event queues it);
+//  - its exporters brought new steps (the scraper queues it);
+//  - it has a running attempt: after running_requeue, to read its steps again (the only
+//    periodic work: a key whose attempts all ended costs nothing until an event);
+//  - a retryable error (no answer, 409 after retries, 429, 5xx): after an exponential backoff
+//    (backoff_*), even if its pods change meanwhile, so one failing key does not cost every
+//    event; a terminal error (403, 422, ...) parks the key until its pods change;
+//  - its GrainTuning has no pod left: after forget_after, to delete it (Forgettable()).
 //
-// Thread-safety: ReconcileAll() is called from one thread; counters() may be read from any.
+// Thread-safety: Process*() may be called from several threads (the queue hands a key to one
+// worker at a time); EnqueueAll() and counters() from any.
 #pragma once
 
 #include <atomic>
@@ -20,11 +25,16 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <mutex>
+#include <set>
+#include <stop_token>
 #include <string>
 
 #include "kube/backoff.h"
 #include "kube/events.h"
 #include "kube/informer.h"
+#include "operator/exporter_scraper.h"
+#include "operator/key_events.h"
 #include "operator/step_log.h"
 #include "operator/tuning_reconciler.h"
 #include "workload/sources.h"
@@ -45,7 +55,7 @@ struct ControllerCaches {
   void Stop();
 };
 
-// When to reconcile a key again; zero: at the next pass.
+// When to reconcile a key again; zero: only when an event queues it.
 struct ReconcileResult {
   std::chrono::milliseconds requeue_after{0};
 };
@@ -60,15 +70,21 @@ struct ReconcileError {
 using ReconcileOutcome = Result<ReconcileResult, ReconcileError>;
 
 struct ControllerOptions {
+  // The exporters' /steps: at most scrape_concurrency at once (half of them at most for
+  // exporters that failed last time), each within scrape_timeout, capped at max_scrape_bytes.
   std::chrono::milliseconds scrape_timeout{3000};
   size_t max_scrape_bytes = 8u << 20;
+  int scrape_concurrency = 8;
+  // Empty: FetchExporterSteps (HTTP); tests pass their own.
+  StepsFetch fetch;
   int warmup_steps = 2;
   // GrainTunings without pods and without activity for this long are deleted (Forgettable());
   // 0 keeps them forever.
   std::chrono::seconds forget_after{0};
   // When set, trials come from this Prometheus (query API) instead of the exporters' /steps.
   std::shared_ptr<kube::Client> prometheus;
-  std::chrono::milliseconds idle_requeue{60000};
+  // A key with a running attempt is reconciled again (its steps read again) this often.
+  std::chrono::milliseconds running_requeue{5000};
   std::chrono::milliseconds backoff_initial{500};
   std::chrono::milliseconds backoff_max{std::chrono::minutes(5)};
   // The clock for requeues and backoff; steady_clock when empty (tests pass their own).
@@ -78,34 +94,53 @@ struct ControllerOptions {
 struct ControllerCounters {
   std::atomic<long> reconciles{0}, reconcile_errors{0}, scrapes{0}, scrape_errors{0},
       status_writes{0}, events{0}, forgotten{0},
-      deferred{0};  // key reconciles skipped: not due (requeue, backoff, parked)
+      deferred{0};  // keys handed out but not reconciled: backing off, or parked
 };
 
 class TuningController {
  public:
+  // `keys` is the queue and pod index the caches' informers feed (their handlers from it).
   TuningController(std::shared_ptr<kube::Client> client, ControllerCaches caches,
-                   std::shared_ptr<kube::EventRecorder> events, ControllerOptions options = {});
-  // One pass over every tuning key that is due. Errors are counted and logged, never thrown.
-  void ReconcileAll();
+                   std::shared_ptr<kube::EventRecorder> events, std::shared_ptr<KeyEvents> keys,
+                   ControllerOptions options = {});
+  ~TuningController();
+
+  // Queues every key the caches know (pods and GrainTunings): on becoming the leader, when
+  // events may have been missed.
+  void EnqueueAll();
+  // Reconciles keys as the queue hands them out until `stop`; while `may_run()` is false
+  // (not the leader, caches not synced) it takes none.
+  void Run(std::stop_token stop, const std::function<bool()>& may_run);
+  // Reconciles every key that is ready now, on the caller's thread; how many were handed out.
+  int ProcessReady();
+  // Reconciles one key now (also when it is not queued). Errors are counted and logged.
+  void Process(const TuningKey& key);
+
   const ControllerCounters& counters() const { return counters_; }
+  ScraperFigures scraper_figures() const;
+  WorkQueueDepth queue_depth() const { return keys_->queue().Depth(); }
 
  private:
-  Result<StepsDocument> Scrape(const PodFacts& pod);
   struct TunedPod {
     PodFacts facts;
     nlohmann::json object;
   };
-  ReconcileOutcome ReconcileKey(const std::string& ns, const std::string& key,
-                                const std::vector<TunedPod>& pods);
-  // Where a key stands between passes.
+  ReconcileOutcome ReconcileKey(const TuningKey& key, const std::vector<TunedPod>& pods);
+  // Where a key stands between reconciles.
   struct KeyState {
     std::string pods_version;  // its pods' uids and resourceVersions when last reconciled
-    std::chrono::steady_clock::time_point due{};
+    std::chrono::steady_clock::time_point due{};  // backing off until then
     bool parked = false;       // a terminal error: wait for its pods to change
     bool backing_off = false;  // a retryable error: wait for `due` even if its pods change
     kube::Backoff backoff;
   };
   std::chrono::steady_clock::time_point Now() const;
+  // A key none of whose pods is left: marks its attempts ended, or deletes its GrainTuning once
+  // Forgettable(); returns when to look again (forget_after), zero for never.
+  std::chrono::milliseconds ReconcileWithoutPods(const TuningKey& key);
+  // Tells the scraper to drop the key's exporters whose pods are not in `pods`. Caller holds
+  // states_mu_.
+  void ForgetGonePods(const TuningKey& key, const std::vector<TunedPod>& pods);
   // A GrainTuning none of whose pods is left (all deleted: a Kueue preemption, a finished
   // or deleted workload): its measured attempts have ended.
   void MarkAttemptsEnded(const nlohmann::json& grain_tuning);
@@ -115,9 +150,14 @@ class TuningController {
   std::shared_ptr<kube::Client> client_;
   ControllerCaches caches_;
   std::shared_ptr<kube::EventRecorder> events_;
+  std::shared_ptr<KeyEvents> keys_;
   ControllerOptions options_;
   ControllerCounters counters_;
-  std::map<std::pair<std::string, std::string>, KeyState> keys_;  // (namespace, tuning key)
+  std::mutex states_mu_;
+  std::map<TuningKey, KeyState> states_;
+  // Pod uids whose exporters the scraper holds, per key, so gone pods are forgotten there.
+  std::map<TuningKey, std::set<std::string>> scraped_pods_;  // under states_mu_
+  std::unique_ptr<ExporterScraper> scraper_;  // null with options.prometheus
 };
 
 }  // namespace graintune::op

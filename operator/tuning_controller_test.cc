@@ -1,10 +1,13 @@
 // The controller's I/O shell against the fake API server: what it writes, when it retries,
-// and when it leaves a key alone.
+// when it leaves a key alone, and that a slow exporter delays no other key. Keys reach it
+// through the informers' events (KeyEvents) and its work queue, on a fake clock.
 #include "operator/tuning_controller.h"
 #include "workload/cluster_sources.h"
 
 #include <gtest/gtest.h>
 
+#include <atomic>
+#include <mutex>
 #include <thread>
 
 #include "kube/fake_api_server.h"
@@ -37,10 +40,14 @@ class TuningControllerTest : public ::testing::Test {
     api_->Put(kube::resources::kPods, pod);
     kube::InformerOptions managed;
     managed.label_selector = "graintune.dev/managed=true";
-    caches_.pods = std::make_shared<kube::Informer>(client_, kube::resources::kPods, managed);
-    caches_.graintunings = std::make_shared<kube::Informer>(client_, kube::resources::kGrainTunings);
-    caches_.policies = std::make_shared<kube::Informer>(client_, kube::resources::kGrainTunePolicies);
-    caches_.namespaces = std::make_shared<kube::Informer>(client_, kube::resources::kNamespaces);
+    caches_.pods = std::make_shared<kube::Informer>(client_, kube::resources::kPods, managed,
+                                                    keys_->ForPods());
+    caches_.graintunings = std::make_shared<kube::Informer>(
+        client_, kube::resources::kGrainTunings, kube::InformerOptions{}, keys_->ForGrainTunings());
+    caches_.policies = std::make_shared<kube::Informer>(
+        client_, kube::resources::kGrainTunePolicies, kube::InformerOptions{}, keys_->ForSelectionChanges());
+    caches_.namespaces = std::make_shared<kube::Informer>(
+        client_, kube::resources::kNamespaces, kube::InformerOptions{}, keys_->ForSelectionChanges());
     caches_.nodes = std::make_shared<kube::Informer>(client_, kube::resources::kNodes);
     caches_.configmaps = std::make_shared<workload::ConfigMapFetcher>(workload::FetchConfigMapData(client_));
     caches_.Start();
@@ -48,12 +55,23 @@ class TuningControllerTest : public ::testing::Test {
                     &caches_.nodes})
       ASSERT_TRUE((*i)->WaitForSync(10s));
     ControllerOptions options;
-    options.now = [this] { return now_; };
+    options.now = [this] { return Now(); };
     options.backoff_initial = 1s;
-    options.idle_requeue = 60s;
+    options.running_requeue = 5s;
+    options.fetch = fetch_;
     controller_ = std::make_unique<TuningController>(
         client_, caches_, std::make_shared<kube::EventRecorder>(client_, "graintune.dev/operator", "test"),
-        options);
+        keys_, options);
+    // The pod's add event has reached the queue.
+    WaitFor([&] { return controller_->queue_depth().ready > 0; });
+  }
+  std::chrono::steady_clock::time_point Now() {
+    std::lock_guard<std::mutex> lock(now_mu_);
+    return now_;
+  }
+  void Advance(std::chrono::steady_clock::duration d) {
+    std::lock_guard<std::mutex> lock(now_mu_);
+    now_ += d;
   }
   void TearDown() override { caches_.Stop(); }
 
@@ -64,7 +82,8 @@ class TuningControllerTest : public ::testing::Test {
     const std::string version = api_->Put(kube::resources::kPods, pod)["metadata"]["resourceVersion"];
     WaitFor([&] {
       std::optional<json> cached = caches_.pods->Get("team-a", "llama-0");
-      return cached && (*cached)["metadata"]["resourceVersion"] == version;
+      return cached && (*cached)["metadata"]["resourceVersion"] == version &&
+             controller_->queue_depth().ready > 0;
     });
   }
   static void WaitFor(const std::function<bool()>& condition) {
@@ -81,13 +100,22 @@ class TuningControllerTest : public ::testing::Test {
   std::shared_ptr<kube::FakeApiServer> api_ = std::make_shared<kube::FakeApiServer>();
   std::shared_ptr<kube::Client> client_ = api_->NewClient();
   ControllerCaches caches_;
+  std::shared_ptr<KeyEvents> keys_ = std::make_shared<KeyEvents>(std::make_shared<WorkQueue>(
+      WorkQueueOptions{.backoff_initial = 1s, .now = [this] { return Now(); }}));
+  std::mutex now_mu_;
   std::chrono::steady_clock::time_point now_{};
+  // The exporters' answers; by default none answers (a pod with no exporter yet).
+  StepsFetch fetch_ = [](const PodFacts&, const ScraperOptions&, std::stop_token) -> Result<StepsDocument> {
+    return Status::Error("no exporter");
+  };
   std::unique_ptr<TuningController> controller_;
 };
 
 TEST_F(TuningControllerTest, CreatesTheGrainTuningAndWritesItsStatus) {
   StartWith(ManagedPod("Running"));
-  controller_->ReconcileAll();
+  const long before = keys_->handled();
+  // Reconciles until nothing is ready: also for the GrainTuning's events arriving meanwhile.
+  EXPECT_GE(controller_->ProcessReady(), 1);
   std::optional<json> gt = StoredTuning();
   ASSERT_TRUE(gt);
   EXPECT_EQ((*gt)["spec"]["tuningKey"], "llama");
@@ -95,24 +123,35 @@ TEST_F(TuningControllerTest, CreatesTheGrainTuningAndWritesItsStatus) {
   EXPECT_EQ(api_->Count("POST", kGrainTunings), 1);
   EXPECT_EQ(api_->Count("PUT", kGrainTunings), 1);  // the status subresource
   EXPECT_EQ(controller_->counters().reconcile_errors, 0);
-  // A running attempt is looked at on every pass.
-  controller_->ReconcileAll();
-  EXPECT_EQ(controller_->counters().reconciles, 2);
+  // The GrainTuning's own add and update events queue the key again; nothing changed, so
+  // nothing is written.
+  WaitFor([&] { return keys_->handled() >= before + 2; });
+  controller_->ProcessReady();
+  EXPECT_EQ(api_->Count("PUT", kGrainTunings), 1) << "a status equal to the stored one was written";
+  EXPECT_EQ(controller_->counters().status_writes, 1);
+  // A running attempt is looked at again after running_requeue, and not before.
+  const long reconciles = controller_->counters().reconciles;
+  Advance(4999ms);
+  EXPECT_EQ(controller_->ProcessReady(), 0);
+  Advance(1ms);
+  EXPECT_EQ(controller_->ProcessReady(), 1);
+  EXPECT_EQ(controller_->counters().reconciles, reconciles + 1);
+  EXPECT_EQ(api_->Count("PUT", kGrainTunings), 1);
   EXPECT_EQ(controller_->counters().deferred, 0);
 }
 
 TEST_F(TuningControllerTest, ARetryableErrorBacksTheKeyOffEvenWhenItsPodsChange) {
   StartWith(ManagedPod("Running"));
   api_->FailNext("POST", kGrainTunings, 503, "ServiceUnavailable");
-  controller_->ReconcileAll();
+  controller_->ProcessReady();
   EXPECT_EQ(controller_->counters().reconcile_errors, 1);
   EXPECT_FALSE(StoredTuning());
   TouchPod();
-  controller_->ReconcileAll();  // same instant: still backing off
+  controller_->ProcessReady();  // same instant: still backing off
   EXPECT_EQ(controller_->counters().deferred, 1);
   EXPECT_EQ(api_->Count("POST", kGrainTunings), 1);
-  now_ += 1s;  // the first delay is at most backoff_initial
-  controller_->ReconcileAll();
+  Advance(1s);  // the first delay is at most backoff_initial
+  controller_->ProcessReady();
   EXPECT_EQ(api_->Count("POST", kGrainTunings), 2);
   EXPECT_TRUE(StoredTuning());
 }
@@ -120,40 +159,83 @@ TEST_F(TuningControllerTest, ARetryableErrorBacksTheKeyOffEvenWhenItsPodsChange)
 TEST_F(TuningControllerTest, ATerminalErrorParksTheKeyUntilItsPodsChange) {
   StartWith(ManagedPod("Running"));
   api_->FailNext("POST", kGrainTunings, 403, "Forbidden");
-  controller_->ReconcileAll();
+  controller_->ProcessReady();
   EXPECT_EQ(controller_->counters().reconcile_errors, 1);
-  now_ += 1h;
-  controller_->ReconcileAll();  // time alone does not retry it
+  Advance(1h);
+  EXPECT_EQ(controller_->ProcessReady(), 0);  // time alone does not retry it
   EXPECT_EQ(api_->Count("POST", kGrainTunings), 1);
-  EXPECT_EQ(controller_->counters().deferred, 1);
   TouchPod();
-  controller_->ReconcileAll();
+  controller_->ProcessReady();
   EXPECT_EQ(api_->Count("POST", kGrainTunings), 2);
   EXPECT_TRUE(StoredTuning());
 }
 
-TEST_F(TuningControllerTest, AKeyWithNoPodAliveWaitsForIdleRequeueOrAPodChange) {
+TEST_F(TuningControllerTest, AKeyWithNoPodAliveIsLookedAtOnlyWhenAPodChanges) {
   StartWith(ManagedPod("Succeeded"));
-  controller_->ReconcileAll();
+  const long before = keys_->handled();
+  controller_->ProcessReady();
   ASSERT_TRUE(StoredTuning());
-  controller_->ReconcileAll();
-  EXPECT_EQ(controller_->counters().reconciles, 1);
-  EXPECT_EQ(controller_->counters().deferred, 1);
-  now_ += 60s;
-  controller_->ReconcileAll();
-  EXPECT_EQ(controller_->counters().reconciles, 2);
+  WaitFor([&] { return keys_->handled() >= before + 2; });  // its GrainTuning's add and update
+  controller_->ProcessReady();
+  const long reconciles = controller_->counters().reconciles;
+  Advance(1h);
+  EXPECT_EQ(controller_->ProcessReady(), 0) << "an ended attempt was polled";
+  EXPECT_EQ(controller_->counters().reconciles, reconciles);
   TouchPod();
-  controller_->ReconcileAll();
-  EXPECT_EQ(controller_->counters().reconciles, 3);
+  controller_->ProcessReady();
+  EXPECT_EQ(controller_->counters().reconciles, reconciles + 1);
 }
 
 TEST_F(TuningControllerTest, AConflictWritingStatusIsRetriedAgainstTheLatestObject) {
   StartWith(ManagedPod("Running"));
   api_->FailNext("PUT", kGrainTunings, 409, "Conflict", 2);
-  controller_->ReconcileAll();
+  controller_->ProcessReady();
   EXPECT_EQ(controller_->counters().reconcile_errors, 0);
   EXPECT_EQ(api_->Count("PUT", kGrainTunings), 3);
   EXPECT_EQ((*StoredTuning())["status"]["recommendation"]["workers"], 4);
+}
+
+TEST_F(TuningControllerTest, AnExporterThatNeverAnswersDelaysNoReconcileAndNoOtherKey) {
+  // The first pod's exporter hangs until the test ends; the second answers at once.
+  std::atomic<bool> release{false};
+  std::atomic<int> hanging{0};
+  fetch_ = [&](const PodFacts& pod, const ScraperOptions&, std::stop_token stop) -> Result<StepsDocument> {
+    if (pod.name == "llama-0") {
+      ++hanging;
+      while (!release && !stop.stop_requested()) std::this_thread::yield();
+      return Status::Error("hung");
+    }
+    StepsDocument doc;
+    doc.pod_uid = pod.uid;
+    for (long i = 0; i < 22; ++i) doc.steps.push_back({.step = i, .step_time_seconds = 4.3});
+    return doc;
+  };
+  json running = ManagedPod("Running");
+  running["status"]["podIP"] = "10.0.0.1";
+  running["metadata"]["uid"] = "uid-0";
+  json other = ManagedPod("Running");
+  other["metadata"]["name"] = "gemma-0";
+  other["metadata"]["uid"] = "uid-1";
+  other["metadata"]["labels"]["batch.kubernetes.io/job-name"] = "gemma";
+  other["status"]["podIP"] = "10.0.0.2";
+  api_->Put(kube::resources::kPods, other);
+  StartWith(running);
+  WaitFor([&] { return keys_->handled() >= 2; });  // both pods' add events
+  controller_->ProcessReady();  // both reconciled; neither waited on an exporter
+  EXPECT_TRUE(StoredTuning());
+  EXPECT_TRUE(api_->Get(kube::resources::kGrainTunings, "team-a", workload::GrainTuningName("gemma")));
+  WaitFor([&] { return hanging > 0; });
+  // gemma's steps arrive and queue its key, while llama's exporter is still hanging.
+  json gemma;
+  WaitFor([&] {
+    controller_->ProcessReady();
+    gemma = api_->Get(kube::resources::kGrainTunings, "team-a", workload::GrainTuningName("gemma"))
+                .value_or(json::object());
+    return gemma.value("/status/trials/0/samples"_json_pointer, 0) > 0;
+  });
+  EXPECT_EQ(gemma.value("/status/trials/0/samples"_json_pointer, 0), 10) << gemma.dump();
+  EXPECT_EQ(controller_->scraper_figures().in_flight, 1) << "llama's exporter stopped hanging";
+  release = true;
 }
 
 }  // namespace

@@ -282,4 +282,6 @@ ReconcileOutput ReconcileTuning(const ReconcileInput& in) {
   return out;
 }
 
+bool StatusEquivalent(const json& a, const json& b) { return Comparable(a) == Comparable(b); }
+
 }  // namespace graintune::op

@@ -100,4 +100,8 @@ std::optional<std::time_t> ParseRfc3339(const std::string& text);
 // still have a trial. Sorted.
 std::vector<int> EndedAttempts(const nlohmann::json& status, const std::vector<PodFacts>& pods);
 
+// Whether two GrainTuning statuses say the same, apart from the fields every write renews
+// (the recommendation's decidedAt, the conditions' lastTransitionTime).
+bool StatusEquivalent(const nlohmann::json& a, const nlohmann::json& b);
+
 }  // namespace graintune::op

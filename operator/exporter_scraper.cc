@@ -1,0 +1,164 @@
+#include "operator/exporter_scraper.h"
+
+#include <algorithm>
+
+#include "base/log.h"
+#include "kube/client.h"
+
+namespace graintune::op {
+namespace {
+
+// Whether `fresh` holds steps `old` did not: another run, or steps past its last one.
+bool BringsNewSteps(const std::optional<StepsDocument>& old, const StepsDocument& fresh) {
+  if (!old) return !fresh.steps.empty();
+  if (fresh.run != old->run) return true;
+  const long old_last = old->steps.empty() ? -1 : old->steps.back().step;
+  const long new_last = fresh.steps.empty() ? -1 : fresh.steps.back().step;
+  return new_last != old_last || fresh.steps.size() != old->steps.size();
+}
+
+std::chrono::milliseconds BackoffAfter(int failures, const ScraperOptions& o) {
+  const int doublings = std::clamp(failures - 1, 0, 30);
+  const double ms = std::min(static_cast<double>(o.backoff_max.count()),
+                             static_cast<double>(o.backoff_initial.count()) *
+                                 static_cast<double>(1LL << doublings));
+  return std::chrono::milliseconds(static_cast<long long>(ms));
+}
+
+}  // namespace
+
+Result<StepsDocument> FetchExporterSteps(const PodFacts& pod, const ScraperOptions& options,
+                                         std::stop_token stop) {
+  kube::ClientConfig target;
+  target.server = "http://" + pod.pod_ip + ":" + std::to_string(pod.exporter_port);
+  target.allow_plain_http = true;
+  kube::ClientOptions o;
+  o.request_timeout = options.timeout;
+  o.max_response_bytes = options.max_bytes;
+  auto client = kube::Client::FromConfig(target, o);
+  if (!client.ok()) return client.error().ToStatus();
+  kube::ApiResult<std::string> body = (*client)->GetRaw("/steps", stop);
+  if (!body.ok())
+    return Status::Error("scraping " + pod.ns + "/" + pod.name + " at " + target.server + ": " +
+                         body.error().ToString());
+  Result<StepsDocument> doc = ParseStepsDocument(*body);
+  if (doc.ok() && !doc->pod_uid.empty() && doc->pod_uid != pod.uid)
+    return Status::Error("the exporter at " + target.server + " belongs to pod " + doc->pod_uid +
+                         ", not " + pod.ns + "/" + pod.name + " (" + pod.uid +
+                         "): the address was reused; skipped");
+  return doc;
+}
+
+ExporterScraper::ExporterScraper(ScraperOptions options, StepsFetch fetch,
+                                 std::function<void(const TuningKey&)> on_scraped)
+    : options_(std::move(options)), fetch_(std::move(fetch)), on_scraped_(std::move(on_scraped)),
+      suspect_slots_(std::max(1, std::max(1, options_.concurrency) / 2)) {
+  for (int i = 0; i < std::max(1, options_.concurrency); ++i)
+    threads_.emplace_back([this](std::stop_token stop) { Work(stop); });
+}
+
+ExporterScraper::~ExporterScraper() {
+  for (std::jthread& t : threads_) t.request_stop();
+  threads_.clear();  // joins
+}
+
+ExporterScraper::Clock::time_point ExporterScraper::Now() const {
+  return options_.now ? options_.now() : Clock::now();
+}
+
+std::optional<StepsDocument> ExporterScraper::Latest(const TuningKey& key, const PodFacts& pod) {
+  std::lock_guard<std::mutex> lock(mu_);
+  Exporter& e = exporters_[pod.uid];
+  e.key = key;
+  e.pod = pod;  // the address may have changed
+  const Clock::time_point now = Now();
+  const bool fresh = e.steps && now - e.read_at < options_.fresh_for;
+  if (!fresh && !e.queued && now >= e.retry_at) {
+    e.queued = true;
+    (e.failures > 0 ? suspect_ : healthy_).push_back(pod.uid);
+    wake_.notify_one();
+  }
+  return e.steps;
+}
+
+void ExporterScraper::Forget(const std::string& pod_uid) {
+  std::lock_guard<std::mutex> lock(mu_);
+  exporters_.erase(pod_uid);  // a scrape in flight finds no entry and is dropped
+}
+
+ScraperFigures ExporterScraper::Figures() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  ScraperFigures f{.scrapes = scrapes_, .failures = failures_, .in_flight = running_};
+  for (const auto& [uid, e] : exporters_)
+    if (e.failures > 0) ++f.backing_off;
+  return f;
+}
+
+std::optional<std::string> ExporterScraper::NextLocked() {
+  for (;;) {
+    std::deque<std::string>* from = nullptr;
+    if (!healthy_.empty()) from = &healthy_;
+    else if (!suspect_.empty() && running_suspect_ < suspect_slots_) from = &suspect_;
+    if (!from) return std::nullopt;
+    std::string uid = std::move(from->front());
+    from->pop_front();
+    if (exporters_.count(uid)) return uid;  // else forgotten while queued
+  }
+}
+
+void ExporterScraper::Work(std::stop_token stop) {
+  std::unique_lock<std::mutex> lock(mu_);
+  while (!stop.stop_requested()) {
+    std::optional<std::string> uid;
+    wake_.wait(lock, stop, [&] { return (uid = NextLocked()).has_value(); });
+    if (!uid) return;  // stopped
+    const Exporter& e = exporters_.at(*uid);
+    const bool suspect = e.failures > 0;
+    const PodFacts pod = e.pod;
+    ++running_;
+    if (suspect) ++running_suspect_;
+    lock.unlock();
+    const Clock::time_point start = Now();
+    Result<StepsDocument> result = fetch_(pod, options_, stop);
+    const Clock::duration took = Now() - start;
+    lock.lock();
+    --running_;
+    if (suspect) --running_suspect_;
+    wake_.notify_all();  // a suspect slot may be free
+    if (stop.stop_requested()) return;
+    lock.unlock();
+    Finish(*uid, std::move(result), took);
+    lock.lock();
+  }
+}
+
+void ExporterScraper::Finish(const std::string& uid, Result<StepsDocument> result,
+                             Clock::duration took) {
+  if (options_.observe) options_.observe(took, result.ok());
+  std::optional<TuningKey> changed;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    ++scrapes_;
+    if (!result.ok()) ++failures_;
+    auto it = exporters_.find(uid);
+    if (it == exporters_.end()) return;  // the pod went meanwhile
+    Exporter& e = it->second;
+    e.queued = false;
+    if (!result.ok()) {
+      ++e.failures;
+      const std::chrono::milliseconds wait = BackoffAfter(e.failures, options_);
+      e.retry_at = Now() + wait;
+      Log(LogLevel::kWarning, result.error() + " (failure " + std::to_string(e.failures) +
+                                  " in a row; next try in " + std::to_string(wait.count()) + " ms)");
+      return;
+    }
+    e.failures = 0;
+    e.retry_at = {};
+    if (BringsNewSteps(e.steps, *result)) changed = e.key;
+    e.steps = std::move(result).value();
+    e.read_at = Now();
+  }
+  if (changed && on_scraped_) on_scraped_(*changed);
+}
+
+}  // namespace graintune::op

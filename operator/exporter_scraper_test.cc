@@ -1,0 +1,163 @@
+// ExporterScraper with a fake fetch on a fake clock: reads in the background, queues a key only
+// for new steps, backs off failing exporters, keeps slots for healthy ones, forgets pods.
+#include "operator/exporter_scraper.h"
+
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <map>
+#include <mutex>
+#include <set>
+#include <thread>
+
+namespace graintune::op {
+namespace {
+
+using namespace std::chrono_literals;
+
+PodFacts Pod(const std::string& uid) {
+  PodFacts p;
+  p.ns = "team-a";
+  p.name = "pod-" + uid;
+  p.uid = uid;
+  p.pod_ip = "10.0.0.1";
+  return p;
+}
+
+StepsDocument Steps(long last) {
+  StepsDocument d;
+  for (long i = 0; i <= last; ++i) d.steps.push_back({.step = i, .step_time_seconds = 1});
+  return d;
+}
+
+template <typename F>
+void WaitFor(F done) {
+  const auto deadline = std::chrono::steady_clock::now() + 10s;
+  while (!done()) {
+    ASSERT_LT(std::chrono::steady_clock::now(), deadline) << "condition not met in 10 s";
+    std::this_thread::yield();
+  }
+}
+
+class ExporterScraperTest : public ::testing::Test {
+ protected:
+  std::unique_ptr<ExporterScraper> Make(int concurrency = 2) {
+    ScraperOptions o{.concurrency = concurrency, .fresh_for = 5s, .backoff_initial = 5s,
+                     .backoff_max = 20s, .now = [this] {
+                       std::lock_guard<std::mutex> lock(mu_);
+                       return now_;
+                     }};
+    return std::make_unique<ExporterScraper>(
+        o,
+        [this](const PodFacts& pod, const ScraperOptions&, std::stop_token stop) -> Result<StepsDocument> {
+          ++calls_[pod.uid];
+          while (hang_.count(pod.uid) && !stop.stop_requested()) std::this_thread::yield();
+          std::lock_guard<std::mutex> lock(mu_);
+          if (failing_.count(pod.uid)) return Status::Error("refused");
+          return Steps(last_step_[pod.uid]);
+        },
+        [this](const TuningKey& key) {
+          std::lock_guard<std::mutex> lock(mu_);
+          queued_.push_back(key);
+        });
+  }
+  void Advance(std::chrono::steady_clock::duration d) {
+    std::lock_guard<std::mutex> lock(mu_);
+    now_ += d;
+  }
+  size_t Queued() {
+    std::lock_guard<std::mutex> lock(mu_);
+    return queued_.size();
+  }
+
+  std::mutex mu_;
+  std::chrono::steady_clock::time_point now_{};
+  std::map<std::string, long> last_step_;
+  std::set<std::string> failing_, hang_;
+  std::map<std::string, std::atomic<int>> calls_{};
+  std::vector<TuningKey> queued_;
+  const TuningKey key_{"team-a", "llama"};
+};
+
+TEST_F(ExporterScraperTest, LatestAnswersAtOnceAndNewStepsQueueTheKey) {
+  calls_["a"] = 0;
+  last_step_["a"] = 3;
+  auto s = Make();
+  EXPECT_FALSE(s->Latest(key_, Pod("a")).has_value()) << "nothing read yet";
+  WaitFor([&] { return Queued() == 1; });
+  std::optional<StepsDocument> got = s->Latest(key_, Pod("a"));
+  ASSERT_TRUE(got);
+  EXPECT_EQ(got->steps.size(), 4u);
+  EXPECT_EQ(calls_["a"], 1) << "fresh steps were read again";
+  // Stale after fresh_for: read again; the same steps queue nothing.
+  Advance(5s);
+  s->Latest(key_, Pod("a"));
+  WaitFor([&] { return s->Figures().scrapes == 2; });
+  EXPECT_EQ(Queued(), 1u);
+}
+
+TEST_F(ExporterScraperTest, AFailingExporterBacksOffAndKeepsItsLastSteps) {
+  calls_["a"] = 0;
+  last_step_["a"] = 1;
+  auto s = Make();
+  s->Latest(key_, Pod("a"));
+  WaitFor([&] { return Queued() == 1; });
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    failing_.insert("a");
+  }
+  Advance(5s);
+  s->Latest(key_, Pod("a"));
+  WaitFor([&] { return s->Figures().failures == 1; });
+  EXPECT_EQ(s->Latest(key_, Pod("a"))->steps.size(), 2u) << "a failure lost what was read";
+  Advance(4s);
+  s->Latest(key_, Pod("a"));
+  EXPECT_EQ(calls_["a"], 2) << "retried inside its backoff";
+  Advance(1s);
+  s->Latest(key_, Pod("a"));
+  WaitFor([&] { return calls_["a"] == 3; });
+  EXPECT_EQ(s->Figures().backing_off, 1);
+}
+
+TEST_F(ExporterScraperTest, HangingSuspectsTakeAtMostHalfTheSlots) {
+  for (const char* uid : {"bad1", "bad2", "good"}) calls_[uid] = 0;
+  failing_ = {"bad1", "bad2"};
+  auto s = Make(/*concurrency=*/2);
+  s->Latest(key_, Pod("bad1"));
+  s->Latest(key_, Pod("bad2"));
+  WaitFor([&] { return s->Figures().failures == 2; });
+  // Both now suspects, and hanging when read again.
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    hang_ = {"bad1", "bad2"};
+  }
+  Advance(10s);
+  s->Latest(key_, Pod("bad1"));
+  s->Latest(key_, Pod("bad2"));
+  WaitFor([&] { return s->Figures().in_flight == 1; });
+  // One slot stays free for a healthy exporter, which is read while the suspect hangs.
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    last_step_["good"] = 0;
+  }
+  s->Latest(key_, Pod("good"));
+  WaitFor([&] { return Queued() == 1; });
+  EXPECT_EQ(calls_["bad2"] + calls_["bad1"], 3) << "the second suspect took the healthy slot";
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    hang_.clear();
+  }
+}
+
+TEST_F(ExporterScraperTest, AForgottenPodIsNoLongerHeld) {
+  calls_["a"] = 0;
+  last_step_["a"] = 0;
+  auto s = Make();
+  s->Latest(key_, Pod("a"));
+  WaitFor([&] { return Queued() == 1; });
+  s->Forget("a");
+  EXPECT_FALSE(s->Latest(key_, Pod("a")).has_value());
+}
+
+}  // namespace
+}  // namespace graintune::op

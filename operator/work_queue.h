@@ -1,0 +1,93 @@
+// WorkQueue: the operator's queue of tuning keys to reconcile, in the shape of client-go's
+// rate-limited work queue that controller-runtime's controllers run on.
+//
+//  - De-duplicating: a key waits in the queue at most once; Add of a key already waiting is
+//    a no-op. Events that arrive in a burst cost one reconcile.
+//  - One worker per key: Get hands a key out and marks it processing until Done(key); the key
+//    is never handed to a second worker meanwhile. Adds while it is processing are coalesced
+//    into one, and the key is queued again at Done.
+//  - Delayed: AddAfter(key, d) queues the key once `d` has passed; of several delays pending
+//    for one key the earliest wins, so periodic requeues never pile up.
+//  - Rate-limited: AddRateLimited(key) delays by initial * 2^n, at most `max`, where n counts
+//    the key's AddRateLimited calls since its last Forget(key).
+//  - Bounded: each key is at most once in each of ready / waiting / processing, and has at most
+//    one failure count: memory is O(keys).
+//
+// Time: "now" comes from the injected clock (steady_clock when empty). Delays are judged
+// against it whenever the queue is read (TryGet, Get, Depth); a blocked Get also sleeps until
+// the earliest delay would pass on the real clock, so with a fake clock tests read with TryGet.
+//
+// Thread-safety: every method may be called from any thread. ShutDown() wakes every Get,
+// which then returns nullopt; Adds after ShutDown are dropped.
+#pragma once
+
+#include <chrono>
+#include <condition_variable>
+#include <deque>
+#include <functional>
+#include <map>
+#include <mutex>
+#include <optional>
+#include <set>
+#include <stop_token>
+
+#include "operator/tuning_key.h"
+
+namespace graintune::op {
+
+struct WorkQueueOptions {
+  std::chrono::milliseconds backoff_initial{500};
+  std::chrono::milliseconds backoff_max{std::chrono::minutes(5)};
+  std::function<std::chrono::steady_clock::time_point()> now;  // empty: steady_clock
+};
+
+// How many keys are where, for metrics.
+struct WorkQueueDepth {
+  size_t ready = 0;       // waiting for a worker
+  size_t delayed = 0;     // waiting for a requeue or backoff delay
+  size_t processing = 0;  // handed out, not Done yet
+};
+
+class WorkQueue {
+ public:
+  using Clock = std::chrono::steady_clock;
+
+  explicit WorkQueue(WorkQueueOptions options = {});
+
+  void Add(const TuningKey& key);
+  void AddAfter(const TuningKey& key, std::chrono::milliseconds delay);
+  void AddRateLimited(const TuningKey& key);
+  // The key's failures are forgotten: its next AddRateLimited waits backoff_initial again.
+  void Forget(const TuningKey& key);
+  // AddRateLimited calls since the key's last Forget.
+  int Requeues(const TuningKey& key) const;
+
+  // The next ready key, marked processing; nullopt when none is ready now.
+  std::optional<TuningKey> TryGet();
+  // Waits for a ready key; nullopt once ShutDown() or `stop` is requested.
+  std::optional<TuningKey> Get(std::stop_token stop);
+  // Processing of `key` ended; when it was added meanwhile, it is queued again.
+  void Done(const TuningKey& key);
+
+  void ShutDown();
+  WorkQueueDepth Depth();
+
+ private:
+  Clock::time_point Now() const;
+  // Moves every delayed key that is due to ready. Caller holds mu_.
+  void PromoteDueLocked(Clock::time_point now);
+  void AddLocked(const TuningKey& key);
+
+  const WorkQueueOptions options_;
+  mutable std::mutex mu_;
+  std::condition_variable_any changed_;
+  std::deque<TuningKey> ready_;
+  std::set<TuningKey> dirty_;       // in ready_, or added while processing
+  std::set<TuningKey> processing_;
+  std::map<TuningKey, Clock::time_point> delayed_;                  // key -> when due
+  std::set<std::pair<Clock::time_point, TuningKey>> delayed_order_;  // earliest first
+  std::map<TuningKey, int> failures_;
+  bool shut_down_ = false;
+};
+
+}  // namespace graintune::op
