@@ -217,6 +217,7 @@ Status ControlPlane::StartApiServer() {
                  "--kubelet-client-certificate", dir_ + "/apiserver-kubelet-client.crt",
                  "--kubelet-client-key", dir_ + "/apiserver-kubelet-client.key",
                  "--kubelet-certificate-authority", dir_ + "/ca.crt"});
+  argv.insert(argv.end(), options_.apiserver_args.begin(), options_.apiserver_args.end());
   Result<ChildProcess> p = ChildProcess::Spawn(argv, dir_ + "/kube-apiserver.log");
   if (!p.ok()) return p.status();
   apiserver_ = std::move(p).value();

@@ -35,6 +35,9 @@ struct ControlPlaneOptions {
   bool jobset = false;                 // the JobSet controller and its defaulting webhook
   std::string kwok_stages_file;        // KWOK Stage documents (required with kwok)
   std::string kwok_pod_cidr = "127.64.0.0/16";
+  // Flags appended to a component's own (a benchmark's audit log, client rate limits, more KWOK
+  // configuration files); empty for tests.
+  std::vector<std::string> apiserver_args, controller_manager_args, scheduler_args, kwok_args;
   // One real node (real_node.h), started last; implies `controllers`. The API server then
   // authorizes with Node,RBAC, admits with NodeRestriction and calls kubelets with a client
   // certificate; without it the API server's flags are as before.

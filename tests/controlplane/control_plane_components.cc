@@ -15,7 +15,11 @@ namespace fs = std::filesystem;
 
 Status ControlPlane::StartControllers() {
   const std::string kc = kubeconfig_path_;
-  Result<ChildProcess> kcm = ChildProcess::Spawn(
+  const auto with = [](std::vector<std::string> argv, const std::vector<std::string>& extra) {
+    argv.insert(argv.end(), extra.begin(), extra.end());
+    return argv;
+  };
+  Result<ChildProcess> kcm = ChildProcess::Spawn(with(
       {options_.bin_dir + "/kube-controller-manager", "--kubeconfig", kc,
        "--authentication-kubeconfig", kc, "--authorization-kubeconfig", kc,
        "--bind-address", "127.0.0.1", "--secure-port", "0", "--leader-elect=false",
@@ -24,15 +28,15 @@ Status ControlPlane::StartControllers() {
        // KWOK nodes do not heartbeat; without this the node lifecycle controller would taint
        // and evict everything after its grace period.
        "--controllers", "*,-node-lifecycle-controller,-node-ipam-controller",
-       "--concurrent-job-syncs", "5", "--v=1"},
+       "--concurrent-job-syncs", "5", "--v=1"}, options_.controller_manager_args),
       dir_ + "/kube-controller-manager.log");
   if (!kcm.ok()) return kcm.status();
   controller_manager_ = std::move(kcm).value();
-  Result<ChildProcess> sched = ChildProcess::Spawn(
+  Result<ChildProcess> sched = ChildProcess::Spawn(with(
       {options_.bin_dir + "/kube-scheduler", "--kubeconfig", kc,
        "--authentication-kubeconfig", kc, "--authorization-kubeconfig", kc,
        "--bind-address", "127.0.0.1", "--secure-port", "0", "--leader-elect=false", "--v=1"},
-      dir_ + "/kube-scheduler.log");
+      options_.scheduler_args), dir_ + "/kube-scheduler.log");
   if (!sched.ok()) return sched.status();
   scheduler_ = std::move(sched).value();
   // The default service account appears once the controller manager runs: pods need it.
@@ -52,13 +56,14 @@ Status ControlPlane::StartKwok() {
   if (options_.kwok_stages_file.empty()) return Status::Error("KWOK needs a stages file");
   Result<int> port = FreeLoopbackPort();
   if (!port.ok()) return port.status();
-  Result<ChildProcess> p = ChildProcess::Spawn(
-      {options_.bin_dir + "/kwok", "--kubeconfig", kubeconfig_path_,
-       "--config", options_.kwok_stages_file, "--manage-all-nodes=false",
-       "--manage-nodes-with-annotation-selector", "kwok.x-k8s.io/node=fake",
-       "--cidr", options_.kwok_pod_cidr, "--node-ip", "127.0.0.1",
-       "--server-address", "127.0.0.1:" + std::to_string(*port)},
-      dir_ + "/kwok.log");
+  std::vector<std::string> argv = {
+      options_.bin_dir + "/kwok", "--kubeconfig", kubeconfig_path_,
+      "--config", options_.kwok_stages_file, "--manage-all-nodes=false",
+      "--manage-nodes-with-annotation-selector", "kwok.x-k8s.io/node=fake",
+      "--cidr", options_.kwok_pod_cidr, "--node-ip", "127.0.0.1",
+      "--server-address", "127.0.0.1:" + std::to_string(*port)};
+  argv.insert(argv.end(), options_.kwok_args.begin(), options_.kwok_args.end());
+  Result<ChildProcess> p = ChildProcess::Spawn(argv, dir_ + "/kwok.log");
   if (!p.ok()) return p.status();
   kwok_ = std::move(p).value();
   std::this_thread::sleep_for(std::chrono::milliseconds(500));

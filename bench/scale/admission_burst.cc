@@ -1,0 +1,93 @@
+#include "bench/scale/admission_burst.h"
+
+#include <atomic>
+#include <mutex>
+#include <thread>
+
+namespace graintune::bench {
+namespace {
+
+using kube::Json;
+
+// A Pod of the template that no controller adopts and no scheduler places.
+Json BurstPod(const Json& pod_template, const std::string& name) {
+  Json meta = pod_template.value("metadata", Json::object());
+  Json labels = meta.value("labels", Json::object());
+  for (const char* owned : {"controller-uid", "job-name", "batch.kubernetes.io/controller-uid",
+                            "batch.kubernetes.io/job-name"})
+    labels.erase(owned);
+  Json spec = pod_template.value("spec", Json::object());
+  spec["schedulerName"] = "graintune-bench-unscheduled";
+  return {{"apiVersion", "v1"},
+          {"kind", "Pod"},
+          {"metadata", {{"name", name}, {"labels", labels},
+                        {"annotations", meta.value("annotations", Json::object())}}},
+          {"spec", spec}};
+}
+
+// Creates `count` pods in `ns` over `concurrency` clients; each POST's milliseconds.
+Result<std::vector<double>> Burst(testing::ControlPlane& cp, const BurstOptions& o,
+                                  const std::string& ns, const std::string& prefix) {
+  std::vector<double> ms(static_cast<size_t>(o.pods), 0);
+  std::atomic<int> next{0};
+  std::mutex mu;
+  std::string error;
+  std::vector<std::shared_ptr<kube::Client>> clients;
+  for (int t = 0; t < o.concurrency; ++t) {
+    auto c = kube::Client::FromConfig(cp.admin_config());
+    if (!c.ok()) return c.error().ToStatus();
+    clients.push_back(*c);
+  }
+  std::vector<Json> pods;
+  for (int i = 0; i < o.pods; ++i) pods.push_back(BurstPod(o.pod_template, prefix + std::to_string(i)));
+  {
+    std::vector<std::jthread> threads;
+    for (int t = 0; t < o.concurrency; ++t)
+      threads.emplace_back([&, t] {
+        for (int i = next++; i < o.pods; i = next++) {
+          const auto start = std::chrono::steady_clock::now();
+          kube::ApiResult<Json> made = clients[static_cast<size_t>(t)]->Create(kube::resources::kPods, ns,
+                                                                               pods[static_cast<size_t>(i)]);
+          ms[static_cast<size_t>(i)] =
+              std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+          if (!made.ok()) {
+            std::lock_guard<std::mutex> lock(mu);
+            error = made.error().ToString();
+          }
+        }
+      });
+  }
+  if (!error.empty()) return Status::Error("creating a burst pod in " + ns + ": " + error);
+  return ms;
+}
+
+Status DeleteAll(testing::ControlPlane& cp, const std::string& ns) {
+  Result<std::string> out = cp.Kubectl({"delete", "pods", "--all", "-n", ns, "--wait=true",
+                                        "--timeout=120s"});
+  return out.ok() ? Status::Ok() : Status::Error("deleting the burst pods: " + out.error());
+}
+
+}  // namespace
+
+Result<BurstLatencies> MeasureAdmissionBursts(testing::ControlPlane& cp, const BurstOptions& o) {
+  for (const std::string& ns : {o.hooked_ns, o.plain_ns})
+    if (Result<std::string> made = cp.Kubectl({"create", "namespace", ns}); !made.ok())
+      return Status::Error("creating namespace " + ns + ": " + made.error());
+  BurstLatencies out;
+  for (int round = 0; round < o.rounds; ++round) {
+    // Alternate which arm goes first, so neither always meets a warmer API server.
+    const bool hooked_first = round % 2 == 0;
+    for (int arm = 0; arm < 2; ++arm) {
+      const bool hooked = (arm == 0) == hooked_first;
+      const std::string& ns = hooked ? o.hooked_ns : o.plain_ns;
+      Result<std::vector<double>> ms = Burst(cp, o, ns, "burst-" + std::to_string(round) + "-");
+      if (!ms.ok()) return ms.status();
+      std::vector<double>& into = hooked ? out.hooked_ms : out.plain_ms;
+      into.insert(into.end(), ms->begin(), ms->end());
+      if (Status s = DeleteAll(cp, ns); !s.ok()) return s;
+    }
+  }
+  return out;
+}
+
+}  // namespace graintune::bench

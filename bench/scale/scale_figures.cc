@@ -1,0 +1,177 @@
+#include "bench/scale/scale_figures.h"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <fstream>
+#include <sstream>
+
+namespace graintune::bench {
+
+double Quantile(std::vector<double> samples, double q) {
+  if (samples.empty()) return 0;
+  std::sort(samples.begin(), samples.end());
+  const size_t rank = static_cast<size_t>(std::ceil(q * static_cast<double>(samples.size())));
+  return samples[std::clamp<size_t>(rank, 1, samples.size()) - 1];
+}
+
+std::optional<double> CpuSeconds(pid_t pid) {
+  std::ifstream in("/proc/" + std::to_string(pid) + "/stat");
+  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const size_t close = text.rfind(')');
+  if (close == std::string::npos) return std::nullopt;
+  std::istringstream fields(text.substr(close + 2));
+  std::string f;
+  double utime = 0, stime = 0;
+  // Fields after "(comm)": state is the 3rd field of the line; utime the 14th, stime the 15th.
+  for (int i = 3; i <= 15 && fields >> f; ++i) {
+    if (i == 14) utime = std::stod(f);
+    if (i == 15) stime = std::stod(f);
+  }
+  return (utime + stime) / static_cast<double>(::sysconf(_SC_CLK_TCK));
+}
+
+double PeakRssMib(pid_t pid) {
+  std::ifstream status("/proc/" + std::to_string(pid) + "/status");
+  std::string line;
+  while (std::getline(status, line))
+    if (line.rfind("VmHWM:", 0) == 0) return std::stod(line.substr(6)) / 1024.0;
+  return 0;
+}
+
+namespace {
+
+using nlohmann::json;
+
+std::string Fixed(double v, int digits = 1) {
+  char buf[64];
+  std::snprintf(buf, sizeof(buf), "%.*f", digits, v);
+  return buf;
+}
+
+double Round(double v, int digits) {
+  const double scale = std::pow(10.0, digits);
+  return std::round(v * scale) / scale;
+}
+
+std::string Verdict(bool met) { return met ? "met" : "MISSED"; }
+
+std::string Verbs(const WindowFigures& w) {
+  std::string out;
+  for (const auto& [verb, rpm] : w.requests_per_minute)
+    out += (out.empty() ? "" : ", ") + verb + " " + Fixed(rpm);
+  return out.empty() ? "none" : out;
+}
+
+std::string Latency(const PhaseFigures& p, double timeout) {
+  std::string s = "p50 " + Fixed(Quantile(p.recommendation_latency_s, 0.5)) + " s, max " +
+                  Fixed(Quantile(p.recommendation_latency_s, 1.0)) + " s";
+  if (p.recommendations_missing > 0)
+    s += "; " + std::to_string(p.recommendations_missing) + " none within " + Fixed(timeout, 0) + " s";
+  return s;
+}
+
+// The worst latency: a missing recommendation counts as the whole timeout.
+double WorstLatency(const PhaseFigures& p, double timeout) {
+  return p.recommendations_missing > 0 ? timeout : Quantile(p.recommendation_latency_s, 1.0);
+}
+
+void Row(const std::string& figure, const std::string& good, const std::string& bad,
+         const std::string& target, const std::string& verdict) {
+  std::printf("| %s | %s | %s | %s | %s |\n", figure.c_str(), good.c_str(), bad.c_str(),
+              target.c_str(), verdict.c_str());
+}
+
+json WindowJson(const WindowFigures& w) {
+  json by_verb = json::object();
+  for (const auto& [verb, rpm] : w.requests_per_minute) by_verb[verb] = Round(rpm, 1);
+  return {{"seconds", Round(w.seconds, 0)},
+          {"operator_cpu_cores", Round(w.operator_cpu_cores, 3)},
+          {"operator_rss_mib", Round(w.operator_rss_mib, 1)},
+          {"api_requests_per_minute", Round(w.requests_per_minute_total, 1)},
+          {"api_requests_per_minute_by_verb", by_verb},
+          {"tuning_writes_per_minute", Round(w.tuning_writes_per_minute, 1)},
+          {"full_pass_p50_s", Round(w.pass_p50_s, 2)},
+          {"full_pass_max_s", Round(w.pass_max_s, 2)}};
+}
+
+}  // namespace
+
+json PrintReport(const ScaleReport& r) {
+  const double added_p50 = r.admission_p50_hooked_ms - r.admission_p50_plain_ms;
+  const double added_p99 = r.admission_p99_hooked_ms - r.admission_p99_plain_ms;
+  const WindowFigures& g = r.good.steady;
+  const WindowFigures& b = r.bad.steady;
+  const double worst_good = WorstLatency(r.good, r.recommendation_timeout_s);
+  const double worst_bad = WorstLatency(r.bad, r.recommendation_timeout_s);
+  const double cpu = std::max(g.operator_cpu_cores, b.operator_cpu_cores);
+  const double rss = std::max(g.operator_rss_mib, b.operator_rss_mib);
+  // Nothing changes in the quiet window; whatever the operator asks of the API server there
+  // does not come from changes.
+  const double quiet_rpm = r.quiet.requests_per_minute_total;
+
+  std::printf("\ngraintune at scale: %d KWOK TPU hosts (%d JobSets x %d + %d single-host Jobs), "
+              "%d pods, %d workloads; commit %s\n\n",
+              r.hosts, r.jobsets, r.jobsets ? r.hosts / r.jobsets : 0, r.singles, r.pods,
+              r.workloads, r.commit.c_str());
+  Row("figure", "exporters all good", "10% exporters bad (blackholed / 10 s)", "target", "verdict");
+  Row("---", "---", "---", "---", "---");
+  Row("pod admission added by the webhook, p50 / p99 (" + std::to_string(r.admission_samples) +
+          " pods each way)",
+      Fixed(added_p50) + " / " + Fixed(added_p99) + " ms (with " + Fixed(r.admission_p50_hooked_ms) +
+          " / " + Fixed(r.admission_p99_hooked_ms) + ", without " + Fixed(r.admission_p50_plain_ms) +
+          " / " + Fixed(r.admission_p99_plain_ms) + ")",
+      "", "<= 10 ms p99 added", Verdict(added_p99 <= 10));
+  Row("operator full pass (between two scrapes of a workload), p50 / max",
+      Fixed(g.pass_p50_s) + " / " + Fixed(g.pass_max_s) + " s",
+      Fixed(b.pass_p50_s) + " / " + Fixed(b.pass_max_s) + " s", "", "");
+  Row("operator CPU", Fixed(g.operator_cpu_cores, 3) + " cores (" + Fixed(g.operator_cpu_cores * 60) + " s/min)",
+      Fixed(b.operator_cpu_cores, 3) + " cores (" + Fixed(b.operator_cpu_cores * 60) + " s/min)",
+      "<= 0.2 cpu", Verdict(cpu <= 0.2));
+  Row("operator peak RSS", Fixed(g.operator_rss_mib) + " MiB", Fixed(b.operator_rss_mib) + " MiB",
+      "<= 256 MiB", Verdict(rss <= 256));
+  Row("operator API requests per minute, steady state",
+      Fixed(g.requests_per_minute_total) + " (" + Verbs(g) + "); GrainTuning writes " +
+          Fixed(g.tuning_writes_per_minute) + "/min",
+      Fixed(b.requests_per_minute_total) + " (" + Verbs(b) + "); GrainTuning writes " +
+          Fixed(b.tuning_writes_per_minute) + "/min",
+      "grow with changes, not pods", "");
+  Row("operator API requests per minute, nothing changing (trainers paused " + Fixed(r.quiet.seconds, 0) + " s)",
+      Fixed(quiet_rpm) + " (" + Verbs(r.quiet) + ")", "",
+      "~0: requests come from changes", Verdict(quiet_rpm <= 6));
+  Row("trial's last needed step -> recommendation in status",
+      Latency(r.good, r.recommendation_timeout_s), Latency(r.bad, r.recommendation_timeout_s) +
+          (r.bad.workloads_without_data ? " (" + std::to_string(r.bad.workloads_without_data) +
+                                              " single-host workloads have no good exporter: no data)"
+                                        : ""),
+      "<= 30 s", Verdict(worst_good <= 30 && worst_bad <= 30));
+
+  json line = {{"hosts", r.hosts},
+               {"pods", r.pods},
+               {"workloads", r.workloads},
+               {"commit", r.commit},
+               {"admission_p50_added_ms", Round(added_p50, 2)},
+               {"admission_p99_added_ms", Round(added_p99, 2)},
+               {"operator_cpu_cores", Round(g.operator_cpu_cores, 3)},
+               {"operator_cpu_cores_bad_exporters", Round(b.operator_cpu_cores, 3)},
+               {"operator_rss_mib", Round(rss, 1)},
+               {"api_requests_per_minute", Round(g.requests_per_minute_total, 1)},
+               {"api_requests_per_minute_quiet", Round(quiet_rpm, 1)},
+               {"full_pass_s", Round(g.pass_p50_s, 2)},
+               {"full_pass_s_bad_exporters", Round(b.pass_p50_s, 2)},
+               {"recommendation_latency_s", Round(worst_good, 1)},
+               {"recommendation_latency_s_p50", Round(Quantile(r.good.recommendation_latency_s, 0.5), 1)},
+               {"recommendation_latency_s_bad_exporters", Round(worst_bad, 1)},
+               {"recommendation_latency_s_bad_exporters_p50",
+                Round(Quantile(r.bad.recommendation_latency_s, 0.5), 1)},
+               {"steady", WindowJson(g)},
+               {"steady_bad_exporters", WindowJson(b)},
+               {"quiet", WindowJson(r.quiet)}};
+  std::printf("\n%s\n", line.dump().c_str());
+  std::fflush(stdout);
+  return line;
+}
+
+}  // namespace graintune::bench

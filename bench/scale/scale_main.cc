@@ -1,0 +1,316 @@
+// scale_bench: graintune on a local control plane at cluster scale. KWOK TPU Nodes (each with a
+// Lease renewed every 10 s, as kubelets do), graintune installed from its Helm chart (webhook
+// and operator as local processes with the chart's arguments, local_install.h), JobSets and
+// single-host Jobs with grain_worker_count=-1 restarted a few times, and every exporter served
+// by a stand-in at the pod's IP (exporter_standin.h). Phases, in order:
+//   1. attempt 0 of every workload: recommendation latency (exporters good);
+//   2. a restart: attempt 1, its latency;
+//   3. admission bursts of one slice's pods, with and without the webhook, interleaved;
+//   4. a steady window (exporters good), then a quiet one (trainers paused);
+//   5. a tenth of the exporters turn bad (blackholed, or answering after 10 s); a restart:
+//      attempt 2, its latency and a steady window.
+// Prints one table and one JSON line (scale_figures.h). Everything it starts stops when it
+// ends or is interrupted.
+//
+//   scale_bench --bin-dir DIR --source-dir DIR --build-dir DIR [--hosts 2048] [--singles N]
+//               [--rounds 3] [--window-seconds 60] [--quiet-seconds 30] [--step-interval-ms 2000]
+//               [--commit REV]
+#include <sys/resource.h>
+
+#include <atomic>
+#include <csignal>
+#include <cstdio>
+#include <filesystem>
+#include <iostream>
+#include <thread>
+
+#include "bench/scale/admission_burst.h"
+#include "bench/scale/api_audit.h"
+#include "bench/scale/exporter_standin.h"
+#include "bench/scale/local_install.h"
+#include "bench/scale/scale_cluster.h"
+#include "bench/scale/scale_figures.h"
+#include "bench/scale/workload_tracker.h"
+#include "kube/config.h"
+#include "operator/tuning_reconciler.h"
+#include "server/flags.h"
+#include "tests/controlplane/wait_for.h"
+
+namespace {
+
+using namespace graintune;
+using namespace graintune::bench;
+namespace gt = graintune::testing;
+using Clock = std::chrono::steady_clock;
+
+constexpr char kProgram[] = "scale_bench";
+std::atomic<bool> g_interrupted{false};
+void OnSignal(int) { g_interrupted = true; }
+
+void Say(const std::string& text) {
+  std::fprintf(stderr, "scale_bench: %s\n", text.c_str());
+}
+
+bool WaitFor(const std::function<bool()>& done, int seconds) {
+  return gt::WaitFor(done, std::chrono::seconds(seconds), &g_interrupted);
+}
+
+bool Pause(int seconds) {
+  return !WaitFor([] { return false; }, seconds) && !g_interrupted;
+}
+
+struct Bench {
+  gt::ControlPlane& cp;
+  LocalInstall& install;
+  ExporterStandIn& standin;
+  WorkloadTracker& tracker;
+  ScaleShape shape;
+  std::string audit_log;
+  std::chrono::milliseconds step_interval;
+  int timeout_s;
+
+  // Waits for every workload's `attempt` to run, then for each recommendation; the latency of
+  // each from its trial's last needed step.
+  Status MeasureAttempt(int attempt, bool bad, PhaseFigures& into) {
+    const int want = shape.workloads();
+    const int limit = 120 + shape.pods() / 4;
+    if (!WaitFor([&] { return tracker.WorkloadsRunning(attempt) == want; }, limit))
+      return Status::Error("attempt " + std::to_string(attempt) + ": " +
+                           std::to_string(tracker.WorkloadsRunning(attempt)) + " of " +
+                           std::to_string(want) + " workloads running after " +
+                           std::to_string(limit) + " s");
+    Say("attempt " + std::to_string(attempt) + ": all " + std::to_string(want) +
+        " workloads running; waiting for recommendations");
+    const int needed = op::ReconcileInput{}.warmup_steps + op::ReconcileInput{}.min_samples;
+    std::vector<std::pair<std::string, Clock::time_point>> expected;  // key, data time
+    for (const auto& [key, pods] : WorkloadsOf(shape)) {
+      // A single-host workload whose one exporter is bad never has data.
+      if (bad && pods == 1 && WorkloadTracker::BadIndex(std::atoi(key.c_str() + key.rfind('-') + 1))) {
+        ++into.workloads_without_data;
+        continue;
+      }
+      std::optional<SteadyTime> start = standin.AttemptStart(key, attempt);
+      if (start) expected.emplace_back(key, *start + needed * step_interval);
+    }
+    Clock::time_point last_data{};
+    for (const auto& e : expected) last_data = std::max(last_data, e.second);
+    WaitFor([&] {
+      return Clock::now() > last_data + std::chrono::seconds(timeout_s) ||
+             std::all_of(expected.begin(), expected.end(), [&](const auto& e) {
+               return tracker.RecommendedAt(e.first, attempt + 1).has_value();
+             });
+    }, timeout_s + static_cast<int>(needed * step_interval.count() / 1000) + 60);
+    for (const auto& [key, data_at] : expected) {
+      std::optional<SteadyTime> at = tracker.RecommendedAt(key, attempt + 1);
+      if (!at) {
+        ++into.recommendations_missing;
+        continue;
+      }
+      into.recommendation_latency_s.push_back(std::chrono::duration<double>(*at - data_at).count());
+    }
+    Say("attempt " + std::to_string(attempt) + ": " + std::to_string(into.recommendation_latency_s.size()) +
+        " recommendations, " + std::to_string(into.recommendations_missing) + " missing; latency p50 " +
+        std::to_string(Quantile(into.recommendation_latency_s, 0.5)) + " s, max " +
+        std::to_string(Quantile(into.recommendation_latency_s, 1.0)) + " s");
+    return Status::Ok();
+  }
+
+  Status Restart(int attempt) {
+    Say("restarting every workload (attempt " + std::to_string(attempt) + ")");
+    return FailOnePodOfEach(cp, tracker.OneRunningPodPerWorkload());
+  }
+
+  Result<WindowFigures> Window(int seconds) {
+    const pid_t pid = install.operator_process().pid();
+    const auto from = Clock::now();
+    const auto from_wall = std::chrono::system_clock::now();
+    const std::optional<double> cpu0 = CpuSeconds(pid);
+    if (!Pause(seconds)) return Status::Error("interrupted");
+    const std::optional<double> cpu1 = CpuSeconds(pid);
+    const auto to = Clock::now();
+    const auto to_wall = std::chrono::system_clock::now();
+    if (!cpu0 || !cpu1) return Status::Error("graintune-operator is gone:\n" +
+                                             gt::TailOfFile(install.operator_process().log_path()));
+    WindowFigures w;
+    w.seconds = std::chrono::duration<double>(to - from).count();
+    w.operator_cpu_cores = (*cpu1 - *cpu0) / w.seconds;
+    w.operator_rss_mib = PeakRssMib(pid);
+    Result<RequestCounts> counts = CountRequests(audit_log, install.operator_user(), from_wall, to_wall);
+    if (!counts.ok()) return counts.status();
+    for (const auto& [verb, n] : counts->by_verb) w.requests_per_minute[verb] = static_cast<double>(n) * 60 / w.seconds;
+    w.requests_per_minute_total = static_cast<double>(counts->total) * 60 / w.seconds;
+    w.tuning_writes_per_minute = static_cast<double>(tracker.TuningUpdatesBetween(from, to)) * 60 / w.seconds;
+    std::vector<double> medians, all;
+    for (const auto& [key, times] : standin.ScrapesByKey()) {
+      std::vector<double> gaps;
+      for (size_t i = 1; i < times.size(); ++i)
+        if (times[i - 1] >= from && times[i] < to)
+          gaps.push_back(std::chrono::duration<double>(times[i] - times[i - 1]).count());
+      if (gaps.empty()) continue;
+      medians.push_back(Quantile(gaps, 0.5));
+      all.insert(all.end(), gaps.begin(), gaps.end());
+    }
+    w.pass_p50_s = Quantile(medians, 0.5);
+    w.pass_max_s = Quantile(all, 1.0);
+    return w;
+  }
+};
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const server::Flags flags = server::ExitOnUsageError(
+      kProgram, server::Flags::Parse(server::Arguments(argc, argv),
+                                     {"bin-dir", "source-dir", "build-dir", "hosts", "singles", "rounds",
+                                      "window-seconds", "quiet-seconds", "step-interval-ms",
+                                      "burst-concurrency", "timeout-seconds", "commit"}));
+  auto int_flag = [&](const char* name, int lo, int hi, int fallback) {
+    return server::ExitOnUsageError(kProgram, flags.IntegerIn(name, lo, hi)).value_or(fallback);
+  };
+  const std::string bin_dir = flags.Get("bin-dir").value_or(""), source_dir = flags.Get("source-dir").value_or(""),
+                    build_dir = flags.Get("build-dir").value_or("");
+  if (bin_dir.empty() || source_dir.empty() || build_dir.empty())
+    server::ExitWithUsageError(kProgram, "--bin-dir, --source-dir and --build-dir are required");
+  ScaleShape shape;
+  const int hosts = int_flag("hosts", 16, 16384, 2048);
+  shape.hosts_per_jobset = hosts / shape.jobsets;
+  if (hosts % shape.jobsets || (shape.hosts_per_jobset & (shape.hosts_per_jobset - 1)))
+    server::ExitWithUsageError(kProgram, "--hosts must be 8 x a power of two (16, 32, ..., 2048)");
+  shape.singles = int_flag("singles", 0, 1000, std::max(4, hosts * 100 / 2048));
+  const int rounds = int_flag("rounds", 1, 20, 3);
+  const int window_s = int_flag("window-seconds", 5, 3600, 60);
+  const int quiet_s = int_flag("quiet-seconds", 5, 3600, 30);
+  const int timeout_s = int_flag("timeout-seconds", 30, 3600, 180);
+  const std::chrono::milliseconds step_interval(int_flag("step-interval-ms", 100, 60000, 2000));
+
+  // Thousands of listening sockets (one per pod) and connections.
+  rlimit files{};
+  if (::getrlimit(RLIMIT_NOFILE, &files) == 0) {
+    files.rlim_cur = files.rlim_max;
+    ::setrlimit(RLIMIT_NOFILE, &files);
+  }
+  std::signal(SIGINT, OnSignal);
+  std::signal(SIGTERM, OnSignal);
+
+  const std::string work = std::filesystem::temp_directory_path() / ("graintune-scale-" + std::to_string(::getpid()));
+  std::filesystem::create_directories(work);
+  struct RemoveWork {
+    std::string dir;
+    ~RemoveWork() { std::error_code ec; std::filesystem::remove_all(dir, ec); }
+  } remove_work{work};
+  const LocalInstallOptions install_options{.source_dir = source_dir, .build_dir = build_dir,
+                                            .set_values = {"webhook.excludeNamespaces={burst-plain}"}};
+  const std::string system_ns = install_options.ns;
+  const std::string audit_policy = work + "/audit-policy.yaml", audit_log = work + "/audit.log";
+  if (Status s = gt::WriteFile(audit_policy, AuditPolicyFor({"system:serviceaccount:" + system_ns + ":graintune-operator",
+                                                              "system:serviceaccount:" + system_ns + ":graintune-webhook"}));
+      !s.ok()) {
+    std::cerr << kProgram << ": " << s.message() << "\n";
+    return 1;
+  }
+
+  Say("starting the control plane (etcd, kube-apiserver with an audit log of graintune's requests, "
+      "controller-manager, scheduler, KWOK with node leases, JobSet)");
+  gt::ControlPlaneOptions o;
+  o.bin_dir = bin_dir;
+  o.crd_files = {bin_dir + "/../crds/jobset.x-k8s.io_jobsets.yaml",
+                 source_dir + "/crds/graintune.dev_graintunepolicies.yaml",
+                 source_dir + "/crds/graintune.dev_graintunings.yaml"};
+  o.controllers = o.kwok = o.jobset = true;
+  o.kwok_stages_file = source_dir + "/tests/controlplane/kwok-stages.yaml";
+  o.kwok_args = {"--config", source_dir + "/bench/scale/kwok-scale.yaml"};
+  o.apiserver_args = AuditFlags(audit_policy, audit_log);
+  // A slice's pods are created and bound at ~100/s instead of the default client limits' ~20/s.
+  o.controller_manager_args = o.scheduler_args = {"--kube-api-qps", "100", "--kube-api-burst", "200"};
+  Result<std::unique_ptr<gt::ControlPlane>> started = gt::ControlPlane::Start(o);
+  if (!started.ok()) {
+    std::cerr << kProgram << ": " << started.error() << "\n";
+    return 1;
+  }
+  gt::ControlPlane& cp = **started;
+  auto fail = [&](const std::string& what) {
+    std::cerr << kProgram << ": " << what << " (control plane logs in " << cp.dir() << ")\n";
+    return g_interrupted ? 130 : 1;
+  };
+
+  Say("creating " + std::to_string(shape.hosts()) + " v5p and " + std::to_string(shape.singles) + " v5e KWOK Nodes");
+  if (Status s = CreateNodes(cp, shape); !s.ok()) return fail(s.message());
+  if (!WaitFor([&] {
+        Result<std::string> ready = cp.Kubectl({"get", "nodes", "-o", "jsonpath={range .items[*]}{.status.conditions[?(@.type==\"Ready\")].status}{\"\\n\"}{end}"});
+        return ready.ok() && std::count(ready->begin(), ready->end(), 'T') == shape.hosts() + shape.singles;
+      }, 300))
+    return fail("the Nodes did not all become Ready");
+
+  Say("installing graintune from charts/graintune (webhook and operator as local processes)");
+  Result<std::unique_ptr<LocalInstall>> installed = LocalInstall::Start(cp, install_options);
+  if (!installed.ok()) return fail(installed.error());
+  LocalInstall& install = **installed;
+
+  ExporterStandIn standin({.step_interval = step_interval});
+  std::map<std::string, int> pods_per_key;
+  for (const auto& [key, pods] : WorkloadsOf(shape)) pods_per_key[key] = pods;
+  WorkloadTracker tracker(cp.AdminClient(), kNamespace, standin, pods_per_key);
+  tracker.Start();
+  Bench bench{cp, install, standin, tracker, shape, audit_log, step_interval, timeout_s};
+  ScaleReport report;
+  report.hosts = shape.hosts();
+  report.pods = shape.pods();
+  report.workloads = shape.workloads();
+  report.jobsets = shape.jobsets;
+  report.singles = shape.singles;
+  report.commit = flags.Get("commit").value_or("");
+  report.recommendation_timeout_s = timeout_s;
+
+  Say("creating " + std::to_string(shape.jobsets) + " JobSets x " + std::to_string(shape.hosts_per_jobset) +
+      " hosts and " + std::to_string(shape.singles) + " single-host Jobs");
+  Result<std::string> example = kube::ReadFileText(source_dir + "/examples/llama3-8b-v6e-32-jobset.yaml");
+  if (!example.ok()) return fail(example.error());
+  if (Status s = CreateWorkloads(cp, shape, *example); !s.ok()) return fail(s.message());
+  if (Status s = bench.MeasureAttempt(0, false, report.good); !s.ok()) return fail(s.message());
+  if (Status s = bench.Restart(1); !s.ok()) return fail(s.message());
+  if (Status s = bench.MeasureAttempt(1, false, report.good); !s.ok()) return fail(s.message());
+
+  Say("admission: " + std::to_string(rounds) + " rounds of " + std::to_string(shape.hosts_per_jobset) +
+      "-pod bursts with and without the webhook");
+  kube::ApiResult<kube::Json> child = cp.AdminClient()->Get(kube::resources::kJobs, kNamespace,
+                                                            JobSetName(0) + "-slice-job-0");
+  if (!child.ok()) return fail("reading a JobSet's child Job: " + child.error().ToString());
+  Result<BurstLatencies> bursts = MeasureAdmissionBursts(
+      cp, {.pod_template = (*child)["spec"]["template"], .hooked_ns = "burst-hooked",
+           .plain_ns = "burst-plain", .pods = shape.hosts_per_jobset, .rounds = rounds,
+           .concurrency = int_flag("burst-concurrency", 1, 256, 16)});
+  if (!bursts.ok()) return fail(bursts.error());
+  report.admission_samples = static_cast<int>(bursts->hooked_ms.size());
+  report.admission_p50_hooked_ms = Quantile(bursts->hooked_ms, 0.5);
+  report.admission_p99_hooked_ms = Quantile(bursts->hooked_ms, 0.99);
+  report.admission_p50_plain_ms = Quantile(bursts->plain_ms, 0.5);
+  report.admission_p99_plain_ms = Quantile(bursts->plain_ms, 0.99);
+
+  Say("steady state: " + std::to_string(window_s) + " s window");
+  Pause(10);
+  Result<WindowFigures> steady = bench.Window(window_s);
+  if (!steady.ok()) return fail(steady.error());
+  report.good.steady = *steady;
+  Say("quiet: trainers paused for " + std::to_string(quiet_s) + " s");
+  standin.HoldSteps(true);
+  Pause(5);
+  Result<WindowFigures> quiet = bench.Window(quiet_s);
+  standin.HoldSteps(false);
+  if (!quiet.ok()) return fail(quiet.error());
+  report.quiet = *quiet;
+
+  Say("a tenth of the exporters turn bad (blackholed, or answering after 10 s)");
+  tracker.SetBadExporters(true);
+  if (Status s = bench.Restart(2); !s.ok()) return fail(s.message());
+  if (Status s = bench.MeasureAttempt(2, true, report.bad); !s.ok()) return fail(s.message());
+  Pause(10);
+  Result<WindowFigures> bad_steady = bench.Window(window_s);
+  if (!bad_steady.ok()) return fail(bad_steady.error());
+  report.bad.steady = *bad_steady;
+  for (const std::string& e : tracker.errors()) Say("stand-in: " + e);
+
+  PrintReport(report);
+  tracker.Stop();
+  standin.Stop();
+  return 0;
+}
