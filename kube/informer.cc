@@ -97,10 +97,12 @@ bool Informer::ListAndReplace(std::stop_token stop) {
     resource_version_ = list->resource_version;
     last_error_.clear();
   }
-  synced_ = true;
   for (const Json& o : added) if (handlers_.on_add) handlers_.on_add(o);
   for (const auto& [o, n] : updated) if (handlers_.on_update) handlers_.on_update(o, n);
   for (const Json& o : deleted) if (handlers_.on_delete) handlers_.on_delete(o);
+  // After the handlers: whoever waits for Synced() also sees what they built from the list
+  // (the operator's pod index).
+  synced_ = true;
   return true;
 }
 

@@ -6,7 +6,7 @@
 //
 // Contract: Start() returns at once; the informer's own thread calls the handlers, one event at
 // a time, never while holding the cache lock, so handlers may read the cache. Synced() is true
-// once the first list is in. Stop() (or the destructor) ends the thread promptly.
+// once the first list is in and its handlers have run. Stop() (or the destructor) ends the thread promptly.
 #pragma once
 
 #include <atomic>

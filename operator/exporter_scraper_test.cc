@@ -51,7 +51,7 @@ class ExporterScraperTest : public ::testing::Test {
         o,
         [this](const PodFacts& pod, const ScraperOptions&, std::stop_token stop) -> Result<StepsDocument> {
           ++calls_[pod.uid];
-          while (hang_.count(pod.uid) && !stop.stop_requested()) std::this_thread::yield();
+          while (Hangs(pod.uid) && !stop.stop_requested()) std::this_thread::yield();
           std::lock_guard<std::mutex> lock(mu_);
           if (failing_.count(pod.uid)) return Status::Error("refused");
           return Steps(last_step_[pod.uid]);
@@ -60,6 +60,10 @@ class ExporterScraperTest : public ::testing::Test {
           std::lock_guard<std::mutex> lock(mu_);
           queued_.push_back(key);
         });
+  }
+  bool Hangs(const std::string& uid) {
+    std::lock_guard<std::mutex> lock(mu_);
+    return hang_.count(uid) > 0;
   }
   void Advance(std::chrono::steady_clock::duration d) {
     std::lock_guard<std::mutex> lock(mu_);

@@ -76,8 +76,10 @@ TuningController::TuningController(std::shared_ptr<kube::Client> client, Control
   ScraperOptions scraping{.concurrency = options_.scrape_concurrency,
                           .timeout = options_.scrape_timeout,
                           .max_bytes = options_.max_scrape_bytes,
-                          // Read again at most once per running requeue.
-                          .fresh_for = options_.running_requeue,
+                          // Steps read within half a requeue count as fresh: a read
+                          // finishes a little after the reconcile that queued it, and the
+                          // next periodic reconcile must still find them stale.
+                          .fresh_for = options_.running_requeue / 2,
                           .now = options_.now,
                           .observe = [this](std::chrono::duration<double>, bool ok) {
                             ++counters_.scrapes;
@@ -107,6 +109,9 @@ void TuningController::EnqueueAll() {
 void TuningController::Run(std::stop_token stop, const std::function<bool()>& may_run) {
   while (!stop.stop_requested()) {
     if (!may_run()) {
+      // A follower reconciles nothing and keeps no backlog: the leader it may become queues
+      // every key once (EnqueueAll).
+      while (std::optional<TuningKey> key = keys_->queue().TryGet()) keys_->queue().Done(*key);
       kube::SleepFor(std::chrono::milliseconds(200), stop);
       continue;
     }
@@ -145,8 +150,15 @@ void TuningController::Process(const TuningKey& key) {
       states_.erase(key);  // a new pod starts afresh
       ForgetGonePods(key, pods);
     }
-    if (const std::chrono::milliseconds again = ReconcileWithoutPods(key); again.count() > 0)
-      keys_->queue().AddAfter(key, again);
+    Result<std::chrono::milliseconds> again = ReconcileWithoutPods(key);
+    if (!again.ok()) {
+      ++counters_.reconcile_errors;
+      Log(LogLevel::kWarning, key.ToString() + ": " + again.error());
+      keys_->queue().AddRateLimited(key);
+    } else {
+      keys_->queue().Forget(key);
+      if (again->count() > 0) keys_->queue().AddAfter(key, *again);
+    }
     return;
   }
   {
@@ -198,55 +210,59 @@ void TuningController::ForgetGonePods(const TuningKey& key, const std::vector<Tu
   if (held->second.empty()) scraped_pods_.erase(held);
 }
 
-std::chrono::milliseconds TuningController::ReconcileWithoutPods(const TuningKey& key) {
+Result<std::chrono::milliseconds> TuningController::ReconcileWithoutPods(const TuningKey& key) {
   std::optional<json> gt = caches_.graintunings->Get(key.ns, workload::GrainTuningName(key.key));
   if (!gt) return std::chrono::milliseconds(0);
   if (options_.forget_after.count() > 0 &&
       Forgettable(*gt, options_.forget_after, std::time(nullptr))) {
-    Forget(*gt);
+    if (Status s = Forget(*gt); !s.ok()) return s;
     return std::chrono::milliseconds(0);
   }
-  MarkAttemptsEnded(*gt);
-  // Looked at again when it may have become forgettable.
-  return std::chrono::duration_cast<std::chrono::milliseconds>(options_.forget_after);
+  if (Status s = MarkAttemptsEnded(*gt); !s.ok()) return s;
+  // Looked at again when it may have become forgettable (Forgettable() wants strictly more
+  // than forget_after since the last activity, in whole seconds).
+  if (options_.forget_after.count() == 0) return std::chrono::milliseconds(0);
+  return std::chrono::duration_cast<std::chrono::milliseconds>(options_.forget_after +
+                                                               std::chrono::seconds(1));
 }
 
-void TuningController::Forget(const json& gt) {
+Status TuningController::Forget(const json& gt) {
   const json meta = gt.value("metadata", json::object());
   const std::string ns = meta.value("namespace", ""), name = meta.value("name", "");
-  // Only the object this pass judged: a GrainTuning recreated meanwhile under the name stays.
+  // Only the object this reconcile judged: a GrainTuning recreated meanwhile under the name stays.
   kube::ApiResult<json> deleted =
       client_->Delete(kube::resources::kGrainTunings, ns, name, meta.value("uid", ""));
-  if (!deleted.ok() && deleted.error().IsConflict()) return;  // a new one took the name: kept
-  if (!deleted.ok() && !deleted.error().IsNotFound()) {
-    ++counters_.reconcile_errors;
-    Log(LogLevel::kError, "deleting GrainTuning " + ns + "/" + name + ": " + deleted.error().ToString());
-    return;
-  }
+  if (!deleted.ok() && deleted.error().IsConflict()) return Status::Ok();  // a new one took the name
+  if (!deleted.ok() && !deleted.error().IsNotFound())
+    return Status::Error("deleting GrainTuning " + ns + "/" + name + ": " + deleted.error().ToString());
   ++counters_.forgotten;
   Log(LogLevel::kInfo, "forgot GrainTuning " + ns + "/" + name + ": no pods and no activity for " +
       std::to_string(options_.forget_after.count()) + " s");
+  return Status::Ok();
 }
 
-void TuningController::MarkAttemptsEnded(const json& gt) {
+Status TuningController::MarkAttemptsEnded(const json& gt) {
   const json status = gt.value("status", json::object());
   const std::vector<int> ended = EndedAttempts(status, {});
-  if (ended.empty() || json(ended) == status.value("endedAttempts", json::array())) return;
+  if (ended.empty() || json(ended) == status.value("endedAttempts", json::array())) return Status::Ok();
   const json meta = gt.value("metadata", json::object());
   const std::string ns = meta.value("namespace", ""), name = meta.value("name", "");
+  bool changed = false;
   kube::ApiResult<json> written = kube::UpdateWithRetry(
       *client_, kube::resources::kGrainTunings, ns, name, "status", [&](json& latest) {
         json& s = latest["status"];
         if (!s.is_object()) s = json::object();
-        s["endedAttempts"] = EndedAttempts(s, {});
+        const json now_ended = EndedAttempts(s, {});
+        if (now_ended == s.value("endedAttempts", json::array())) return false;
+        s["endedAttempts"] = now_ended;
+        changed = true;
         return true;
       });
-  if (!written.ok()) {
-    ++counters_.reconcile_errors;
-    Log(LogLevel::kWarning, "writing status of GrainTuning " + ns + "/" + name + ": " + written.error().ToString());
-    return;
-  }
-  ++counters_.status_writes;
+  if (!written.ok() && written.error().IsNotFound()) return Status::Ok();
+  if (!written.ok())
+    return Status::Error("writing status of GrainTuning " + ns + "/" + name + ": " + written.error().ToString());
+  if (changed) ++counters_.status_writes;
+  return Status::Ok();
 }
 
 ReconcileOutcome TuningController::ReconcileKey(const TuningKey& tuning_key,
@@ -316,24 +332,28 @@ ReconcileOutcome TuningController::ReconcileKey(const TuningKey& tuning_key,
       return ErrorOf("creating GrainTuning " + ns + "/" + name, created.error());
     out.status_changed = true;
   }
-  // The cache may not hold our last write yet (its event is on the way): the stored status is
-  // compared before writing, and events are recorded only by the write that stores them.
-  bool already_stored = false;
+  // The cache may not hold our last write yet (its event is on the way): the status is
+  // computed again from the stored object before writing, so a stale copy never overwrites
+  // newer data, and events are recorded only by the write that stores what they tell.
+  bool wrote = false;
   if (out.status_changed) {
     kube::ApiResult<json> written = kube::UpdateWithRetry(
         *client_, kube::resources::kGrainTunings, ns, name, "status", [&](json& gt) {
-          already_stored = StatusEquivalent(gt.value("status", json::object()), out.status);
-          if (already_stored) return false;
-          gt["status"] = out.status;
+          in.grain_tuning = gt;
+          ReconcileOutput latest = ReconcileTuning(in);
+          if (StatusEquivalent(gt.value("status", json::object()), latest.status)) return false;
+          gt["status"] = latest.status;
+          out = std::move(latest);
+          wrote = true;
           return true;
         });
     // Events wait until the status they describe is stored.
     if (!written.ok()) return ErrorOf("writing status of GrainTuning " + ns + "/" + name, written.error());
-    if (!already_stored) ++counters_.status_writes;
+    if (wrote) ++counters_.status_writes;
   }
   const bool alive = std::any_of(in.pods.begin(), in.pods.end(), [](const PodFacts& p) { return p.Alive(); });
   const ReconcileResult result{alive ? options_.running_requeue : std::chrono::milliseconds(0)};
-  if (out.events.empty() || in.pods.empty() || already_stored) return result;
+  if (out.events.empty() || in.pods.empty() || !wrote) return result;
   // Events go on the workload people look at (the JobSet or Job), else on the GrainTuning.
   const PodFacts& any = in.pods.front();
   json regarding;

@@ -136,16 +136,17 @@ class TuningController {
   };
   std::chrono::steady_clock::time_point Now() const;
   // A key none of whose pods is left: marks its attempts ended, or deletes its GrainTuning once
-  // Forgettable(); returns when to look again (forget_after), zero for never.
-  std::chrono::milliseconds ReconcileWithoutPods(const TuningKey& key);
+  // Forgettable(); returns when to look again (after forget_after), zero for never, or the
+  // error of a write (the key is then retried with backoff).
+  Result<std::chrono::milliseconds> ReconcileWithoutPods(const TuningKey& key);
   // Tells the scraper to drop the key's exporters whose pods are not in `pods`. Caller holds
   // states_mu_.
   void ForgetGonePods(const TuningKey& key, const std::vector<TunedPod>& pods);
   // A GrainTuning none of whose pods is left (all deleted: a Kueue preemption, a finished
   // or deleted workload): its measured attempts have ended.
-  void MarkAttemptsEnded(const nlohmann::json& grain_tuning);
+  Status MarkAttemptsEnded(const nlohmann::json& grain_tuning);
   // Deletes a Forgettable() GrainTuning (uid precondition).
-  void Forget(const nlohmann::json& grain_tuning);
+  Status Forget(const nlohmann::json& grain_tuning);
 
   std::shared_ptr<kube::Client> client_;
   ControllerCaches caches_;

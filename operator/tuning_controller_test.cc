@@ -62,8 +62,8 @@ class TuningControllerTest : public ::testing::Test {
     controller_ = std::make_unique<TuningController>(
         client_, caches_, std::make_shared<kube::EventRecorder>(client_, "graintune.dev/operator", "test"),
         keys_, options);
-    // The pod's add event has reached the queue.
-    WaitFor([&] { return controller_->queue_depth().ready > 0; });
+    // The pods' add events have reached the queue (the informer is synced once its handlers ran).
+    WaitFor([&] { return keys_->handled() >= 1 && controller_->queue_depth().ready > 0; });
   }
   std::chrono::steady_clock::time_point Now() {
     std::lock_guard<std::mutex> lock(now_mu_);
@@ -108,6 +108,7 @@ class TuningControllerTest : public ::testing::Test {
   StepsFetch fetch_ = [](const PodFacts&, const ScraperOptions&, std::stop_token) -> Result<StepsDocument> {
     return Status::Error("no exporter");
   };
+  std::atomic<int> hanging_{0};  // reads of an exporter that never answers
   std::unique_ptr<TuningController> controller_;
 };
 
@@ -196,13 +197,11 @@ TEST_F(TuningControllerTest, AConflictWritingStatusIsRetriedAgainstTheLatestObje
 }
 
 TEST_F(TuningControllerTest, AnExporterThatNeverAnswersDelaysNoReconcileAndNoOtherKey) {
-  // The first pod's exporter hangs until the test ends; the second answers at once.
-  std::atomic<bool> release{false};
-  std::atomic<int> hanging{0};
-  fetch_ = [&](const PodFacts& pod, const ScraperOptions&, std::stop_token stop) -> Result<StepsDocument> {
+  // The first pod's exporter hangs until the controller stops; the second answers at once.
+  fetch_ = [this](const PodFacts& pod, const ScraperOptions&, std::stop_token stop) -> Result<StepsDocument> {
     if (pod.name == "llama-0") {
-      ++hanging;
-      while (!release && !stop.stop_requested()) std::this_thread::yield();
+      ++hanging_;
+      while (!stop.stop_requested()) std::this_thread::yield();
       return Status::Error("hung");
     }
     StepsDocument doc;
@@ -224,7 +223,7 @@ TEST_F(TuningControllerTest, AnExporterThatNeverAnswersDelaysNoReconcileAndNoOth
   controller_->ProcessReady();  // both reconciled; neither waited on an exporter
   EXPECT_TRUE(StoredTuning());
   EXPECT_TRUE(api_->Get(kube::resources::kGrainTunings, "team-a", workload::GrainTuningName("gemma")));
-  WaitFor([&] { return hanging > 0; });
+  WaitFor([&] { return hanging_ > 0; });
   // gemma's steps arrive and queue its key, while llama's exporter is still hanging.
   json gemma;
   WaitFor([&] {
@@ -235,7 +234,7 @@ TEST_F(TuningControllerTest, AnExporterThatNeverAnswersDelaysNoReconcileAndNoOth
   });
   EXPECT_EQ(gemma.value("/status/trials/0/samples"_json_pointer, 0), 10) << gemma.dump();
   EXPECT_EQ(controller_->scraper_figures().in_flight, 1) << "llama's exporter stopped hanging";
-  release = true;
+  controller_.reset();  // cancels the hanging read
 }
 
 }  // namespace
