@@ -7,6 +7,8 @@
 
 #include <boost/asio/ssl.hpp>
 #include <filesystem>
+#include <map>
+#include <memory>
 #include <mutex>
 
 #include "kube/http_transport.h"
@@ -86,15 +88,30 @@ class CpprestTransport : public HttpTransport {
     return cc;
   }
 
+  std::shared_ptr<wclient::http_client> NewHttpClient(const HttpRequest& request) const {
+    return std::make_shared<wclient::http_client>(utility::conversions::to_string_t(config_.server),
+                                                  ClientConfigFor(request));
+  }
+
+  std::shared_ptr<wclient::http_client> SharedHttpClient(const HttpRequest& request) {
+    std::lock_guard<std::mutex> lock(clients_mu_);
+    std::shared_ptr<wclient::http_client>& c = clients_[request.timeout];
+    if (!c) c = NewHttpClient(request);
+    return c;
+  }
+
   ApiResult<HttpResponse> Exchange(const HttpRequest& request,
                                    const std::function<bool(std::string_view)>* on_chunk,
                                    std::stop_token stop) {
     pplx::cancellation_token_source cancel;
     std::stop_callback on_stop(stop, [&cancel] { cancel.cancel(); });
     try {
-      // One http_client per exchange: its timeout is per client, and watches need a long one.
-      wclient::http_client http_client(utility::conversions::to_string_t(config_.server),
-                                      ClientConfigFor(request));
+      // A watch gets an http_client of its own (its connection stays open, and is dropped when
+      // the watch ends); other requests share one per timeout, so they reuse kept-alive
+      // connections instead of setting up TLS each time (with OpenSSL 3 a new context and
+      // handshake cost tens of milliseconds of CPU: most of an idle operator's time).
+      std::shared_ptr<wclient::http_client> http_client =
+          on_chunk ? NewHttpClient(request) : SharedHttpClient(request);
       http::http_request req(utility::conversions::to_string_t(request.method));
       req.set_request_uri(utility::conversions::to_string_t(request.path_and_query));
       req.headers().add(U("Accept"), utility::conversions::to_string_t(request.accept));
@@ -105,7 +122,7 @@ class CpprestTransport : public HttpTransport {
           request.method == "PATCH")
         req.set_body(request.body, request.content_type.empty() ? "application/json"
                                                                   : request.content_type);
-      http::http_response resp = http_client.request(req, cancel.get_token()).get();
+      http::http_response resp = http_client->request(req, cancel.get_token()).get();
       HttpResponse out;
       out.status = resp.status_code();
       Concurrency::streams::streambuf<uint8_t> body = resp.body().streambuf();
@@ -151,6 +168,9 @@ class CpprestTransport : public HttpTransport {
 
   const ClientConfig config_;
   TokenSource tokens_;
+  // http_client is safe for concurrent requests; a few timeouts are in use, so a few clients.
+  std::mutex clients_mu_;
+  std::map<std::chrono::milliseconds, std::shared_ptr<wclient::http_client>> clients_;
 };
 
 }  // namespace
