@@ -81,7 +81,10 @@ struct Bench {
                            std::to_string(limit) + " s");
     Say("attempt " + std::to_string(attempt) + ": all " + std::to_string(want) +
         " workloads running; waiting for recommendations");
-    const int needed = op::ReconcileInput{}.warmup_steps + op::ReconcileInput{}.min_samples;
+    // A trial's steady samples are the later half (rounded up) of the steps after warm-up
+    // (SummarizeSteps), so min_samples of them exist once warmup + 2 x min_samples - 1 steps
+    // do (the stand-in shows step n after n step intervals).
+    const int needed = op::ReconcileInput{}.warmup_steps + 2 * op::ReconcileInput{}.min_samples - 1;
     std::vector<std::pair<std::string, Clock::time_point>> expected;  // key, data time
     for (const auto& [key, pods] : WorkloadsOf(shape)) {
       // A single-host workload whose one exporter is bad never has data.
