@@ -45,4 +45,16 @@ ApiResult<Json> UpdateWithRetry(Client& client, const ResourceType& type, const 
   return last;
 }
 
+ApiResult<Json> UpdateFromCacheWithRetry(Client& client, const ResourceType& type,
+                                         const std::string& ns, const std::string& name,
+                                         const std::string& subresource, const Json& cached,
+                                         const std::function<bool(Json&)>& mutate, int attempts,
+                                         std::stop_token stop) {
+  Json object = cached;
+  if (!mutate(object)) return cached;
+  ApiResult<Json> written = client.Replace(type, ns, object, subresource, stop);
+  if (written.ok() || !written.error().IsConflict() || attempts <= 1) return written;
+  return UpdateWithRetry(client, type, ns, name, subresource, mutate, attempts - 1, stop);
+}
+
 }  // namespace graintune::kube

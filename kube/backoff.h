@@ -38,4 +38,13 @@ ApiResult<Json> UpdateWithRetry(Client& client, const ResourceType& type, const 
                                 const std::function<bool(Json&)>& mutate, int attempts = 8,
                                 std::stop_token stop = {});
 
+// The same, starting from `cached` (a copy from an informer, with its resourceVersion) instead
+// of a GET: one request when the cache is current, and on 409 Conflict the GET-based retry
+// above. What a controller does to write from its cache without reading every object first.
+ApiResult<Json> UpdateFromCacheWithRetry(Client& client, const ResourceType& type,
+                                         const std::string& ns, const std::string& name,
+                                         const std::string& subresource, const Json& cached,
+                                         const std::function<bool(Json&)>& mutate,
+                                         int attempts = 8, std::stop_token stop = {});
+
 }  // namespace graintune::kube

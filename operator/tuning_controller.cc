@@ -124,8 +124,12 @@ void TuningController::Run(std::stop_token stop, const std::function<bool()>& ma
 }
 
 int TuningController::ProcessReady() {
+  // Only the keys ready now: those queued while they are processed wait for the next call.
+  const size_t ready = keys_->queue().Depth().ready;
   int handed_out = 0;
-  while (std::optional<TuningKey> key = keys_->queue().TryGet()) {
+  while (static_cast<size_t>(handed_out) < ready) {
+    std::optional<TuningKey> key = keys_->queue().TryGet();
+    if (!key) break;
     ++handed_out;
     Process(*key);
     keys_->queue().Done(*key);
@@ -326,10 +330,13 @@ ReconcileOutcome TuningController::ReconcileKey(const TuningKey& tuning_key,
 
   ReconcileOutput out = ReconcileTuning(in);
   if (!out.problem.empty()) Log(LogLevel::kWarning, ns + "/" + key + ": " + out.problem);
+  // The object the status write starts from: the cache's copy, or the one just created.
+  std::optional<json> base = in.grain_tuning;
   if (!in.grain_tuning) {
     kube::ApiResult<json> created = client_->Create(kube::resources::kGrainTunings, ns, out.object);
     if (!created.ok() && !created.error().IsAlreadyExists())
       return ErrorOf("creating GrainTuning " + ns + "/" + name, created.error());
+    if (created.ok()) base = *created;
     out.status_changed = true;
   }
   // The cache may not hold our last write yet (its event is on the way): the status is
@@ -337,8 +344,8 @@ ReconcileOutcome TuningController::ReconcileKey(const TuningKey& tuning_key,
   // newer data, and events are recorded only by the write that stores what they tell.
   bool wrote = false;
   if (out.status_changed) {
-    kube::ApiResult<json> written = kube::UpdateWithRetry(
-        *client_, kube::resources::kGrainTunings, ns, name, "status", [&](json& gt) {
+    const auto mutate = [&](json& gt) {
+          wrote = false;
           in.grain_tuning = gt;
           ReconcileOutput latest = ReconcileTuning(in);
           if (StatusEquivalent(gt.value("status", json::object()), latest.status)) return false;
@@ -346,7 +353,13 @@ ReconcileOutcome TuningController::ReconcileKey(const TuningKey& tuning_key,
           out = std::move(latest);
           wrote = true;
           return true;
-        });
+        };
+    // From the cached copy (one request); a stale copy gets 409 and is read again.
+    kube::ApiResult<json> written =
+        base ? kube::UpdateFromCacheWithRetry(*client_, kube::resources::kGrainTunings, ns, name,
+                                              "status", *base, mutate)
+             : kube::UpdateWithRetry(*client_, kube::resources::kGrainTunings, ns, name, "status",
+                                     mutate);
     // Events wait until the status they describe is stored.
     if (!written.ok()) return ErrorOf("writing status of GrainTuning " + ns + "/" + name, written.error());
     if (wrote) ++counters_.status_writes;

@@ -111,7 +111,8 @@ class TuningController {
   // Reconciles keys as the queue hands them out until `stop`; while `may_run()` is false
   // (not the leader, caches not synced) it takes none.
   void Run(std::stop_token stop, const std::function<bool()>& may_run);
-  // Reconciles every key that is ready now, on the caller's thread; how many were handed out.
+  // Reconciles the keys that are ready now, on the caller's thread (keys queued meanwhile wait
+  // for the next call); how many were handed out.
   int ProcessReady();
   // Reconciles one key now (also when it is not queued). Errors are counted and logged.
   void Process(const TuningKey& key);
