@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <thread>
 
 #include "kube/informer.h"
@@ -76,6 +77,32 @@ TEST(FakeApiServerTest, AnInformerFollowsItThroughAddsUpdatesAndDeletes) {
   ASSERT_TRUE(client->Delete(resources::kPods, "ns", "a").ok());
   EXPECT_TRUE(wait_for([&] { return !informer.Get("ns", "a").has_value(); }));
   EXPECT_FALSE(informer.Get("ns", "c").has_value());
+  informer.Stop();
+}
+
+TEST(FakeApiServerTest, AnInformersTransformShapesWhatItCachesAndHandsOut) {
+  auto api = std::make_shared<FakeApiServer>();
+  Json listed = Pod("a", "x");
+  listed["metadata"]["managedFields"] = Json::array({{{"manager", "kubectl"}}});
+  api->Put(resources::kPods, listed);
+  std::atomic<int> seen_with_fields{0}, seen{0};
+  Informer informer(api->NewClient(), resources::kPods, {.transform = DropManagedFields},
+                    {.on_add = [&](const Json& o) {
+                       ++seen;
+                       if (o["metadata"].contains("managedFields")) ++seen_with_fields;
+                     }});
+  informer.Start();
+  ASSERT_TRUE(informer.WaitForSync(10s));
+  Json watched = Pod("b", "x");
+  watched["metadata"]["managedFields"] = Json::array({{{"manager", "kubelet"}}});
+  api->Put(resources::kPods, watched);
+  const auto deadline = std::chrono::steady_clock::now() + 10s;
+  while (seen < 2 && std::chrono::steady_clock::now() < deadline) std::this_thread::yield();
+  ASSERT_EQ(seen, 2);
+  EXPECT_EQ(seen_with_fields, 0);
+  EXPECT_FALSE((*informer.Get("ns", "a"))["metadata"].contains("managedFields"));
+  EXPECT_FALSE((*informer.Get("ns", "b"))["metadata"].contains("managedFields"));
+  EXPECT_EQ((*informer.Get("ns", "b"))["metadata"]["labels"]["team"], "x") << "more than managedFields went";
   informer.Stop();
 }
 

@@ -78,7 +78,10 @@ bool Informer::ListAndReplace(std::stop_token stop) {
   }
   // Diff against the cache so handlers see what changed while we were not watching.
   std::map<std::string, Json> fresh;
-  for (Json& item : list->items) fresh.emplace(KeyOf(item), std::move(item));
+  for (Json& item : list->items) {
+    if (options_.transform) options_.transform(item);
+    fresh.emplace(KeyOf(item), std::move(item));
+  }
   std::vector<Json> added, deleted;
   std::vector<std::pair<Json, Json>> updated;
   {
@@ -106,7 +109,18 @@ bool Informer::ListAndReplace(std::stop_token stop) {
   return true;
 }
 
-void Informer::Apply(const WatchEvent& event) {
+void DropManagedFields(Json& object) {
+  if (object.is_object() && object.contains("metadata") && object["metadata"].is_object())
+    object["metadata"].erase("managedFields");
+}
+
+void Informer::Apply(const WatchEvent& raw) {
+  WatchEvent transformed;
+  if (options_.transform) {
+    transformed = raw;
+    options_.transform(transformed.object);
+  }
+  const WatchEvent& event = options_.transform ? transformed : raw;
   const std::string key = KeyOf(event.object);
   std::optional<Json> old;
   {

@@ -35,7 +35,13 @@ struct InformerOptions {
   std::string label_selector;
   std::string field_selector;
   int watch_timeout_seconds = 300;
+  // Applied to every object before it is cached or handed to a handler (client-go's
+  // TransformFunc): drop what the cache's users never read, e.g. DropManagedFields.
+  std::function<void(Json&)> transform;
 };
+
+// Removes metadata.managedFields (server-side apply bookkeeping: often a third of an object).
+void DropManagedFields(Json& object);
 
 class Informer {
  public:

@@ -101,18 +101,22 @@ int main(int argc, char** argv) {
   // The informers' events queue the tuning keys to reconcile.
   auto keys = std::make_shared<op::KeyEvents>(std::make_shared<op::WorkQueue>());
   op::ControllerCaches caches;
-  kube::InformerOptions managed;
+  // Every cache drops managedFields: nothing here reads them, and at thousands of pods they
+  // are a large share of the operator's memory.
+  const kube::InformerOptions all{.transform = kube::DropManagedFields};
+  kube::InformerOptions managed = all;
   managed.label_selector = "graintune.dev/managed=true";
   caches.pods = std::make_shared<kube::Informer>(*client, kube::resources::kPods, managed, keys->ForPods());
   caches.graintunings = std::make_shared<kube::Informer>(*client, kube::resources::kGrainTunings,
-                                                         kube::InformerOptions{}, keys->ForGrainTunings());
+                                                         all, keys->ForGrainTunings());
   caches.policies = std::make_shared<kube::Informer>(*client, kube::resources::kGrainTunePolicies,
-                                                     kube::InformerOptions{}, keys->ForSelectionChanges());
+                                                     all, keys->ForSelectionChanges());
   caches.namespaces = std::make_shared<kube::Informer>(*client, kube::resources::kNamespaces,
-                                                       kube::InformerOptions{}, keys->ForSelectionChanges());
+                                                       all, keys->ForSelectionChanges());
   caches.nodes = std::make_shared<kube::Informer>(
       *client, kube::resources::kNodes,
-      kube::InformerOptions{.label_selector = "cloud.google.com/gke-tpu-accelerator"});
+      kube::InformerOptions{.label_selector = "cloud.google.com/gke-tpu-accelerator",
+                            .transform = kube::DropManagedFields});
   caches.configmaps =
       std::make_shared<workload::ConfigMapFetcher>(workload::FetchConfigMapData(*client));
   caches.Start();

@@ -71,7 +71,8 @@ TuningController::TuningController(std::shared_ptr<kube::Client> client, Control
                                    std::shared_ptr<kube::EventRecorder> events,
                                    std::shared_ptr<KeyEvents> keys, ControllerOptions options)
     : client_(std::move(client)), caches_(std::move(caches)), events_(std::move(events)),
-      keys_(std::move(keys)), options_(std::move(options)) {
+      keys_(std::move(keys)), options_(std::move(options)),
+      node_shapes_(std::make_unique<workload::NodeCacheShapes>(caches_.nodes)) {
   if (options_.prometheus) return;
   ScraperOptions scraping{.concurrency = options_.scrape_concurrency,
                           .timeout = options_.scrape_timeout,
@@ -289,7 +290,8 @@ ReconcileOutcome TuningController::ReconcileKey(const TuningKey& tuning_key,
   }
 
   // The decision inputs, read from the newest pod the way the webhook read them.
-  workload::NodeCacheShapes shapes(caches_.nodes);
+  // One NodeCacheShapes for every reconcile: it parses the Node cache again only when it moved.
+  workload::NodeCacheShapes& shapes = *node_shapes_;
   workload::ConfigMapSource& configmaps = *caches_.configmaps;
   workload::PolicyCache policies(caches_.policies, caches_.namespaces);
   std::vector<std::string> input_warnings;

@@ -37,6 +37,7 @@
 #include "operator/key_events.h"
 #include "operator/step_log.h"
 #include "operator/tuning_reconciler.h"
+#include "workload/cluster_sources.h"
 #include "workload/sources.h"
 
 namespace graintune::op {
@@ -159,6 +160,8 @@ class TuningController {
   std::map<TuningKey, KeyState> states_;
   // Pod uids whose exporters the scraper holds, per key, so gone pods are forgotten there.
   std::map<TuningKey, std::set<std::string>> scraped_pods_;  // under states_mu_
+  // The TPU Nodes' shapes, parsed once per change of the Node cache (not per reconcile).
+  std::unique_ptr<workload::NodeCacheShapes> node_shapes_;
   std::unique_ptr<ExporterScraper> scraper_;  // null with options.prometheus
 };
 

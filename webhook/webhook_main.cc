@@ -187,7 +187,8 @@ int main(int argc, char** argv) {
       // few ConfigMaps a tuned job mounts are read by name when needed, never watched.
       nodes = std::make_shared<kube::Informer>(
           *client, kube::resources::kNodes,
-          kube::InformerOptions{.label_selector = "cloud.google.com/gke-tpu-accelerator"});
+          kube::InformerOptions{.label_selector = "cloud.google.com/gke-tpu-accelerator",
+                                .transform = kube::DropManagedFields});
       kube::ClientOptions short_requests;
       short_requests.request_timeout = std::chrono::milliseconds(750);
       short_requests.max_response_bytes = 2u << 20;  // a ConfigMap is at most 1 MiB
@@ -205,7 +206,8 @@ int main(int argc, char** argv) {
           *client, kube::resources::kNamespaces);
       jobs = std::make_shared<kube::Informer>(
           *client, kube::resources::kJobs,
-          kube::InformerOptions{.label_selector = std::string(workload::kManagedLabel) + "=true"});
+          kube::InformerOptions{.label_selector = std::string(workload::kManagedLabel) + "=true",
+                                .transform = kube::DropManagedFields});
       for (auto* i : {&nodes, &graintunings, &policies, &namespaces, &jobs}) (*i)->Start();
     }
   }
