@@ -363,7 +363,7 @@ const ValueCase kValueCases[] = {
     {"metrics.prometheusRule.labels", R"({"release": "prometheus"})", {"metrics.prometheusRule.enabled=true"}},
     {"metrics.rules.enabled", "true"},
     {"metrics.dashboard.enabled", "true"},
-    {"metrics.dashboard.namespace", "monitoring", {"metrics.dashboard.enabled=true"}},
+    {"metrics.dashboard.namespace", R"("monitoring")", {"metrics.dashboard.enabled=true"}},
     {"metrics.dashboard.labels", R"({"grafana_dashboard": "tpu"})", {"metrics.dashboard.enabled=true"}},
     {"metrics.dashboard.annotations", R"({"grafana_folder": "TPU"})", {"metrics.dashboard.enabled=true"}},
     {"localDev.enabled", "true", {R"(localDev.webhookURL="https://127.0.0.1:9443")"}},
