@@ -74,11 +74,14 @@ struct Bench {
   Status MeasureAttempt(int attempt, bool bad, PhaseFigures& into) {
     const int want = shape.workloads();
     const int limit = 120 + shape.pods() / 4;
-    if (!WaitFor([&] { return tracker.WorkloadsRunning(attempt) == want; }, limit))
+    if (!WaitFor([&] { return tracker.WorkloadsRunning(attempt) == want; }, limit)) {
+      std::string not_running;
+      for (const std::string& w : tracker.WorkloadsNotRunning(attempt)) not_running += "\n  " + w;
       return Status::Error("attempt " + std::to_string(attempt) + ": " +
                            std::to_string(tracker.WorkloadsRunning(attempt)) + " of " +
                            std::to_string(want) + " workloads running after " +
-                           std::to_string(limit) + " s");
+                           std::to_string(limit) + " s; not running:" + not_running);
+    }
     Say("attempt " + std::to_string(attempt) + ": all " + std::to_string(want) +
         " workloads running; waiting for recommendations");
     // A trial's steady samples are the later half (rounded up) of the steps after warm-up
@@ -199,7 +202,11 @@ int main(int argc, char** argv) {
   std::filesystem::create_directories(work);
   struct RemoveWork {
     std::string dir;
-    ~RemoveWork() { std::error_code ec; std::filesystem::remove_all(dir, ec); }
+    bool keep = false;
+    ~RemoveWork() {
+      std::error_code ec;
+      if (!keep) std::filesystem::remove_all(dir, ec);
+    }
   } remove_work{work};
   const LocalInstallOptions install_options{.source_dir = source_dir, .build_dir = build_dir,
                                             .set_values = {"webhook.excludeNamespaces={burst-plain}"}};
@@ -232,7 +239,11 @@ int main(int argc, char** argv) {
   }
   gt::ControlPlane& cp = **started;
   auto fail = [&](const std::string& what) {
-    std::cerr << kProgram << ": " << what << " (control plane logs in " << cp.dir() << ")\n";
+    // Both directories stay for the failure to be read: the components' and graintune's logs in
+    // the control plane's, the audit log of graintune's requests in the bench's.
+    cp.KeepDir();
+    remove_work.keep = true;
+    std::cerr << kProgram << ": " << what << " (logs in " << cp.dir() << ", audit log in " << work << ")\n";
     return g_interrupted ? 130 : 1;
   };
 

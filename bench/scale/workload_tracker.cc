@@ -107,6 +107,33 @@ int WorkloadTracker::WorkloadsRunning(int attempt) const {
                                         [&](const auto& e) { return e.second.count(attempt) > 0; }));
 }
 
+std::vector<std::string> WorkloadTracker::WorkloadsNotRunning(int attempt) const {
+  std::set<std::string> missing;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    for (const auto& [key, pods] : pods_per_key_) {
+      auto it = started_.find(key);
+      if (it == started_.end() || it->second.count(attempt) == 0) missing.insert(key);
+    }
+  }
+  std::map<std::string, std::map<std::string, int>> phases;  // key -> "attempt A PHASE" -> pods
+  for (const Json& p : pods_->List()) {
+    const op::PodFacts f = op::PodFactsFromJson(p);
+    if (!missing.count(f.tuning_key)) continue;
+    const std::string phase = f.terminating ? "Terminating" : f.phase.empty() ? "no phase" : f.phase;
+    ++phases[f.tuning_key]["attempt " + std::to_string(f.attempt) + " " + phase];
+  }
+  std::vector<std::string> out;
+  for (const std::string& key : missing) {
+    std::string line = key + ":";
+    for (const auto& [what, count] : phases[key]) line += " " + what + " " + std::to_string(count) + ",";
+    if (phases[key].empty()) line += " no pods";
+    else line.pop_back();
+    out.push_back(line);
+  }
+  return out;
+}
+
 std::vector<Json> WorkloadTracker::OneRunningPodPerWorkload() const {
   std::map<std::string, std::pair<int, Json>> newest;  // key -> (attempt, pod)
   for (const Json& p : pods_->List()) {

@@ -39,6 +39,9 @@ class WorkloadTracker {
 
   // Workloads whose `attempt` has every pod running (its trainers have started).
   int WorkloadsRunning(int attempt) const;
+  // The workloads whose `attempt` is not running yet, each with its pods counted by attempt
+  // and phase ("js-3: attempt 1 Running 255, attempt 1 Pending 1"): what a failure report names.
+  std::vector<std::string> WorkloadsNotRunning(int attempt) const;
   // One running pod of every workload, of its newest attempt.
   std::vector<kube::Json> OneRunningPodPerWorkload() const;
   // When status.recommendation.attempt of `key` first was `attempt` or more.

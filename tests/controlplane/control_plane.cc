@@ -120,7 +120,7 @@ void ControlPlane::Shutdown() {
   controller_manager_.Stop(std::chrono::seconds(3));
   apiserver_.Stop(std::chrono::seconds(10));
   etcd_.Stop(std::chrono::seconds(5));
-  if (!dir_.empty() && !std::getenv("GRAINTUNE_KEEP_CONTROLPLANE_DIR")) {
+  if (!dir_.empty() && !keep_dir_ && !std::getenv("GRAINTUNE_KEEP_CONTROLPLANE_DIR")) {
     std::error_code ec;
     fs::remove_all(dir_, ec);
   }

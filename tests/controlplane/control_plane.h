@@ -50,6 +50,8 @@ class ControlPlane {
   ~ControlPlane();
 
   const std::string& dir() const { return dir_; }
+  // Leaves dir() (every component's log) on disk at shutdown, for a failure to be read after.
+  void KeepDir() { keep_dir_ = true; }
   const std::string& kubeconfig_path() const { return kubeconfig_path_; }
   const kube::ClientConfig& admin_config() const { return admin_; }
   std::shared_ptr<kube::Client> AdminClient() const;
@@ -96,6 +98,7 @@ class ControlPlane {
 
   ControlPlaneOptions options_;
   std::string dir_;
+  bool keep_dir_ = false;
   std::string kubeconfig_path_;
   server::CertificateAuthority ca_;
   kube::ClientConfig admin_;
