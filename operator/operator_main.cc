@@ -116,7 +116,7 @@ int main(int argc, char** argv) {
   caches.nodes = std::make_shared<kube::Informer>(
       *client, kube::resources::kNodes,
       kube::InformerOptions{.label_selector = "cloud.google.com/gke-tpu-accelerator",
-                            .transform = kube::DropManagedFields});
+                            .transform = workload::KeepOnlyNodeFacts});
   caches.configmaps =
       std::make_shared<workload::ConfigMapFetcher>(workload::FetchConfigMapData(*client));
   caches.Start();

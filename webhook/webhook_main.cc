@@ -182,13 +182,14 @@ int main(int argc, char** argv) {
         if (!ensured.ok()) return 1;
         cert_client = *client;
       }
-      // Only what a decision reads is cached: TPU Nodes, graintune's objects, Namespaces (for
+      // Only what a decision reads is cached: TPU Nodes (their labels and allocatable only),
+      // graintune's objects, Namespaces (for
       // policy selectors) and the Jobs graintune tuned (pod retries count as attempts). The
       // few ConfigMaps a tuned job mounts are read by name when needed, never watched.
       nodes = std::make_shared<kube::Informer>(
           *client, kube::resources::kNodes,
           kube::InformerOptions{.label_selector = "cloud.google.com/gke-tpu-accelerator",
-                                .transform = kube::DropManagedFields});
+                                .transform = workload::KeepOnlyNodeFacts});
       kube::ClientOptions short_requests;
       short_requests.request_timeout = std::chrono::milliseconds(750);
       short_requests.max_response_bytes = 2u << 20;  // a ConfigMap is at most 1 MiB

@@ -25,13 +25,16 @@ class NodeCacheShapes : public NodeShapeSource {
 
  private:
   // The cache's Nodes read into NodeFacts, re-read only when the cache has moved on: admission
-  // requests reuse one parse instead of parsing every Node each time.
+  // requests reuse one parse instead of parsing every Node each time. The re-read runs outside
+  // the lock, one at a time; callers meanwhile get the facts before it (thousands of Nodes
+  // heartbeat several times a second, and an admission must never queue behind a parse).
   std::shared_ptr<const std::vector<NodeFacts>> Facts();
 
   std::shared_ptr<kube::Informer> nodes_;
   MachineTypeTableShapes table_;
   std::mutex mu_;
   std::string facts_version_;
+  bool refreshing_ = false;
   std::shared_ptr<const std::vector<NodeFacts>> facts_;
 };
 

@@ -47,6 +47,29 @@ Result<NodeFacts> NodeFactsFromJson(const nlohmann::json& node) {
   return f;
 }
 
+void KeepOnlyNodeFacts(nlohmann::json& node) {
+  if (!node.is_object()) return;
+  nlohmann::json slim = nlohmann::json::object();
+  auto copy = [](const nlohmann::json& from, nlohmann::json& to, const char* key) {
+    if (from.is_object())
+      if (auto it = from.find(key); it != from.end()) to[key] = std::move(*it);
+  };
+  if (auto meta = node.find("metadata"); meta != node.end() && meta->is_object()) {
+    slim["metadata"] = nlohmann::json::object();
+    for (const char* key : {"name", "uid", "resourceVersion", "labels"}) copy(*meta, slim["metadata"], key);
+  }
+  if (auto spec = node.find("spec"); spec != node.end() && spec->is_object()) {
+    slim["spec"] = nlohmann::json::object();
+    copy(*spec, slim["spec"], "unschedulable");
+  }
+  if (auto status = node.find("status"); status != node.end() && status->is_object()) {
+    slim["status"] = nlohmann::json::object();
+    copy(*status, slim["status"], "allocatable");
+  }
+  for (const char* key : {"apiVersion", "kind"}) copy(node, slim, key);
+  node = std::move(slim);
+}
+
 bool NodeMatches(const std::map<std::string, std::string>& labels,
                  const NodeSelection& selection) {
   for (const auto& [key, value] : selection.node_selector)

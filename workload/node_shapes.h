@@ -30,6 +30,12 @@ struct NodeFacts {
 // Reads a Node object; error when its allocatable cpu or memory is missing or malformed.
 Result<NodeFacts> NodeFactsFromJson(const nlohmann::json& node);
 
+// Reduces a Node to what NodeFactsFromJson reads (metadata's name, uid, resourceVersion and
+// labels; spec.unschedulable; status.allocatable), in place: an informer's transform for the
+// Node cache. A TPU node's status (conditions, images, nodeInfo) and managedFields are most of
+// its size, and every heartbeat would otherwise be copied and kept.
+void KeepOnlyNodeFacts(nlohmann::json& node);
+
 // True when the labels satisfy the nodeSelector and at least one required term (if any).
 bool NodeMatches(const std::map<std::string, std::string>& labels, const NodeSelection& selection);
 

@@ -32,6 +32,45 @@ TEST(NodeShapesTest, ReadsAllocatableFromANodeObject) {
   EXPECT_FALSE(NodeFactsFromJson(nlohmann::json::array()).ok());
 }
 
+// The Node cache keeps what NodeFactsFromJson reads and nothing else; the facts are the same.
+TEST(NodeShapesTest, KeepOnlyNodeFactsKeepsTheFactsAndDropsTheRest) {
+  nlohmann::json node = {
+      {"apiVersion", "v1"},
+      {"kind", "Node"},
+      {"metadata", {{"name", "n1"}, {"uid", "u1"}, {"resourceVersion", "42"}, {"labels", {{"a", "b"}}},
+                    {"annotations", {{"big", std::string(4096, 'x')}}},
+                    {"managedFields", nlohmann::json::array({{{"manager", "kubelet"}}})}}},
+      {"spec", {{"unschedulable", true}, {"podCIDR", "10.0.0.0/24"}, {"taints", nlohmann::json::array()}}},
+      {"status", {{"allocatable", {{"cpu", "179500m"}, {"memory", "708Gi"}, {"google.com/tpu", "4"}}},
+                  {"capacity", {{"cpu", "180"}}},
+                  {"images", nlohmann::json::array({{{"names", {"gcr.io/x"}}, {"sizeBytes", 1}}})},
+                  {"conditions", nlohmann::json::array({{{"type", "Ready"}}})}}}};
+  const Result<NodeFacts> before = NodeFactsFromJson(node);
+  ASSERT_TRUE(before.ok());
+  KeepOnlyNodeFacts(node);
+  EXPECT_EQ(node, (nlohmann::json{
+                      {"apiVersion", "v1"},
+                      {"kind", "Node"},
+                      {"metadata", {{"name", "n1"}, {"uid", "u1"}, {"resourceVersion", "42"}, {"labels", {{"a", "b"}}}}},
+                      {"spec", {{"unschedulable", true}}},
+                      {"status", {{"allocatable", {{"cpu", "179500m"}, {"memory", "708Gi"}, {"google.com/tpu", "4"}}}}}}));
+  const Result<NodeFacts> after = NodeFactsFromJson(node);
+  ASSERT_TRUE(after.ok());
+  EXPECT_EQ(after->name, before->name);
+  EXPECT_EQ(after->labels, before->labels);
+  EXPECT_EQ(after->unschedulable, before->unschedulable);
+  EXPECT_DOUBLE_EQ(after->allocatable_cpu, before->allocatable_cpu);
+  EXPECT_DOUBLE_EQ(after->allocatable_memory_bytes, before->allocatable_memory_bytes);
+  EXPECT_EQ(after->tpu_chips, before->tpu_chips);
+  // Whatever a hostile or odd object holds, the result is an object or left alone.
+  nlohmann::json odd = {{"metadata", "x"}, {"status", 3}};
+  KeepOnlyNodeFacts(odd);
+  EXPECT_EQ(odd, nlohmann::json::object());
+  nlohmann::json not_object = nlohmann::json::array();
+  KeepOnlyNodeFacts(not_object);
+  EXPECT_EQ(not_object, nlohmann::json::array());
+}
+
 TEST(NodeShapesTest, SelectorAndRequiredTermsDecideWhichNodesMatch) {
   const auto labels = Node("n", "tpu-v6e-slice", 1, 1).labels;
   NodeSelection s;
