@@ -146,7 +146,11 @@ void ExporterScraper::Finish(const std::string& uid, Result<StepsDocument> resul
     e.queued = false;
     if (!result.ok()) {
       ++e.failures;
-      const std::chrono::milliseconds wait = BackoffAfter(e.failures, options_);
+      // An exporter never read yet is most likely still starting (its pod runs before the
+      // sidecar listens, or its address is not routed yet): retried at the first interval, so
+      // its first steps are not held back by a doubling wait. Once read, failures double it.
+      const std::chrono::milliseconds wait =
+          e.steps ? BackoffAfter(e.failures, options_) : options_.backoff_initial;
       e.retry_at = Now() + wait;
       Log(LogLevel::kWarning, result.error() + " (failure " + std::to_string(e.failures) +
                                   " in a row; next try in " + std::to_string(wait.count()) + " ms)");

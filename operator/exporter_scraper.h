@@ -14,7 +14,8 @@
 //  - Each scrape within `timeout` to connect and for the answer to start, then `timeout`
 //    between reads of its body, which is capped at `max_bytes`.
 //  - After n failures in a row an exporter is not scraped for backoff_initial * 2^(n-1), at
-//    most backoff_max; a success resets it.
+//    most backoff_max; a success resets it. One that never answered yet waits backoff_initial
+//    each time (it is most likely still starting; the suspect slots bound what it costs).
 //  - One entry per pod (by uid), dropped by Forget(uid) when the pod is deleted.
 //
 // Errors: a failed scrape leaves the last good steps in place (a restarted exporter or a

@@ -123,6 +123,49 @@ TEST_F(ExporterScraperTest, AFailingExporterBacksOffAndKeepsItsLastSteps) {
   EXPECT_EQ(s->Figures().backing_off, 1);
 }
 
+// A pod runs before its exporter listens: until the first answer every retry comes after the
+// first interval, not a doubling one (which would hold a starting pod's first steps back).
+TEST_F(ExporterScraperTest, AnExporterNeverReadIsRetriedAtTheFirstIntervalUntilItAnswers) {
+  calls_["a"] = 0;
+  last_step_["a"] = 1;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    failing_.insert("a");
+  }
+  auto s = Make();
+  for (int failure = 1; failure <= 4; ++failure) {
+    s->Latest(key_, Pod("a"));
+    WaitFor([&] { return s->Figures().failures == failure; });
+    Advance(4s);
+    s->Latest(key_, Pod("a"));
+    EXPECT_EQ(calls_["a"], failure) << "retried inside the first interval";
+    Advance(1s);
+  }
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    failing_.clear();
+  }
+  s->Latest(key_, Pod("a"));
+  WaitFor([&] { return Queued() == 1; });
+  // Read once, its failures double the wait again: 5 s, then 10 s.
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    failing_.insert("a");
+  }
+  Advance(5s);
+  s->Latest(key_, Pod("a"));
+  WaitFor([&] { return s->Figures().failures == 5; });
+  Advance(5s);
+  s->Latest(key_, Pod("a"));
+  WaitFor([&] { return s->Figures().failures == 6; });
+  Advance(9s);
+  s->Latest(key_, Pod("a"));
+  EXPECT_EQ(calls_["a"], 7) << "retried inside the doubled wait";
+  Advance(1s);
+  s->Latest(key_, Pod("a"));
+  WaitFor([&] { return calls_["a"] == 8; });
+}
+
 TEST_F(ExporterScraperTest, HangingSuspectsTakeAtMostHalfTheSlots) {
   for (const char* uid : {"bad1", "bad2", "good"}) calls_[uid] = 0;
   failing_ = {"bad1", "bad2"};
