@@ -208,7 +208,10 @@ class ProcTest : public ::testing::Test {
     // cmajflt utime stime ...
     std::ofstream(d / "stat") << pid << " (python3 x) S " << ppid << " 1 1 0 -1 0 0 0 0 0 " << ticks
                               << " 0 0 0 20 0 1 0";
-    std::ofstream(d / "status") << "Name:\tpython3\nVmHWM:\t" << hwm_kb << " kB\n";
+    // The kernel's Name: the executable's file name (at most 15 characters).
+    const std::string exe = cmd.substr(0, cmd.find(' '));
+    std::ofstream(d / "status") << "Name:\t" << exe.substr(exe.rfind('/') + 1).substr(0, 15)
+                                << "\nVmHWM:\t" << hwm_kb << " kB\n";
     std::string c = cmd;
     for (char& ch : c) if (ch == ' ') ch = '\0';
     std::ofstream(d / "cmdline") << c;
@@ -250,6 +253,28 @@ TEST_F(ProcTest, FindsMaxTextsOwnEntryPointWhateverItsCase) {
   ASSERT_TRUE(a.has_value());
   EXPECT_EQ(a->workers, 1);
   EXPECT_DOUBLE_EQ(a->trainer_memory_bytes, 30'000'000 * 1024.0);
+}
+
+// xpk's wrapper: bash -c "... (python3 -m MaxText.train ...) & while kill -0 ...; sleep 5".
+// The shells hold the trainer's command line in theirs; they and their sleep are no workers.
+TEST_F(ProcTest, TheShellsWrappingTheTrainerAreNeitherTrainerNorWorkers) {
+  const std::string script = "bash -c (python3 -m MaxText.train base.yml grain_worker_count=2) & PID=$!";
+  Proc(1, 0, "/pause", 0, 100);
+  Proc(7, 1, script, 10, 4'000);
+  Proc(8, 7, script, 10, 4'000);  // the subshell
+  Proc(9, 7, "sleep 5", 0, 1'000);
+  Proc(10, 8, "python3 -m MaxText.train base.yml grain_worker_count=2", 1000, 30'000'000);
+  Proc(11, 10, "python3 -m MaxText.train base.yml grain_worker_count=2", 500, 2'000'000);
+  Proc(12, 10, "python3 -m MaxText.train base.yml grain_worker_count=2", 500, 2'500'000);
+  std::optional<ProcessFigures> a = ProcessSampler(root_.string()).Sample(std::chrono::steady_clock::now());
+  ASSERT_TRUE(a.has_value());
+  EXPECT_EQ(a->workers, 2);
+  EXPECT_DOUBLE_EQ(a->trainer_memory_bytes, 30'000'000 * 1024.0);
+  // A shell alone is no trainer: nothing is reported until Python runs.
+  fs::remove_all(root_ / "10");
+  fs::remove_all(root_ / "11");
+  fs::remove_all(root_ / "12");
+  EXPECT_FALSE(ProcessSampler(root_.string()).Sample(std::chrono::steady_clock::now()).has_value());
 }
 
 TEST_F(ProcTest, NoTrainerVisibleIsNothingToReport) {

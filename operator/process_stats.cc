@@ -19,8 +19,16 @@ struct Proc {
   int pid = 0, ppid = 0;
   double ticks = 0;       // utime + stime
   double hwm_bytes = 0;   // VmHWM
+  std::string name;       // the executable's name (status "Name:")
   std::string cmdline;
 };
+
+// A shell's command line holds the whole script it runs (xpk's `bash -c "... python3 -m
+// MaxText.train ..."`), so it matches the trainer's pattern without being the trainer.
+bool IsShell(const std::string& name) {
+  static const std::set<std::string> kShells = {"sh", "bash", "dash", "ash", "zsh", "ksh", "mksh", "busybox"};
+  return kShells.count(name) > 0;
+}
 
 std::optional<Proc> ReadProc(const fs::path& dir, int pid) {
   std::ifstream stat(dir / "stat");
@@ -39,6 +47,7 @@ std::optional<Proc> ReadProc(const fs::path& dir, int pid) {
   std::ifstream status(dir / "status");
   for (std::string line; std::getline(status, line);)
     if (line.rfind("VmHWM:", 0) == 0) p.hwm_bytes = std::atof(line.c_str() + 6) * 1024.0;
+    else if (line.rfind("Name:", 0) == 0) p.name = line.substr(line.find_first_not_of(" \t", 5));
   std::ifstream cmd(dir / "cmdline");
   std::string raw((std::istreambuf_iterator<char>(cmd)), std::istreambuf_iterator<char>());
   for (char& c : raw)
@@ -65,14 +74,17 @@ std::optional<ProcessFigures> ProcessSampler::Sample(std::chrono::steady_clock::
     if (name.empty() || name.find_first_not_of("0123456789") != std::string::npos) continue;
     if (std::optional<Proc> p = ReadProc(e.path(), std::atoi(name.c_str()))) procs[p->pid] = *p;
   }
-  // The trainer: the oldest (lowest pid) matching process whose parent does not match too
-  // (Grain's workers are forked from the trainer and share its command line).
+  // The trainer: the oldest (lowest pid) matching process, not a shell, whose parent is not a
+  // matching non-shell too (Grain's workers are forked from the trainer and share its command
+  // line; the shells that wrap it are its ancestors, and their other children are not workers).
+  auto matches = [&](const Proc& p) {
+    return !IsShell(p.name) && Lowercase(p.cmdline).find(pattern_) != std::string::npos;
+  };
   const Proc* trainer = nullptr;
   for (const auto& [pid, p] : procs) {
-    if (Lowercase(p.cmdline).find(pattern_) == std::string::npos) continue;
+    if (!matches(p)) continue;
     auto parent = procs.find(p.ppid);
-    if (parent != procs.end() && Lowercase(parent->second.cmdline).find(pattern_) != std::string::npos)
-      continue;
+    if (parent != procs.end() && matches(parent->second)) continue;
     trainer = &p;
     break;
   }
