@@ -13,6 +13,7 @@
 # Not part of the test command: ~15-25 min per build on 2 cores, ~6 GiB of memory.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+. scripts/lib/baseline_build.sh
 bash scripts/setup.sh
 BASELINE=""
 if [ $# -gt 0 ] && [ "${1#--}" = "$1" ]; then BASELINE="$1"; shift; fi
@@ -21,13 +22,7 @@ ninja -C build graintune-webhook graintune-operator scale_bench >/dev/null
 BIN="$(bash scripts/controlplane/build.sh | tail -n 1)"
 if [ -n "$BASELINE" ]; then
   rev="$(git rev-parse --short "$BASELINE")"
-  B="$HOME/.cache/graintune/bench-baseline-$rev"
-  if [ ! -x "$B/build/webhook/graintune-webhook" ] || [ ! -x "$B/build/operator/graintune-operator" ]; then
-    rm -rf "$B" && mkdir -p "$B"
-    git archive "$rev" | tar -x -C "$B"
-    cmake -S "$B" -B "$B/build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
-    ninja -C "$B/build" graintune-webhook graintune-operator >/dev/null
-  fi
+  B="$(baseline_build "$rev")"
   echo "== baseline $rev" >&2
   build/bench/scale_bench --bin-dir "$BIN" --source-dir "$PWD" --build-dir "$B/build" --commit "$rev" "$@"
   echo "== now ($(git rev-parse --short HEAD)$(git diff --quiet || echo +changes))" >&2

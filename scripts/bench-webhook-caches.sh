@@ -7,6 +7,7 @@
 # against the same control plane in interleaved rounds; the table gives medians and ratios.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+. scripts/lib/baseline_build.sh
 bash scripts/setup.sh
 BASELINE=""
 if [ $# -gt 0 ] && [ "${1#--}" = "$1" ]; then BASELINE="$1"; shift; fi
@@ -16,13 +17,7 @@ BIN="$(bash scripts/controlplane/build.sh | tail -n 1)"
 builds=()
 if [ -n "$BASELINE" ]; then
   rev="$(git rev-parse --short "$BASELINE")"
-  B="$HOME/.cache/graintune/bench-baseline-$rev"
-  if [ ! -x "$B/build/webhook/graintune-webhook" ] || [ ! -x "$B/build/operator/graintune-operator" ]; then
-    rm -rf "$B" && mkdir -p "$B"
-    git archive "$rev" | tar -x -C "$B"
-    cmake -S "$B" -B "$B/build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
-    ninja -C "$B/build" graintune-webhook graintune-operator >/dev/null
-  fi
+  B="$(baseline_build "$rev")"
   builds+=(--build "$rev=$B/build/webhook/graintune-webhook,$B/build/operator/graintune-operator")
 fi
 builds+=(--build "now=build/webhook/graintune-webhook,build/operator/graintune-operator")
