@@ -9,7 +9,6 @@
 //
 // --scrape-targets: once the webhook and operator run, writes their /metrics addresses to FILE
 // as a Prometheus file_sd list (scripts/dashboard-picture.sh scrapes the run with it).
-#include <csignal>
 #include <cstdio>
 #include <functional>
 #include <iostream>
@@ -18,6 +17,7 @@
 #include "base/base64.h"
 #include "kube/config.h"
 #include "tests/controlplane/control_plane.h"
+#include "tests/controlplane/demo_output.h"
 #include "tests/controlplane/pod_runner.h"
 #include "tests/controlplane/tpu_nodes.h"
 #include "tests/controlplane/wait_for.h"
@@ -26,27 +26,7 @@
 namespace {
 
 using graintune::kube::Json;
-std::atomic<bool> g_interrupted{false};
-void OnSignal(int) { g_interrupted = true; }
-
-void Say(const std::string& text) { std::printf("%s\n", text.c_str()); std::fflush(stdout); }
-void Step(const std::string& title) { Say("\n== " + title); }
-
-bool WaitFor(const std::function<bool()>& done, int seconds) {
-  return graintune::testing::WaitFor(done, std::chrono::seconds(seconds), &g_interrupted);
-}
-
-std::string Text(const graintune::Result<std::string>& r) { return r.ok() ? *r : r.error(); }
-
-std::string Indent(const std::string& text, const std::string& pad = "   ") {
-  std::string out = pad;
-  for (char c : text) {
-    out += c;
-    if (c == '\n') out += pad;
-  }
-  while (!out.empty() && (out.back() == ' ' || out.back() == '\n')) out.pop_back();
-  return out;
-}
+using namespace graintune::testing::demo;
 
 }  // namespace
 
@@ -65,8 +45,7 @@ int main(int argc, char** argv) {
     std::cerr << "usage: graintune-demo --bin-dir DIR --source-dir DIR --build-dir DIR [--scrape-targets FILE]\n";
     return 2;
   }
-  std::signal(SIGINT, OnSignal);
-  std::signal(SIGTERM, OnSignal);
+  StopOnSignals();
 
   Step("1. A local control plane with KWOK TPU nodes");
   ControlPlaneOptions o;
@@ -172,8 +151,7 @@ int main(int argc, char** argv) {
         " TFLOP/s per chip, data-bound: " + (tr.value("dataBound", false) ? "yes" : "no"));
   };
   if (!WaitFor([&] { return pods_of(0).size() == 8 && runner.Started().size() >= 8; }, 90)) {
-    Say(g_interrupted ? "\nInterrupted: stopping everything." : "\nThe pods of attempt 0 did not start.");
-    return g_interrupted ? 130 : 1;
+    return Stop("The pods of attempt 0 did not start");
   }
   const Json pod0 = pods_of(0)[0];
   Say("\n   Attempt 0: 8 pods, each with grain_worker_count=" +
@@ -232,6 +210,6 @@ int main(int argc, char** argv) {
   Say(converged ? "\nDone: stopping everything this demo started."
                 : "\nThe GrainTuning did not converge in time (logs in " + cp.dir() + ").");
   runner.Stop();
-  if (g_interrupted) return 130;
+  if (Interrupted()) return 130;
   return converged ? 0 : 1;
 }

@@ -10,6 +10,7 @@
 
 #include "kube/config.h"
 #include "tests/controlplane/https_call.h"
+#include "tests/controlplane/operator_under_test.h"
 #include "tests/controlplane/pod_runner.h"
 #include "tests/controlplane/shared_control_plane.h"
 #include "tests/controlplane/tpu_nodes.h"
@@ -61,15 +62,7 @@ class OperatorE2E : public ::testing::Test {
   // `metrics_port`: where its /metrics is served, when the caller wants to read them.
   Result<ChildProcess> StartOperator(ControlPlane& cp, const std::string& id,
                                      int* metrics_port = nullptr) {
-    Result<int> port = FreeLoopbackPort();
-    if (!port.ok()) return port.status();
-    if (metrics_port) *metrics_port = *port;
-    return ChildProcess::Spawn({GRAINTUNE_OPERATOR_BIN, "--kubeconfig", cp.kubeconfig_path(),
-                                "--identity", id, "--resync-period-ms", "500",
-                                "--lease-duration-ms", "4000", "--renew-deadline-ms", "3000",
-                                "--retry-period-ms", "500", "--bind-address", "127.0.0.1",
-                                "--port", std::to_string(*port)},
-                               cp.dir() + "/operator-" + id + ".log");
+    return StartOperatorUnderTest(cp, GRAINTUNE_OPERATOR_BIN, id, metrics_port);
   }
 
   static std::optional<Json> Tuning(ControlPlane& cp, const std::string& ns, const std::string& name) {

@@ -128,14 +128,11 @@ TEST(GraintuneOnNode, HelmInstalledFromTheImageTunesAJobSetThatRunsForReal) {
     std::string last;
     const bool seen = WaitFor(
         [&] {
-          Result<std::string> out = cp->Kubectl({"apply", "--dry-run=server", "-o", "json", "-f", "-"}, manifest);
-          // The output also holds the webhook's warnings ("Warning: ..." lines) before the object.
-          if (!out.ok() || out->find('{') == std::string::npos) return false;
-          const Json j = Json::parse(out->substr(out->find('{')), nullptr, false);
-          if (j.is_discarded()) return false;
-          last = j.value("/metadata/annotations/graintune.dev~1reason"_json_pointer, "");
+          const std::optional<Json> j = AdmittedAsDryRun(*cp, manifest);
+          if (!j) return false;
+          last = j->value("/metadata/annotations/graintune.dev~1reason"_json_pointer, "");
           const std::string v =
-              j.value("/metadata/annotations/graintune.dev~1first-attempt-worker-count"_json_pointer, "0");
+              j->value("/metadata/annotations/graintune.dev~1first-attempt-worker-count"_json_pointer, "0");
           return std::stoi(v) >= 2;
         },
         seconds(30));
@@ -199,23 +196,10 @@ TEST(GraintuneOnNode, HelmInstalledFromTheImageTunesAJobSetThatRunsForReal) {
 
   // Take the recommendation once the trial has stopped changing (the trainer wrote its last
   // step and idles), as a restart would read it.
-  int next = 0, last_samples = -1;
-  auto stable_since = std::chrono::steady_clock::now();
-  ASSERT_TRUE(WaitFor(
-      [&] {
-        const Json status = tuning_status("fed", "fed");
-        const int samples = status.value("/trials/0/samples"_json_pointer, 0);
-        const auto now = std::chrono::steady_clock::now();
-        if (samples != last_samples) {
-          last_samples = samples;
-          stable_since = now;
-        }
-        const Json rec = status.value("recommendation", Json::object());
-        next = rec.value("workers", 0);
-        return rec.value("attempt", 0) == 1 && next >= 1 && now - stable_since >= seconds(3);
-      },
-      seconds(120)))
+  SettledRecommendation for_attempt_1(1);
+  ASSERT_TRUE(WaitFor([&] { return for_attempt_1.Settled(tuning_status("fed", "fed")); }, seconds(120)))
       << tuning_status("fed", "fed").dump();
+  const int next = for_attempt_1.workers();
 
   // The trainer fails (SIGTERM to it on the host: exit 143); backoffLimit 0 fails the Job, and
   // JobSet restarts it as attempt 1.

@@ -15,13 +15,12 @@
 //   graintune-demo-real-node --bin-dir DIR --source-dir DIR
 #include <signal.h>
 
-#include <atomic>
-#include <csignal>
 #include <cstdio>
 #include <functional>
 #include <iostream>
 
 #include "tests/controlplane/control_plane.h"
+#include "tests/controlplane/demo_output.h"
 #include "tests/controlplane/wait_for.h"
 #include "tests/node/chart_on_node.h"
 #include "tests/node/node_test_support.h"
@@ -30,33 +29,7 @@
 namespace {
 
 using graintune::kube::Json;
-std::atomic<bool> g_interrupted{false};
-void OnSignal(int) { g_interrupted = true; }
-
-void Say(const std::string& text) { std::printf("%s\n", text.c_str()); std::fflush(stdout); }
-void Step(const std::string& title) { Say("\n== " + title); }
-
-bool WaitFor(const std::function<bool()>& done, int seconds) {
-  return graintune::testing::WaitFor(done, std::chrono::seconds(seconds), &g_interrupted);
-}
-
-std::string Text(const graintune::Result<std::string>& r) { return r.ok() ? *r : r.error(); }
-
-std::string Indent(const std::string& text, const std::string& pad = "   ") {
-  std::string out = pad;
-  for (char c : text) {
-    out += c;
-    if (c == '\n') out += pad;
-  }
-  while (!out.empty() && (out.back() == ' ' || out.back() == '\n')) out.pop_back();
-  return out;
-}
-
-// Why the demo stops early: the interruption, or the step that did not happen.
-int Stop(const std::string& what) {
-  Say(g_interrupted ? "\nInterrupted: stopping everything." : "\n" + what + ": stopping everything.");
-  return g_interrupted ? 130 : 1;
-}
+using namespace graintune::testing::demo;
 
 }  // namespace
 
@@ -84,8 +57,7 @@ int main(int argc, char** argv) {
     std::cerr << "graintune-demo-real-node: " << images.error() << "\n";
     return 1;
   }
-  std::signal(SIGINT, OnSignal);
-  std::signal(SIGTERM, OnSignal);
+  StopOnSignals();
 
   Step("1. A local control plane with one real node (kubelet + containerd + runc)");
   ControlPlaneOptions options = *env;
@@ -127,12 +99,9 @@ int main(int argc, char** argv) {
   // The webhook learns of the new policy through its watch; a server-side dry run shows when.
   WaitFor(
       [&] {
-        Result<std::string> out = cp->Kubectl({"apply", "--dry-run=server", "-o", "json", "-f", "-"}, jobset);
-        if (!out.ok() || out->find('{') == std::string::npos) return false;
-        const Json j = Json::parse(out->substr(out->find('{')), nullptr, false);
-        return !j.is_discarded() &&
-               std::stoi(j.value("/metadata/annotations/graintune.dev~1first-attempt-worker-count"_json_pointer,
-                                 "0")) >= 2;
+        const std::optional<Json> j = AdmittedAsDryRun(*cp, jobset);
+        return j && std::stoi(j->value("/metadata/annotations/graintune.dev~1first-attempt-worker-count"_json_pointer,
+                                       "0")) >= 2;
       },
       30);
   Say("   $ kubectl apply -f trainer-jobset.yaml");
@@ -178,23 +147,9 @@ int main(int argc, char** argv) {
     return gt.ok() ? gt->value("status", Json::object()) : Json::object();
   };
   // The recommendation once the trial stopped changing (the trainer wrote its last step).
-  int next = 0, last_samples = -1;
-  auto stable_since = std::chrono::steady_clock::now();
-  const bool recommended = WaitFor(
-      [&] {
-        const Json status = tuning("demo", "trainer");
-        const int samples = status.value("/trials/0/samples"_json_pointer, 0);
-        const auto now = std::chrono::steady_clock::now();
-        if (samples != last_samples) {
-          last_samples = samples;
-          stable_since = now;
-        }
-        const Json rec = status.value("recommendation", Json::object());
-        next = rec.value("workers", 0);
-        return samples > 0 && rec.value("attempt", 0) == 1 && next >= 1 &&
-               now - stable_since >= std::chrono::seconds(3);
-      },
-      180);
+  SettledRecommendation for_attempt_1(1);
+  const bool recommended = WaitFor([&] { return for_attempt_1.Settled(tuning("demo", "trainer")); }, 180);
+  const int next = for_attempt_1.workers();
   if (!recommended) return Stop("the operator recorded no trial");
   const Json status = tuning("demo", "trainer");
   Say("   trial: " + status["trials"][0].dump());
@@ -250,6 +205,6 @@ int main(int argc, char** argv) {
   Say(Indent(Text(cp->Kubectl({"get", "graintunings", "-n", "demo"}))));
   Say(capped_right ? "\nDone: stopping everything this demo started (the host is restored)."
                    : "\nThe OOMKilled attempt was not capped: stopping everything.");
-  if (g_interrupted) return 130;
+  if (Interrupted()) return 130;
   return capped_right ? 0 : 1;
 }
