@@ -3,7 +3,8 @@
 # errors, builds (or reuses) the local control plane, and runs every ctest label: unit,
 # integration (a real kube-apiserver), e2e (the full control plane with KWOK TPU nodes) and node
 # (one real kubelet + containerd node beside them, with graintune helm-installed from the image
-# scripts/image.sh builds; needs root, docs/real-node.md), then a short
+# scripts/image.sh builds; needs root, docs/real-node.md) and maxtext (MaxText's own trainer on
+# this machine's CPU in the loop), then a short
 # run of every fuzz target (scripts/fuzz.sh).
 # GRAINTUNE_REQUIRE_CONTROLPLANE=1 turns a missing control plane into a failure, never a skip.
 set -euo pipefail
@@ -21,6 +22,13 @@ IMAGE_VARIABLES="$(bash scripts/image.sh)"
 set -a
 eval "$IMAGE_VARIABLES"
 set +a
+# MaxText's own trainer for the maxtext label (tests/e2e/maxtext_e2e_test.cc): a pinned virtual
+# environment (~1.4 GB from PyPI the first time), a corpus and a tokenizer made from this
+# machine's text, all cached under ~/.cache/graintune; exports GRAINTUNE_MAXTEXT_*.
+. scripts/lib/python_env.sh
+. scripts/lib/maxtext_trainer.sh
+MAXTEXT_VARIABLES="$(maxtext_trainer_env)"
+while IFS='=' read -r key value; do export "$key=$value"; done <<<"$MAXTEXT_VARIABLES"
 (cd "$BUILD_DIR" && ctest --output-on-failure --timeout 900 "$@")
 # Then every fuzz target for GRAINTUNE_FUZZ_SECONDS each (README "Fuzzing"): ~6 min on 2 cores
 # from a cold clang build, ~3 min once build-fuzz/ exists.

@@ -12,6 +12,7 @@
 #include <cerrno>
 #include <cstring>
 #include <fstream>
+#include <set>
 #include <sstream>
 #include <thread>
 
@@ -51,8 +52,13 @@ Result<ChildProcess> ChildProcess::Spawn(const std::vector<std::string>& argv,
   std::vector<char*> args;
   for (const std::string& a : argv) args.push_back(const_cast<char*>(a.c_str()));
   args.push_back(nullptr);
+  // extra_env replaces a variable of the same name (getenv would find the inherited one first).
+  auto name_of = [](const std::string& e) { return e.substr(0, e.find('=')); };
+  std::set<std::string> replaced;
+  for (const std::string& e : extra_env) replaced.insert(name_of(e));
   std::vector<std::string> env_store;
-  for (char** e = environ; *e; ++e) env_store.emplace_back(*e);
+  for (char** e = environ; *e; ++e)
+    if (!replaced.count(name_of(*e))) env_store.emplace_back(*e);
   for (const std::string& e : extra_env) env_store.push_back(e);
   std::vector<char*> env;
   for (std::string& e : env_store) env.push_back(e.data());
@@ -97,11 +103,12 @@ bool ChildProcess::Running() {
 }
 
 void ChildProcess::Stop(std::chrono::milliseconds grace) {
-  if (!Running()) return;
+  const pid_t group = pid_;
+  if (!Running()) return KillGroup(group);
   ::kill(pid_, SIGTERM);
   const auto deadline = std::chrono::steady_clock::now() + grace;
   while (std::chrono::steady_clock::now() < deadline) {
-    if (!Running()) return;
+    if (!Running()) return KillGroup(group);
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
   }
   Kill();
@@ -109,11 +116,19 @@ void ChildProcess::Stop(std::chrono::milliseconds grace) {
 
 void ChildProcess::Kill() {
   if (pid_ <= 0) return;
+  const pid_t group = pid_;
   ::kill(pid_, SIGKILL);
   int status = 0;
   if (::waitpid(pid_, &status, 0) == pid_)
     exit_status_ = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
   pid_ = -1;
+  KillGroup(group);
+}
+
+void ChildProcess::KillGroup(pid_t group) {
+  // What the child started in its own process group (a trainer's data workers) goes with it,
+  // as a container's processes go with the container. ESRCH when nothing is left.
+  if (group > 0) ::kill(-group, SIGKILL);
 }
 
 Result<int> FreeLoopbackPort() {

@@ -1,6 +1,7 @@
 // A child process the harness started (etcd, kube-apiserver, KWOK, a webhook under test), that
 // cannot outlive the harness: it is killed by the kernel (PR_SET_PDEATHSIG) if the harness dies
-// for any reason, and stopped (SIGTERM, then SIGKILL) when this object goes away.
+// for any reason, and stopped (SIGTERM, then SIGKILL) when this object goes away. It leads its
+// own process group: whatever it started there is killed when it stops.
 #pragma once
 
 #include <sys/types.h>
@@ -23,13 +24,14 @@ class ChildProcess {
   ChildProcess(const ChildProcess&) = delete;
   ChildProcess& operator=(const ChildProcess&) = delete;
 
-  // Starts argv[0] with stdout and stderr appended to log_path.
+  // Starts argv[0] (a path: no PATH lookup) with stdout and stderr appended to log_path and
+  // this process's environment, `extra_env` ("NAME=value") replacing variables of its names.
   static Result<ChildProcess> Spawn(const std::vector<std::string>& argv,
                                     const std::string& log_path,
                                     const std::vector<std::string>& extra_env = {});
 
   bool Running();
-  // SIGTERM, wait up to `grace`, then SIGKILL. Returns at once if not running.
+  // SIGTERM, wait up to `grace`, then SIGKILL; then SIGKILL to what is left of its group.
   void Stop(std::chrono::milliseconds grace = std::chrono::seconds(10));
   // SIGKILL at once (a crash, as tests of failover need).
   void Kill();
@@ -40,6 +42,7 @@ class ChildProcess {
   const std::string& log_path() const { return log_path_; }
 
  private:
+  static void KillGroup(pid_t group);
   pid_t pid_ = -1;
   std::optional<int> exit_status_;
   std::string name_;

@@ -1,25 +1,40 @@
 // A stand-in kubelet for graintune's pods on KWOK nodes: KWOK marks pods Running but runs
 // nothing, so this runs, on this machine, what the pod would: the graintune-exporter sidecar
 // the webhook injected (with its own arguments, bound to the pod's IP inside 127.0.0.0/8) and a
-// trainer emulator in place of MaxText, fed the worker count the pod was given. It follows the
-// pods every poll and stops a pod's processes when the pod stops running.
+// trainer: the trainer emulator fed the worker count the pod was given, or the pod's own
+// trainer container (own_trainer: real MaxText, say). It follows the pods every poll and stops
+// a pod's processes, with everything they started, when the pod stops running.
 #pragma once
 
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "tests/controlplane/control_plane.h"
 
 namespace graintune::testing {
 
+// Runs the container of the pod that graintune rewrote (the one with the worker-count
+// annotation's value in its command or env) as the container runtime would: its command and
+// args as argv (the first looked up on PATH), its literal env values, then `env` on top
+// (PATH to a Python environment, JAX_PLATFORMS=cpu). The metrics volume's mount path is this
+// pod's folder here, in env values and arguments alike. The exporter then reads this
+// machine's /proc as if it shared the pod's PID namespace, so run one such pod at a time.
+struct OwnTrainer {
+  std::vector<std::string> env;
+};
+
 struct PodRunnerOptions {
   std::string exporter_binary;
-  std::string trainer_binary;
+  std::string trainer_binary;  // the emulator; unused with own_trainer
   double time_scale = 0.05;
   int steps = 40;
+  std::optional<OwnTrainer> own_trainer;
+  std::string ns;  // only this namespace's pods; empty: every namespace
 };
 
 class PodRunner {
@@ -30,13 +45,18 @@ class PodRunner {
   void Stop();
   // Pods whose processes were started so far (by name).
   std::vector<std::string> Started() const;
+  // The trainer's process id for a running pod (by name), e.g. to count what it started.
+  std::optional<int> TrainerPid(const std::string& pod_name) const;
+  // The pod's folder here (its logs, metrics file), by name; empty before it started.
+  std::string PodDir(const std::string& pod_name) const;
 
  private:
   void Poll();
   struct Running {
-    std::string name;
+    std::string name, dir;
     ChildProcess exporter, trainer;
   };
+  Result<ChildProcess> StartOwnTrainer(const kube::Json& pod, const std::string& dir) const;
   ControlPlane& cp_;
   PodRunnerOptions options_;
   mutable std::mutex mu_;

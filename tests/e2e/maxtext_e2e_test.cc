@@ -1,0 +1,399 @@
+// Real MaxText in the loop (label maxtext): a one-host JobSet runs MaxText's own trainer
+// (maxtext 0.2.5 on this machine's CPU, a tiny model, a pipeline that tokenizes 512 KiB
+// records, so data loading is the bottleneck) with grain_worker_count=-1. graintune-webhook
+// rewrites the command; the stand-in kubelet runs exactly that command through bash with the
+// pinned MaxText environment on PATH; MaxText starts the Grain worker processes and its own
+// metric logger writes the metrics file; graintune-exporter follows it and reads /proc;
+// graintune-operator records the trial; the attempt fails, JobSet restarts it, and the
+// restart runs the recommended value.
+//
+// It asserts what the machine's noise cannot break: the Grain worker processes MaxText started
+// (counted from /proc, and as the exporter counted them) are graintune's value; every line
+// MaxText wrote parses; the trial's steady samples and data-bound verdict are the ones the
+// steps in the file imply; the restarted attempt runs the recommendation.
+//
+// Needs the GRAINTUNE_MAXTEXT_* variables of scripts/lib/maxtext_trainer.sh (scripts/test.sh
+// exports them) and the control plane; it fails, never skips, under GRAINTUNE_REQUIRE_CONTROLPLANE=1.
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <functional>
+#include <set>
+#include <sstream>
+
+#include "kube/config.h"
+#include "operator/maxtext_metrics.h"
+#include "operator/pod_facts.h"
+#include "operator/step_log.h"
+#include "tests/controlplane/operator_under_test.h"
+#include "tests/controlplane/pod_runner.h"
+#include "tests/controlplane/shared_control_plane.h"
+#include "tests/controlplane/tpu_nodes.h"
+#include "tests/controlplane/wait_for.h"
+#include "tests/controlplane/webhook_under_test.h"
+#include "tuner/trial.h"
+
+namespace graintune::testing {
+namespace {
+
+namespace fs = std::filesystem;
+using kube::Json;
+
+constexpr char kNs[] = "maxtext";
+constexpr char kJobSet[] = "tiny";
+constexpr int kSteps = 22;         // 20 steps after warm-up: 10 steady samples, the operator needs 8
+constexpr int kWarmupSteps = 2;    // the operator's default (--warmup-steps)
+constexpr int kMinSamples = 8;     // the operator's default
+
+std::string Text(const Result<std::string>& r) { return r.ok() ? *r : r.error(); }
+
+struct MaxTextEnv {
+  std::string python, records, tokenizer, tiny_args;
+};
+
+std::optional<MaxTextEnv> MaxTextFromEnvironment() {
+  const char* python = std::getenv("GRAINTUNE_MAXTEXT_PYTHON");
+  const char* records = std::getenv("GRAINTUNE_MAXTEXT_LARGE_RECORDS");
+  const char* tokenizer = std::getenv("GRAINTUNE_MAXTEXT_TOKENIZER");
+  const char* args = std::getenv("GRAINTUNE_MAXTEXT_TINY_ARGS");
+  if (!python || !records || !tokenizer || !args) return std::nullopt;
+  return MaxTextEnv{python, records, tokenizer, args};
+}
+
+// xpk's wrapper around MaxText's own entry point, on this machine's CPU: single-threaded XLA,
+// no network (the tokenizer is a local file).
+std::string TinyJobSet(const MaxTextEnv& m, const std::string& out_dir) {
+  const std::string train = "python3 -m maxtext.trainers.pre_train.train " + m.tiny_args +
+                            " grain_train_files=" + m.records + " tokenizer_path=" + m.tokenizer +
+                            " run_name=tiny base_output_directory=" + out_dir +
+                            " steps=" + std::to_string(kSteps) + " grain_worker_count=-1";
+  return std::string("apiVersion: jobset.x-k8s.io/v1alpha2\nkind: JobSet\n") +
+         "metadata: {name: " + kJobSet + ", namespace: " + kNs + "}\n" + R"(spec:
+  failurePolicy: {maxRestarts: 3}
+  replicatedJobs:
+    - name: slice-job
+      replicas: 1
+      template:
+        spec:
+          parallelism: 1
+          completions: 1
+          backoffLimit: 0
+          template:
+            spec:
+              restartPolicy: Never
+              nodeSelector: {graintune.dev/e2e-host: maxtext}
+              tolerations: [{key: google.com/tpu, operator: Exists}]
+              containers:
+                - name: maxtext
+                  image: maxtext-runner:latest
+                  command:
+                    - bash
+                    - -c
+                    - |
+                      echo start: $(date);
+                      _sigterm() (kill -SIGTERM $! 2>/dev/null;);
+                      trap _sigterm SIGTERM;
+                      ()" + train + R"() & PID=$!;
+                      while kill -0 $PID 2>/dev/null; do sleep 1; done;
+                      wait $PID;
+                      EXIT_CODE=$?;
+                      echo EXIT_CODE=$EXIT_CODE;
+                      exit $EXIT_CODE
+                  env:
+                    - {name: JAX_PLATFORMS, value: cpu}
+                    - {name: XLA_FLAGS, value: --xla_cpu_multi_thread_eigen=false}
+                    - {name: HF_HUB_OFFLINE, value: "1"}
+                  resources: {limits: {google.com/tpu: 4}}
+)";
+}
+
+// GrainTunePolicy capping the namespace's workers; nothing kept back on the host, which is
+// this 2-core machine.
+std::string Policy(int max_workers) {
+  return std::string("apiVersion: graintune.dev/v1alpha1\nkind: GrainTunePolicy\n") +
+         "metadata: {name: " + kNs + "}\nspec:\n  priority: 10\n" +
+         "  namespaceSelector: {matchLabels: {kubernetes.io/metadata.name: " + kNs + "}}\n" +
+         "  reservedCpu: \"0\"\n  reservedMemory: \"0\"\n  maxWorkers: " + std::to_string(max_workers) + "\n";
+}
+
+std::map<int, std::string> ProcStates() {  // pid -> stat's text after the command name
+  std::map<int, std::string> out;
+  std::error_code ec;
+  for (fs::directory_iterator it("/proc", ec), end; !ec && it != end; it.increment(ec)) {
+    const std::string name = it->path().filename();
+    if (name.find_first_not_of("0123456789") != std::string::npos) continue;
+    std::ifstream f(it->path() / "stat");
+    std::string text((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+    const size_t close = text.rfind(')');
+    if (close != std::string::npos) out[std::stoi(name)] = text.substr(close + 2);
+  }
+  return out;
+}
+
+std::string Cmdline(int pid) {
+  std::ifstream f("/proc/" + std::to_string(pid) + "/cmdline");
+  std::string raw((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+  for (char& c : raw)
+    if (c == '\0') c = ' ';
+  return raw;
+}
+
+// The processes below `pid` (the container's bash), by pid, with their command lines.
+std::map<int, std::string> Descendants(int pid) {
+  std::map<int, std::vector<int>> children;
+  for (const auto& [p, rest] : ProcStates()) {
+    std::istringstream in(rest);
+    std::string state;
+    int ppid = 0;
+    in >> state >> ppid;
+    if (state != "Z") children[ppid].push_back(p);
+  }
+  std::map<int, std::string> out;
+  std::vector<int> todo = {pid};
+  while (!todo.empty()) {
+    const int at = todo.back();
+    todo.pop_back();
+    for (int c : children[at]) {
+      out[c] = Cmdline(c);
+      todo.push_back(c);
+    }
+  }
+  return out;
+}
+
+// Grain's worker processes: what MaxText's Python process started (multiprocessing's spawn
+// children), not the shells above it, their `sleep`, or multiprocessing's resource tracker.
+int GrainWorkers(const std::map<int, std::string>& tree) {
+  int trainer = 0;
+  for (const auto& [pid, cmd] : tree)
+    if (cmd.find("maxtext.trainers.pre_train.train") != std::string::npos &&
+        cmd.rfind("bash", 0) != 0 && (trainer == 0 || pid < trainer))
+      trainer = pid;
+  if (trainer == 0) return -1;
+  int workers = 0;
+  for (const auto& [pid, cmd] : Descendants(trainer))
+    if (cmd.find("resource_tracker") == std::string::npos) ++workers;
+  return workers;
+}
+
+bool Ended(int pid) {
+  const std::map<int, std::string> states = ProcStates();
+  auto it = states.find(pid);
+  return it == states.end() || it->second.rfind("Z", 0) == 0;
+}
+
+std::optional<Json> Tuning(ControlPlane& cp) {
+  auto r = cp.AdminClient()->Get(kube::resources::kGrainTunings, kNs, kJobSet);
+  if (!r.ok()) return std::nullopt;
+  return *r;
+}
+
+std::vector<Json> Pods(ControlPlane& cp, int attempt) {
+  kube::ListOptions lo;
+  lo.label_selector = std::string("jobset.sigs.k8s.io/jobset-name=") + kJobSet +
+                      ",jobset.sigs.k8s.io/restart-attempt=" + std::to_string(attempt);
+  auto r = cp.AdminClient()->List(kube::resources::kPods, kNs, lo);
+  return r.ok() ? r->items : std::vector<Json>{};
+}
+
+Result<std::string> Get(const std::string& server, const std::string& path) {
+  kube::ClientConfig config;
+  config.server = server;
+  auto client = kube::Client::FromConfig(config);
+  if (!client.ok()) return client.error().ToStatus();
+  kube::ApiResult<std::string> r = (*client)->GetRaw(path);
+  if (!r.ok()) return r.error().ToStatus();
+  return *r;
+}
+
+// What one attempt showed, from the machine and the files, not from graintune's figures.
+struct AttemptSeen {
+  std::string pod, command;
+  int workers = 0;                  // the pod's graintune.dev/worker-count
+  int most_grain_processes = -1;    // counted from /proc while MaxText trained
+  int exporter_workers = -1;        // the exporter's count in /steps
+  std::vector<double> step_seconds; // from MaxText's metrics file, step order
+  int lines = 0, malformed = 0;
+  long exporter_malformed = -1;
+};
+
+class MaxTextE2E : public ::testing::Test {
+ protected:
+  // Waits for `attempt`'s pod and its trainer, counts the Grain processes while MaxText runs,
+  // and reads its metrics file once it has ended.
+  // `on_started` runs once the trainer has started.
+  void RunAttempt(ControlPlane& cp, PodRunner& runner, int attempt, AttemptSeen& seen,
+                  const std::function<void()>& on_started = [] {}) {
+    std::optional<int> pid;
+    ASSERT_TRUE(WaitFor([&] {
+      const std::vector<Json> pods = Pods(cp, attempt);
+      if (pods.size() != 1) return false;
+      seen.pod = pods[0]["metadata"].value("name", "");
+      pid = runner.TrainerPid(seen.pod);
+      return pid.has_value();
+    }, std::chrono::seconds(90))) << Text(cp.Kubectl({"get", "jobset,jobs,pods", "-n", kNs, "-o", "wide"}));
+    on_started();
+    const Json pod = Pods(cp, attempt)[0];
+    seen.workers = std::stoi(pod["metadata"]["annotations"].value("graintune.dev/worker-count", "-1"));
+    for (const Json& c : pod["spec"]["containers"])
+      if (c.value("name", "") == "maxtext") seen.command = c["command"].back().get<std::string>();
+    const std::string dir = runner.PodDir(seen.pod);
+    const std::string exporter = "http://" + pod["status"].value("podIP", "") + ":" +
+                                 std::to_string(op::PodFactsFromJson(pod).exporter_port);
+    // MaxText trains for kSteps steps and exits; the pod stays Running (KWOK) until failed.
+    ASSERT_TRUE(WaitFor([&] {
+      seen.most_grain_processes = std::max(seen.most_grain_processes, GrainWorkers(Descendants(*pid)));
+      if (Result<std::string> body = Get(exporter, "/steps"); body.ok())
+        if (Result<op::StepsDocument> doc = op::ParseStepsDocument(*body); doc.ok() && doc->process)
+          seen.exporter_workers = std::max(seen.exporter_workers, doc->process->workers);
+      return Ended(*pid);
+    }, std::chrono::seconds(420))) << TailOfFile(dir + "/trainer.log");
+    std::printf("attempt %d trainer log:\n%s\n", attempt, TailOfFile(dir + "/trainer.log", 1500).c_str());
+    std::ifstream file(dir + "/metrics.jsonl");
+    std::vector<op::StepSample> steps;
+    for (std::string line; std::getline(file, line);) {
+      ++seen.lines;
+      Result<op::MetricsLine> parsed = op::ParseMetricsLine(line);
+      if (!parsed.ok()) {
+        ++seen.malformed;
+        ADD_FAILURE() << "MaxText wrote a line graintune cannot read: " << parsed.error() << "\n" << line;
+      } else if (parsed->sample) {
+        steps.push_back(*parsed->sample);
+      }
+    }
+    std::sort(steps.begin(), steps.end(), [](const auto& a, const auto& b) { return a.step < b.step; });
+    for (const op::StepSample& s : steps) seen.step_seconds.push_back(s.step_time_seconds);
+    // The exporter has read the whole file once its /steps holds every step.
+    ASSERT_TRUE(WaitFor([&] {
+      Result<std::string> body = Get(exporter, "/steps");
+      if (!body.ok()) return false;
+      Result<op::StepsDocument> doc = op::ParseStepsDocument(*body);
+      if (!doc.ok() || doc->steps.size() != steps.size()) return false;
+      seen.exporter_malformed = doc->malformed_lines;
+      return true;
+    }, std::chrono::seconds(30))) << TailOfFile(dir + "/exporter.log");
+  }
+};
+
+// The stored verdict against what the file's steps and the exporter's busy fraction imply. A
+// trial keeps a data-bound verdict once one scrape showed it (an earlier, shorter view), so a
+// data-bound trial needs no more; a fed one can be neither bound by the whole file's steps nor
+// have had its workers busy all the time.
+void ExpectTheVerdictTheStepsImply(const Json& stored, const Trial& from_file) {
+  const bool bound = stored.value("dataBound", false);
+  const double busy = stored.value("workerBusyFraction", -1.0);
+  std::printf("trial of attempt %d: dataBound=%d, from the file: spread %.3f, draining %d, "
+              "%d samples, mean %.3f s; worker busy fraction %.2f\n",
+              stored.value("attempt", -1), bound, from_file.step_spread, from_file.draining,
+              from_file.samples, from_file.step_seconds_mean, busy);
+  if (IsDataBound(from_file)) {
+    EXPECT_TRUE(bound) << stored.dump();
+  }
+  if (!bound) {
+    EXPECT_LT(busy, kSaturatedBusyFraction) << stored.dump();
+  }
+}
+
+TEST_F(MaxTextE2E, RealMaxTextRunsGraintunesValueAndItsRestartRunsTheRecommendation) {
+  const std::optional<MaxTextEnv> maxtext = MaxTextFromEnvironment();
+  if (!maxtext) {
+    const char* req = std::getenv("GRAINTUNE_REQUIRE_CONTROLPLANE");
+    if (req && std::string(req) == "1")
+      FAIL() << "GRAINTUNE_MAXTEXT_* are not set (scripts/test.sh sets them from scripts/lib/maxtext_trainer.sh)";
+    GTEST_SKIP() << "GRAINTUNE_MAXTEXT_* are not set: run scripts/test.sh";
+  }
+  GRAINTUNE_USE_CONTROL_PLANE(cp, ControlPlaneKind::kFull);
+  // One TPU host shaped like this machine: 2 cores, 16 GiB allocatable.
+  Result<Json> node = TpuNode({.name = "maxtext-host", .topology = "2x2", .allocatable_cpu = 2.0,
+                               .allocatable_memory_bytes = 16.0 * (1 << 30)});
+  ASSERT_TRUE(node.ok()) << node.error();
+  (*node)["metadata"]["labels"]["graintune.dev/e2e-host"] = "maxtext";
+  auto created = cp->AdminClient()->Create(kube::resources::kNodes, "", *node);
+  ASSERT_TRUE(created.ok() || created.error().IsAlreadyExists()) << created.status().message();
+  ASSERT_TRUE(cp->Kubectl({"create", "namespace", kNs}).ok());
+  // Attempt 0 starts deliberately low: one Grain worker cannot keep up with this pipeline.
+  ASSERT_TRUE(cp->Kubectl({"apply", "-f", "-"}, Policy(1)).ok());
+
+  auto webhook = WebhookUnderTest::Start(*cp, {.binary = GRAINTUNE_WEBHOOK_BIN});
+  ASSERT_TRUE(webhook.ok()) << webhook.error();
+  auto op = StartOperatorUnderTest(*cp, GRAINTUNE_OPERATOR_BIN, "op-maxtext");
+  ASSERT_TRUE(op.ok()) << op.error();
+  const std::string venv_bin = fs::path(maxtext->python).parent_path();
+  PodRunner runner(*cp, {.exporter_binary = GRAINTUNE_EXPORTER_BIN,
+                         .own_trainer = OwnTrainer{{"PATH=" + venv_bin + ":" + std::getenv("PATH")}},
+                         .ns = kNs});
+  runner.Start();
+  const std::string out_dir = cp->dir() + "/maxtext-out";
+  Result<std::string> applied = cp->Kubectl({"apply", "-f", "-"}, TinyJobSet(*maxtext, out_dir));
+  ASSERT_TRUE(applied.ok()) << applied.error();
+  auto yaml = [&] { return Text(cp->Kubectl({"get", "graintunings", "-n", kNs, "-o", "yaml"})); };
+
+  // Attempt 0: graintune's value, capped at 1, in the command MaxText runs. Once it runs, the
+  // platform lifts the cap: the trial, not the policy, decides attempt 1.
+  AttemptSeen a0;
+  RunAttempt(*cp, runner, 0, a0, [&] { ASSERT_TRUE(cp->Kubectl({"apply", "-f", "-"}, Policy(64)).ok()); });
+  if (HasFatalFailure()) return;
+  EXPECT_EQ(a0.workers, 1);
+  EXPECT_NE(a0.command.find(" grain_worker_count=1 "), std::string::npos) << a0.command;
+  EXPECT_EQ(a0.command.find("grain_worker_count=-1"), std::string::npos) << a0.command;
+  EXPECT_EQ(a0.most_grain_processes, a0.workers) << "Grain worker processes MaxText started";
+  EXPECT_EQ(a0.exporter_workers, a0.workers) << "the exporter's count from /proc";
+  EXPECT_EQ(a0.malformed, 0);
+  EXPECT_EQ(a0.exporter_malformed, 0);
+  EXPECT_EQ(static_cast<int>(a0.step_seconds.size()), a0.lines) << "a line per step, no eval lines";
+  EXPECT_GE(static_cast<int>(a0.step_seconds.size()), kSteps - 1);
+
+  // The trial the operator stored has every steady sample of the file and a verdict the steps
+  // allow; the recommendation written with that final trial is attempt 1's value (MaxText has
+  // ended: nothing changes it any more).
+  Result<Trial> whole = SummarizeSteps(a0.step_seconds, 1.0, kWarmupSteps);
+  ASSERT_TRUE(whole.ok()) << whole.error();
+  Json trial0;
+  int recommended = -1;
+  ASSERT_TRUE(WaitFor([&] {
+    std::optional<Json> gt = Tuning(*cp);
+    if (!gt) return false;
+    trial0 = gt->value("/status/trials/0"_json_pointer, Json::object());
+    const Json rec = gt->value("/status/recommendation"_json_pointer, Json::object());
+    recommended = rec.value("workers", -1);
+    return trial0.value("samples", 0) == whole->samples && rec.value("attempt", 0) == 1;
+  }, std::chrono::seconds(30))) << yaml();
+  EXPECT_EQ(trial0.value("workers", 0), a0.workers);
+  ExpectTheVerdictTheStepsImply(trial0, *whole);
+  EXPECT_NEAR(trial0.value("stepTimeMeanSeconds", 0.0), whole->step_seconds_mean, 0.0006);
+  ASSERT_GE(recommended, 0) << yaml();
+
+  // Attempt 0 fails; JobSet restarts the slice; attempt 1 runs the recommendation.
+  ASSERT_TRUE(cp->Kubectl({"annotate", "pod", "-n", kNs, a0.pod, "graintune.dev/test-terminate=Error"}).ok());
+  AttemptSeen a1;
+  RunAttempt(*cp, runner, 1, a1);
+  if (HasFatalFailure()) return;
+  EXPECT_EQ(a1.workers, recommended) << "the restart runs the recommendation";
+  EXPECT_NE(a1.command.find(" grain_worker_count=" + std::to_string(a1.workers) + " "), std::string::npos)
+      << a1.command;
+  EXPECT_EQ(a1.most_grain_processes, a1.workers);
+  EXPECT_EQ(a1.exporter_workers, a1.workers);
+  EXPECT_EQ(a1.malformed, 0);
+  EXPECT_EQ(a1.exporter_malformed, 0);
+  Result<Trial> whole1 = SummarizeSteps(a1.step_seconds, 1.0, kWarmupSteps);
+  ASSERT_TRUE(whole1.ok()) << whole1.error();
+  std::optional<Json> gt;
+  ASSERT_TRUE(WaitFor([&] {
+    gt = Tuning(*cp);
+    return gt && gt->value("/status/trials/1/samples"_json_pointer, 0) == whole1->samples;
+  }, std::chrono::seconds(30))) << yaml();
+  EXPECT_EQ(gt->value("/status/trials/1/workers"_json_pointer, -1), a1.workers);
+  ExpectTheVerdictTheStepsImply(gt->value("/status/trials/1"_json_pointer, Json::object()), *whole1);
+  std::printf("\nattempt 0: %d workers (%d Grain processes counted), attempt 1: %d (%d counted)\n",
+              a0.workers, a0.most_grain_processes, a1.workers, a1.most_grain_processes);
+  std::printf("$ kubectl get graintuning -n %s %s -o jsonpath={.status}\n%s\n", kNs, kJobSet,
+              gt->value("status", Json::object()).dump(2).c_str());
+  cp->Kubectl({"delete", "namespace", kNs, "--wait=false"});
+  cp->Kubectl({"delete", "graintunepolicy", kNs});
+}
+
+}  // namespace
+}  // namespace graintune::testing
