@@ -249,9 +249,12 @@ TEST_F(ProcTest, FindsMaxTextsOwnEntryPointWhateverItsCase) {
   Proc(1, 0, "/pause", 0, 100);
   Proc(10, 1, "python -m maxtext.trainers.pre_train.train hardware=cpu", 1000, 30'000'000);
   Proc(11, 10, "python -c from multiprocessing.spawn import spawn_main", 500, 2'000'000);
+  // What maxtext 0.2.5 with grain_worker_count=1 runs beside its one worker: not a worker.
+  Proc(12, 10, "python -c from multiprocessing.resource_tracker import main;main(8)", 5, 9'000'000);
   std::optional<ProcessFigures> a = ProcessSampler(root_.string()).Sample(std::chrono::steady_clock::now());
   ASSERT_TRUE(a.has_value());
   EXPECT_EQ(a->workers, 1);
+  EXPECT_DOUBLE_EQ(a->worker_memory_bytes, 2'000'000 * 1024.0);
   EXPECT_DOUBLE_EQ(a->trainer_memory_bytes, 30'000'000 * 1024.0);
 }
 
@@ -275,6 +278,18 @@ TEST_F(ProcTest, TheShellsWrappingTheTrainerAreNeitherTrainerNorWorkers) {
   fs::remove_all(root_ / "11");
   fs::remove_all(root_ / "12");
   EXPECT_FALSE(ProcessSampler(root_.string()).Sample(std::chrono::steady_clock::now()).has_value());
+}
+
+// The exporter runs with --trainer-pattern PATTERN: its own command line matches; it is no trainer.
+TEST_F(ProcTest, TheExporterItselfIsNoTrainer) {
+  const int self = static_cast<int>(::getpid());
+  Proc(self, 1, "/graintune-exporter --trainer-pattern maxtext.trainers.pre_train.train", 5, 10'000);
+  ProcessSampler sampler(root_.string(), "maxtext.trainers.pre_train.train");
+  EXPECT_FALSE(sampler.Sample(std::chrono::steady_clock::now()).has_value());
+  Proc(self + 1, 1, "python3 -m maxtext.trainers.pre_train.train", 1000, 30'000'000);
+  std::optional<ProcessFigures> a = sampler.Sample(std::chrono::steady_clock::now());
+  ASSERT_TRUE(a.has_value());
+  EXPECT_DOUBLE_EQ(a->trainer_memory_bytes, 30'000'000 * 1024.0);
 }
 
 TEST_F(ProcTest, NoTrainerVisibleIsNothingToReport) {

@@ -6,6 +6,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <set>
 #include <sstream>
 #include <vector>
@@ -25,6 +26,11 @@ struct Proc {
 
 // A shell's command line holds the whole script it runs (xpk's `bash -c "... python3 -m
 // MaxText.train ..."`), so it matches the trainer's pattern without being the trainer.
+bool IsMultiprocessingHelper(const std::string& cmdline) {
+  return cmdline.find("multiprocessing.resource_tracker") != std::string::npos ||
+         cmdline.find("multiprocessing.forkserver") != std::string::npos;
+}
+
 bool IsShell(const std::string& name) {
   static const std::set<std::string> kShells = {"sh", "bash", "dash", "ash", "zsh", "ksh", "mksh", "busybox"};
   return kShells.count(name) > 0;
@@ -77,8 +83,10 @@ std::optional<ProcessFigures> ProcessSampler::Sample(std::chrono::steady_clock::
   // The trainer: the oldest (lowest pid) matching process, not a shell, whose parent is not a
   // matching non-shell too (Grain's workers are forked from the trainer and share its command
   // line; the shells that wrap it are its ancestors, and their other children are not workers).
+  // Nor is the exporter itself: its own command line holds the pattern when one is given.
+  const int self = static_cast<int>(::getpid());
   auto matches = [&](const Proc& p) {
-    return !IsShell(p.name) && Lowercase(p.cmdline).find(pattern_) != std::string::npos;
+    return p.pid != self && !IsShell(p.name) && Lowercase(p.cmdline).find(pattern_) != std::string::npos;
   };
   const Proc* trainer = nullptr;
   for (const auto& [pid, p] : procs) {
@@ -96,6 +104,10 @@ std::optional<ProcessFigures> ProcessSampler::Sample(std::chrono::steady_clock::
       if (!descendants.count(pid) && descendants.count(p.ppid)) grew = descendants.insert(pid).second;
   }
   descendants.erase(trainer->pid);
+  // Python's multiprocessing starts helpers beside the workers it spawns (the resource
+  // tracker, a forkserver): they hold no data pipeline, so they are no Grain workers.
+  for (auto it = descendants.begin(); it != descendants.end();)
+    it = IsMultiprocessingHelper(procs[*it].cmdline) ? descendants.erase(it) : std::next(it);
 
   ProcessFigures f;
   f.workers = static_cast<int>(descendants.size());

@@ -184,6 +184,8 @@ void PodRunner::Poll() {
     const bool own = options_.own_trainer.has_value();
     std::vector<std::string> exporter = {options_.exporter_binary};
     for (const std::string& a : ExporterArgs(*sidecar, metrics, ip, own)) exporter.push_back(a);
+    if (own && !options_.own_trainer->trainer_pattern.empty())
+      exporter.insert(exporter.end(), {"--trainer-pattern", options_.own_trainer->trainer_pattern});
     // The downward API's metadata.uid, as the kubelet would resolve it.
     Result<ChildProcess> e =
         ChildProcess::Spawn(exporter, dir + "/exporter.log", {"GRAINTUNE_POD_UID=" + uid});

@@ -26,6 +26,10 @@ namespace graintune::testing {
 // machine's /proc as if it shared the pod's PID namespace, so run one such pod at a time.
 struct OwnTrainer {
   std::vector<std::string> env;
+  // The exporter's --trainer-pattern: this machine's /proc holds more than the pod's processes
+  // (the test itself, whose command line may name the trainer too), so a pattern only the
+  // trainer's command line holds stands in for the pod's own PID namespace.
+  std::string trainer_pattern;
 };
 
 struct PodRunnerOptions {

@@ -25,6 +25,7 @@
 #include <sstream>
 
 #include "kube/config.h"
+#include "operator/exporter_scraper.h"
 #include "operator/maxtext_metrics.h"
 #include "operator/pod_facts.h"
 #include "operator/step_log.h"
@@ -119,6 +120,17 @@ std::string Policy(int max_workers) {
          "  reservedCpu: \"0\"\n  reservedMemory: \"0\"\n  maxWorkers: " + std::to_string(max_workers) + "\n";
 }
 
+// Whether the command passes MaxText grain_worker_count=N (an override word ends at a space,
+// a quote or the subshell's parenthesis).
+bool RunsWith(const std::string& command, int workers) {
+  const std::string word = " grain_worker_count=" + std::to_string(workers);
+  for (size_t at = command.find(word); at != std::string::npos; at = command.find(word, at + 1)) {
+    const size_t end = at + word.size();
+    if (end == command.size() || std::string(" )'\"\n;").find(command[end]) != std::string::npos) return true;
+  }
+  return false;
+}
+
 std::map<int, std::string> ProcStates() {  // pid -> stat's text after the command name
   std::map<int, std::string> out;
   std::error_code ec;
@@ -199,16 +211,6 @@ std::vector<Json> Pods(ControlPlane& cp, int attempt) {
   return r.ok() ? r->items : std::vector<Json>{};
 }
 
-Result<std::string> Get(const std::string& server, const std::string& path) {
-  kube::ClientConfig config;
-  config.server = server;
-  auto client = kube::Client::FromConfig(config);
-  if (!client.ok()) return client.error().ToStatus();
-  kube::ApiResult<std::string> r = (*client)->GetRaw(path);
-  if (!r.ok()) return r.error().ToStatus();
-  return *r;
-}
-
 // What one attempt showed, from the machine and the files, not from graintune's figures.
 struct AttemptSeen {
   std::string pod, command;
@@ -241,14 +243,14 @@ class MaxTextE2E : public ::testing::Test {
     for (const Json& c : pod["spec"]["containers"])
       if (c.value("name", "") == "maxtext") seen.command = c["command"].back().get<std::string>();
     const std::string dir = runner.PodDir(seen.pod);
-    const std::string exporter = "http://" + pod["status"].value("podIP", "") + ":" +
-                                 std::to_string(op::PodFactsFromJson(pod).exporter_port);
+    // The exporter's /steps, read as the operator reads it.
+    const op::PodFacts facts = op::PodFactsFromJson(pod);
+    auto exporter_steps = [&] { return op::FetchExporterSteps(facts, op::ScraperOptions{}, std::stop_token{}); };
     // MaxText trains for kSteps steps and exits; the pod stays Running (KWOK) until failed.
     ASSERT_TRUE(WaitFor([&] {
       seen.most_grain_processes = std::max(seen.most_grain_processes, GrainWorkers(Descendants(*pid)));
-      if (Result<std::string> body = Get(exporter, "/steps"); body.ok())
-        if (Result<op::StepsDocument> doc = op::ParseStepsDocument(*body); doc.ok() && doc->process)
-          seen.exporter_workers = std::max(seen.exporter_workers, doc->process->workers);
+      if (Result<op::StepsDocument> doc = exporter_steps(); doc.ok() && doc->process)
+        seen.exporter_workers = std::max(seen.exporter_workers, doc->process->workers);
       return Ended(*pid);
     }, std::chrono::seconds(420))) << TailOfFile(dir + "/trainer.log");
     std::printf("attempt %d trainer log:\n%s\n", attempt, TailOfFile(dir + "/trainer.log", 1500).c_str());
@@ -267,14 +269,15 @@ class MaxTextE2E : public ::testing::Test {
     std::sort(steps.begin(), steps.end(), [](const auto& a, const auto& b) { return a.step < b.step; });
     for (const op::StepSample& s : steps) seen.step_seconds.push_back(s.step_time_seconds);
     // The exporter has read the whole file once its /steps holds every step.
+    std::string last_answer;
     ASSERT_TRUE(WaitFor([&] {
-      Result<std::string> body = Get(exporter, "/steps");
-      if (!body.ok()) return false;
-      Result<op::StepsDocument> doc = op::ParseStepsDocument(*body);
+      Result<op::StepsDocument> doc = exporter_steps();
+      last_answer = doc.ok() ? std::to_string(doc->steps.size()) + " steps" : doc.error();
       if (!doc.ok() || doc->steps.size() != steps.size()) return false;
       seen.exporter_malformed = doc->malformed_lines;
       return true;
-    }, std::chrono::seconds(30))) << TailOfFile(dir + "/exporter.log");
+    }, std::chrono::seconds(30))) << steps.size() << " steps in the file; the exporter's /steps: "
+                                  << last_answer << "\n" << TailOfFile(dir + "/exporter.log");
   }
 };
 
@@ -323,7 +326,8 @@ TEST_F(MaxTextE2E, RealMaxTextRunsGraintunesValueAndItsRestartRunsTheRecommendat
   ASSERT_TRUE(op.ok()) << op.error();
   const std::string venv_bin = fs::path(maxtext->python).parent_path();
   PodRunner runner(*cp, {.exporter_binary = GRAINTUNE_EXPORTER_BIN,
-                         .own_trainer = OwnTrainer{{"PATH=" + venv_bin + ":" + std::getenv("PATH")}},
+                         .own_trainer = OwnTrainer{.env = {"PATH=" + venv_bin + ":" + std::getenv("PATH")},
+                                                   .trainer_pattern = "maxtext.trainers.pre_train.train"},
                          .ns = kNs});
   runner.Start();
   const std::string out_dir = cp->dir() + "/maxtext-out";
@@ -337,7 +341,7 @@ TEST_F(MaxTextE2E, RealMaxTextRunsGraintunesValueAndItsRestartRunsTheRecommendat
   RunAttempt(*cp, runner, 0, a0, [&] { ASSERT_TRUE(cp->Kubectl({"apply", "-f", "-"}, Policy(64)).ok()); });
   if (HasFatalFailure()) return;
   EXPECT_EQ(a0.workers, 1);
-  EXPECT_NE(a0.command.find(" grain_worker_count=1 "), std::string::npos) << a0.command;
+  EXPECT_TRUE(RunsWith(a0.command, 1)) << a0.command;
   EXPECT_EQ(a0.command.find("grain_worker_count=-1"), std::string::npos) << a0.command;
   EXPECT_EQ(a0.most_grain_processes, a0.workers) << "Grain worker processes MaxText started";
   EXPECT_EQ(a0.exporter_workers, a0.workers) << "the exporter's count from /proc";
@@ -372,8 +376,7 @@ TEST_F(MaxTextE2E, RealMaxTextRunsGraintunesValueAndItsRestartRunsTheRecommendat
   RunAttempt(*cp, runner, 1, a1);
   if (HasFatalFailure()) return;
   EXPECT_EQ(a1.workers, recommended) << "the restart runs the recommendation";
-  EXPECT_NE(a1.command.find(" grain_worker_count=" + std::to_string(a1.workers) + " "), std::string::npos)
-      << a1.command;
+  EXPECT_TRUE(RunsWith(a1.command, a1.workers)) << a1.command;
   EXPECT_EQ(a1.most_grain_processes, a1.workers);
   EXPECT_EQ(a1.exporter_workers, a1.workers);
   EXPECT_EQ(a1.malformed, 0);
