@@ -111,14 +111,10 @@ std::string PodRunner::PodDir(const std::string& pod_name) const {
   return "";
 }
 
-Result<ChildProcess> PodRunner::StartOwnTrainer(const Json& pod, const std::string& dir) const {
-  const Json spec = pod["spec"];
-  std::optional<Json> sidecar;
-  for (const Json& ic : spec.value("initContainers", Json::array()))
-    if (ic.value("name", "") == "graintune-exporter") sidecar = ic;
-  if (!sidecar) return Status::Error("no graintune-exporter sidecar");
-  const std::string mount = MetricsMountPath(*sidecar);
-  const Json mounts = sidecar->value("volumeMounts", Json::array());
+Result<ChildProcess> PodRunner::StartOwnTrainer(const Json& spec, const Json& sidecar,
+                                                const std::string& dir) const {
+  const std::string mount = MetricsMountPath(sidecar);
+  const Json mounts = sidecar.value("volumeMounts", Json::array());
   const std::string volume =
       mounts.is_array() && !mounts.empty() && mounts[0].is_object() ? mounts[0].value("name", "") : "";
   // The trainer is the container that mounts the exporter's volume: the webhook pointed
@@ -190,7 +186,7 @@ void PodRunner::Poll() {
     Result<ChildProcess> e =
         ChildProcess::Spawn(exporter, dir + "/exporter.log", {"GRAINTUNE_POD_UID=" + uid});
     Result<ChildProcess> t =
-        own ? StartOwnTrainer(*pod, dir)
+        own ? StartOwnTrainer(spec, *sidecar, dir)
             : ChildProcess::Spawn({options_.trainer_binary, "--workers", workers, "--metrics-file",
                                    metrics, "--steps", std::to_string(options_.steps),
                                    "--time-scale", std::to_string(options_.time_scale)},

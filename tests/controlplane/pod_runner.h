@@ -60,7 +60,9 @@ class PodRunner {
     std::string name, dir;
     ChildProcess exporter, trainer;
   };
-  Result<ChildProcess> StartOwnTrainer(const kube::Json& pod, const std::string& dir) const;
+  // The pod's own trainer container, from its spec and the exporter sidecar found in it.
+  Result<ChildProcess> StartOwnTrainer(const kube::Json& spec, const kube::Json& sidecar,
+                                       const std::string& dir) const;
   ControlPlane& cp_;
   PodRunnerOptions options_;
   mutable std::mutex mu_;

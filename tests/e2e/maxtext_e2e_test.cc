@@ -153,8 +153,13 @@ std::string Cmdline(int pid) {
   return raw;
 }
 
-// The processes below `pid` (the container's bash), by pid, with their command lines.
-std::map<int, std::string> Descendants(int pid) {
+struct ProcessSeen {
+  int ppid = 0;
+  std::string cmdline;
+};
+
+// The live processes below `pid` (the container's bash), by pid.
+std::map<int, ProcessSeen> Descendants(int pid) {
   std::map<int, std::vector<int>> children;
   for (const auto& [p, rest] : ProcStates()) {
     std::istringstream in(rest);
@@ -163,31 +168,40 @@ std::map<int, std::string> Descendants(int pid) {
     in >> state >> ppid;
     if (state != "Z") children[ppid].push_back(p);
   }
-  std::map<int, std::string> out;
+  std::map<int, ProcessSeen> out;
   std::vector<int> todo = {pid};
   while (!todo.empty()) {
     const int at = todo.back();
     todo.pop_back();
     for (int c : children[at]) {
-      out[c] = Cmdline(c);
+      out[c] = {at, Cmdline(c)};
       todo.push_back(c);
     }
   }
   return out;
 }
 
-// Grain's worker processes: what MaxText's Python process started (multiprocessing's spawn
-// children), not the shells above it, their `sleep`, or multiprocessing's resource tracker.
-int GrainWorkers(const std::map<int, std::string>& tree) {
+// Grain's worker processes in `tree` (Descendants of the container's bash): what MaxText's
+// Python process started (multiprocessing's spawn children), not the shells above it, their
+// `sleep`, or multiprocessing's resource tracker.
+int GrainWorkers(const std::map<int, ProcessSeen>& tree) {
   int trainer = 0;
-  for (const auto& [pid, cmd] : tree)
-    if (cmd.find("maxtext.trainers.pre_train.train") != std::string::npos &&
-        cmd.rfind("bash", 0) != 0 && (trainer == 0 || pid < trainer))
-      trainer = pid;
+  for (const auto& [pid, p] : tree)
+    if (p.cmdline.find("maxtext.trainers.pre_train.train") != std::string::npos &&
+        p.cmdline.rfind("bash", 0) != 0) {
+      trainer = pid;  // the lowest such pid: the map is in pid order
+      break;
+    }
   if (trainer == 0) return -1;
+  std::set<int> below = {trainer};
+  for (bool grew = true; grew;) {
+    grew = false;
+    for (const auto& [pid, p] : tree)
+      if (!below.count(pid) && below.count(p.ppid)) grew = below.insert(pid).second;
+  }
   int workers = 0;
-  for (const auto& [pid, cmd] : Descendants(trainer))
-    if (cmd.find("resource_tracker") == std::string::npos) ++workers;
+  for (int pid : below)
+    if (pid != trainer && tree.at(pid).cmdline.find("resource_tracker") == std::string::npos) ++workers;
   return workers;
 }
 
