@@ -72,7 +72,7 @@ TuningController::TuningController(std::shared_ptr<kube::Client> client, Control
                                    std::shared_ptr<KeyEvents> keys, ControllerOptions options)
     : client_(std::move(client)), caches_(std::move(caches)), events_(std::move(events)),
       keys_(std::move(keys)), options_(std::move(options)),
-      node_shapes_(std::make_unique<workload::NodeCacheShapes>(caches_.nodes)) {
+      node_shapes_(std::make_unique<workload::NodeCacheShapes>(caches_.nodes, caches_.node_facts)) {
   if (options_.prometheus) return;
   ScraperOptions scraping{.concurrency = options_.scrape_concurrency,
                           .timeout = options_.scrape_timeout,
@@ -290,7 +290,7 @@ ReconcileOutcome TuningController::ReconcileKey(const TuningKey& tuning_key,
   }
 
   // The decision inputs, read from the newest pod the way the webhook read them.
-  // One NodeCacheShapes for every reconcile: it parses the Node cache again only when it moved.
+  // One NodeCacheShapes for every reconcile, over the Node facts the informer's events keep.
   workload::NodeCacheShapes& shapes = *node_shapes_;
   workload::ConfigMapSource& configmaps = *caches_.configmaps;
   workload::PolicyCache policies(caches_.policies, caches_.namespaces);

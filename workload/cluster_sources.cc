@@ -2,30 +2,10 @@
 
 namespace graintune::workload {
 
-std::shared_ptr<const std::vector<NodeFacts>> NodeCacheShapes::Facts() {
-  // The version is read before the list, so what is cached is at least as new as its label.
-  const std::string version = nodes_->ResourceVersion();
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    // Fresh, or another caller is re-reading the cache: the facts at hand are at most one
-    // Node event old, and no admission waits behind a re-read.
-    if (facts_ && (version == facts_version_ || refreshing_)) return facts_;
-    refreshing_ = true;
-  }
-  auto facts = std::make_shared<std::vector<NodeFacts>>();
-  for (const kube::Json& node : nodes_->List())
-    if (Result<NodeFacts> f = NodeFactsFromJson(node); f.ok()) facts->push_back(*f);
-  std::lock_guard<std::mutex> lock(mu_);
-  facts_ = std::move(facts);
-  facts_version_ = version;
-  refreshing_ = false;
-  return facts_;
-}
-
 Result<HostShape> NodeCacheShapes::ShapeFor(const NodeSelection& selection) {
   std::string why_table = "no Node matches the pod's node selection";
   if (nodes_->Synced()) {
-    if (std::optional<HostShape> shape = ShapeFromNodes(*Facts(), selection)) return *shape;
+    if (std::optional<HostShape> shape = ShapeFromNodes(*facts_->Snapshot(), selection)) return *shape;
   } else {
     why_table = "the Node cache is not synced yet";
   }

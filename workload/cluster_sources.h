@@ -6,36 +6,30 @@
 #pragma once
 
 #include <memory>
-#include <mutex>
 #include <string>
 #include <vector>
 
 #include "kube/informer.h"
 #include "workload/graintune_objects.h"
 #include "workload/configmap_fetcher.h"
+#include "workload/node_facts_index.h"
 #include "workload/node_shapes.h"
 #include "workload/sources.h"
 
 namespace graintune::workload {
 
+// Shapes from the TPU Nodes: `facts` fed by `nodes`' events (its handlers are
+// NodeFactsIndex::HandlersFor(facts)); `nodes` tells whether the first list is in.
 class NodeCacheShapes : public NodeShapeSource {
  public:
-  explicit NodeCacheShapes(std::shared_ptr<kube::Informer> nodes) : nodes_(std::move(nodes)) {}
+  NodeCacheShapes(std::shared_ptr<kube::Informer> nodes, std::shared_ptr<NodeFactsIndex> facts)
+      : nodes_(std::move(nodes)), facts_(std::move(facts)) {}
   Result<HostShape> ShapeFor(const NodeSelection& selection) override;
 
  private:
-  // The cache's Nodes read into NodeFacts, re-read only when the cache has moved on: admission
-  // requests reuse one parse instead of parsing every Node each time. The re-read runs outside
-  // the lock, one at a time; callers meanwhile get the facts before it (thousands of Nodes
-  // heartbeat several times a second, and an admission must never queue behind a parse).
-  std::shared_ptr<const std::vector<NodeFacts>> Facts();
-
   std::shared_ptr<kube::Informer> nodes_;
+  std::shared_ptr<NodeFactsIndex> facts_;
   MachineTypeTableShapes table_;
-  std::mutex mu_;
-  std::string facts_version_;
-  bool refreshing_ = false;
-  std::shared_ptr<const std::vector<NodeFacts>> facts_;
 };
 
 // What ConfigMapFetcher (configmap_fetcher.h) fetches with: a GET of one ConfigMap by name

@@ -25,6 +25,8 @@ struct NodeFacts {
   double allocatable_memory_bytes = 0;
   int tpu_chips = 0;  // allocatable google.com/tpu
   bool unschedulable = false;
+
+  bool operator==(const NodeFacts&) const = default;
 };
 
 // Reads a Node object; error when its allocatable cpu or memory is missing or malformed.
