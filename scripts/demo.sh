@@ -9,16 +9,23 @@
 # labelled as a single-host v6e TPU VM; needs root): graintune's image built from the Dockerfile
 # by scripts/image.sh (cached), `helm install`ed, a JobSet whose pod really runs a trainer and the
 # exporter sidecar, a restart with the operator's value, and an OOMKilled attempt capped.
+#
+#   bash scripts/demo.sh --trainer maxtext
+# runs MaxText's own trainer instead of the emulator (maxtext 0.2.5 on this machine's CPU: a
+# pinned environment of ~1.4 GB from PyPI the first time, cached): a tiny model on one TPU host
+# shaped like this machine, its Grain workers and metrics file real, re-tuned across a restart.
 # Everything it starts stops when it ends or is interrupted (Ctrl-C); the real node restores
 # every host setting it changed.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 real_node=0
-case "${1:-}" in
-  "") ;;
-  --real-node) real_node=1 ;;
-  -h|--help) sed -n '2,13p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
-  *) echo "demo.sh: unknown argument '$1' (--real-node, or nothing)" >&2; exit 2 ;;
+trainer=emulator
+case "${1:-} ${2:-}" in
+  " ") ;;
+  "--real-node ") real_node=1 ;;
+  "--trainer maxtext") trainer=maxtext ;;
+  "-h "|"--help ") sed -n '2,18p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+  *) echo "demo.sh: unknown arguments '$*' (--real-node, --trainer maxtext, or nothing)" >&2; exit 2 ;;
 esac
 bash scripts/setup.sh
 echo "== Building graintune" >&2
@@ -31,7 +38,15 @@ if [ "$real_node" = 0 ]; then
   ninja -C build graintune graintune-webhook graintune-operator graintune-exporter trainer_emulator \
     graintune-demo >/dev/null
   BIN="$(control_plane)"
-  exec build/tests/controlplane/graintune-demo --bin-dir "$BIN" --source-dir "$PWD" --build-dir "$PWD/build"
+  if [ "$trainer" = maxtext ]; then
+    echo "== MaxText's trainer environment (first run ~1.4 GB from PyPI, ~5 min; then cached)" >&2
+    . scripts/lib/python_env.sh
+    . scripts/lib/maxtext_trainer.sh
+    MAXTEXT_VARIABLES="$(maxtext_trainer_env)"
+    while IFS='=' read -r key value; do export "$key=$value"; done <<<"$MAXTEXT_VARIABLES"
+  fi
+  exec build/tests/controlplane/graintune-demo --bin-dir "$BIN" --source-dir "$PWD" --build-dir "$PWD/build" \
+    --trainer "$trainer"
 fi
 if [ "$(id -u)" != 0 ]; then
   echo "demo.sh --real-node: the real node needs root (it runs kubelet and containerd)" >&2

@@ -5,18 +5,26 @@
 // JobSet with grain_worker_count=-1, runs each pod's exporter and a trainer emulator, and tells
 // what happens across a restart. It stops everything it started when it ends or is interrupted.
 //
-//   graintune-demo --bin-dir DIR --source-dir DIR --build-dir DIR [--scrape-targets FILE]
+//   graintune-demo --bin-dir DIR --source-dir DIR --build-dir DIR [--trainer emulator|maxtext]
+//                  [--scrape-targets FILE]
 //
+// --trainer maxtext: MaxText's own trainer instead (demo_maxtext_story.h): one TPU host shaped
+// like this machine and a tiny model trained for real; needs the GRAINTUNE_MAXTEXT_* variables
+// (scripts/demo.sh --trainer maxtext builds and exports them).
 // --scrape-targets: once the webhook and operator run, writes their /metrics addresses to FILE
 // as a Prometheus file_sd list (scripts/dashboard-picture.sh scrapes the run with it).
+#include <unistd.h>
+
 #include <cstdio>
 #include <functional>
+#include <optional>
 #include <iostream>
 #include <thread>
 
 #include "base/base64.h"
 #include "kube/config.h"
 #include "tests/controlplane/control_plane.h"
+#include "tests/controlplane/demo_maxtext_story.h"
 #include "tests/controlplane/demo_output.h"
 #include "tests/controlplane/pod_runner.h"
 #include "tests/controlplane/tpu_nodes.h"
@@ -28,91 +36,12 @@ namespace {
 using graintune::kube::Json;
 using namespace graintune::testing::demo;
 
-}  // namespace
+using namespace graintune;
+using namespace graintune::testing;
 
-int main(int argc, char** argv) {
-  using namespace graintune;
-  using namespace graintune::testing;
-  std::string bin_dir, source_dir, build_dir, scrape_targets;
-  for (int i = 1; i + 1 < argc; i += 2) {
-    const std::string f = argv[i];
-    if (f == "--bin-dir") bin_dir = argv[i + 1];
-    else if (f == "--source-dir") source_dir = argv[i + 1];
-    else if (f == "--build-dir") build_dir = argv[i + 1];
-    else if (f == "--scrape-targets") scrape_targets = argv[i + 1];
-  }
-  if (bin_dir.empty() || source_dir.empty() || build_dir.empty()) {
-    std::cerr << "usage: graintune-demo --bin-dir DIR --source-dir DIR --build-dir DIR [--scrape-targets FILE]\n";
-    return 2;
-  }
-  StopOnSignals();
-
-  Step("1. A local control plane with KWOK TPU nodes");
-  ControlPlaneOptions o;
-  o.bin_dir = bin_dir;
-  o.crd_files = {bin_dir + "/../crds/jobset.x-k8s.io_jobsets.yaml",
-                 source_dir + "/crds/graintune.dev_graintunepolicies.yaml",
-                 source_dir + "/crds/graintune.dev_graintunings.yaml"};
-  o.controllers = o.kwok = o.jobset = true;
-  o.kwok_stages_file = source_dir + "/tests/controlplane/kwok-stages.yaml";
-  Result<std::unique_ptr<ControlPlane>> started = ControlPlane::Start(o);
-  if (!started.ok()) {
-    std::cerr << "graintune-demo: " << started.error() << "\n";
-    return 1;
-  }
-  ControlPlane& cp = **started;
-  Say("   etcd, kube-apiserver, controller-manager, scheduler, JobSet controller and KWOK on "
-      "127.0.0.1 (" + cp.admin_config().server + ")");
-  for (int i = 0; i < 8; ++i) {
-    Result<Json> node = TpuNode({.name = "gke-tpu-v6e-" + std::to_string(i)});
-    cp.AdminClient()->Create(kube::resources::kNodes, "", *node);
-  }
-  Say(Indent(Text(cp.Kubectl({"get", "nodes", "-L", "node.kubernetes.io/instance-type", "-L",
-                              "cloud.google.com/gke-tpu-topology"}))));
-
-  Step("2. graintune, installed from its Helm chart (local mode)");
-  Result<std::unique_ptr<WebhookUnderTest>> webhook = WebhookUnderTest::Start(
-      cp, {.binary = build_dir + "/webhook/graintune-webhook", .register_configuration = false});
-  if (!webhook.ok()) {
-    std::cerr << "graintune-demo: " << webhook.error() << "\n";
-    return 1;
-  }
-  const std::string helm = "HELM_CACHE_HOME=" + cp.dir() + "/helm HELM_CONFIG_HOME=" + cp.dir() +
-                           "/helm HELM_DATA_HOME=" + cp.dir() + "/helm " + bin_dir + "/helm";
-  const std::string rendered = cp.dir() + "/graintune-chart.yaml";
-  const std::string render = helm + " template graintune " + source_dir + "/charts/graintune" +
-      " -n graintune-system --set localDev.enabled=true --set localDev.webhookURL=https://127.0.0.1:" +
-      std::to_string((*webhook)->port()) + " --set localDev.caBundle=" +
-      Base64Encode((*webhook)->ca_pem()) + " > " + rendered + " 2>/dev/null";
-  if (std::system(render.c_str()) != 0) {
-    std::cerr << "graintune-demo: helm template failed\n";
-    return 1;
-  }
-  Say(Indent(Text(cp.Kubectl({"apply", "-f", rendered}))));
-  ChildProcess op;
-  const int op_port = FreeLoopbackPort().ok() ? *FreeLoopbackPort() : 18081;
-  if (auto p = ChildProcess::Spawn({build_dir + "/operator/graintune-operator", "--kubeconfig",
-                                    cp.kubeconfig_path(), "--resync-period-ms", "500",
-                                    "--bind-address", "127.0.0.1", "--port", std::to_string(op_port),
-                                    "--leader-elect=false"},
-                                   cp.dir() + "/operator.log");
-      p.ok())
-    op = std::move(p).value();
-  Say("   graintune-webhook and graintune-operator are running (logs in " + cp.dir() + ")");
-  if (!scrape_targets.empty()) {
-    const Json targets = Json::array(
-        {{{"targets", {"127.0.0.1:" + std::to_string((*webhook)->health_port())}}, {"labels", {{"job", "graintune-webhook"}}}},
-         {{"targets", {"127.0.0.1:" + std::to_string(op_port)}}, {"labels", {{"job", "graintune-operator"}}}}});
-    if (Status s = WriteFile(scrape_targets, targets.dump()); !s.ok()) {
-      std::cerr << "graintune-demo: " << s.message() << "\n";
-      return 1;
-    }
-  }
-  PodRunner runner(cp, {.exporter_binary = build_dir + "/operator/graintune-exporter",
-                        .trainer_binary = build_dir + "/tests/emulator/trainer_emulator",
-                        .time_scale = 0.05, .steps = 40});
-  runner.Start();
-
+// Steps 3 on with the emulator: the example Llama3-8B v6e-32 JobSet on 8 KWOK hosts, starved at
+// first, measured and re-tuned across two restarts. The exit code, as TellMaxTextStory's.
+int TellLlamaStory(ControlPlane& cp, PodRunner& runner, const std::string& source_dir) {
   Step("3. Llama3-8B on v6e-32 with grain_worker_count=-1 (a deliberately starved start)");
   // The dataset annotation overstates what a worker delivers (as if the data were pre-tokenized),
   // so attempt 0 starts with too few workers, like the measured 4-worker run.
@@ -209,7 +138,114 @@ int main(int argc, char** argv) {
   const bool converged = tuning()["status"].value("phase", "") == "Converged";
   Say(converged ? "\nDone: stopping everything this demo started."
                 : "\nThe GrainTuning did not converge in time (logs in " + cp.dir() + ").");
-  runner.Stop();
   if (Interrupted()) return 130;
   return converged ? 0 : 1;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::string bin_dir, source_dir, build_dir, scrape_targets, trainer = "emulator";
+  for (int i = 1; i + 1 < argc; i += 2) {
+    const std::string f = argv[i];
+    if (f == "--bin-dir") bin_dir = argv[i + 1];
+    else if (f == "--source-dir") source_dir = argv[i + 1];
+    else if (f == "--build-dir") build_dir = argv[i + 1];
+    else if (f == "--scrape-targets") scrape_targets = argv[i + 1];
+    else if (f == "--trainer") trainer = argv[i + 1];
+  }
+  if (bin_dir.empty() || source_dir.empty() || build_dir.empty() ||
+      (trainer != "emulator" && trainer != "maxtext")) {
+    std::cerr << "usage: graintune-demo --bin-dir DIR --source-dir DIR --build-dir DIR "
+                 "[--trainer emulator|maxtext] [--scrape-targets FILE]\n";
+    return 2;
+  }
+  std::optional<MaxTextEnv> maxtext;
+  if (trainer == "maxtext" && !(maxtext = MaxTextFromEnvironment())) {
+    std::cerr << "graintune-demo: --trainer maxtext needs the GRAINTUNE_MAXTEXT_* variables "
+                 "(run it as: bash scripts/demo.sh --trainer maxtext)\n";
+    return 2;
+  }
+  StopOnSignals();
+
+  Step("1. A local control plane with KWOK TPU nodes");
+  ControlPlaneOptions o;
+  o.bin_dir = bin_dir;
+  o.crd_files = {bin_dir + "/../crds/jobset.x-k8s.io_jobsets.yaml",
+                 source_dir + "/crds/graintune.dev_graintunepolicies.yaml",
+                 source_dir + "/crds/graintune.dev_graintunings.yaml"};
+  o.controllers = o.kwok = o.jobset = true;
+  o.kwok_stages_file = source_dir + "/tests/controlplane/kwok-stages.yaml";
+  Result<std::unique_ptr<ControlPlane>> started = ControlPlane::Start(o);
+  if (!started.ok()) {
+    std::cerr << "graintune-demo: " << started.error() << "\n";
+    return 1;
+  }
+  ControlPlane& cp = **started;
+  Say("   etcd, kube-apiserver, controller-manager, scheduler, JobSet controller and KWOK on "
+      "127.0.0.1 (" + cp.admin_config().server + ")");
+  if (maxtext) {
+    // One host with this machine's cores and memory: graintune's budget is what MaxText has.
+    const double cpus = static_cast<double>(std::max(1u, std::thread::hardware_concurrency()));
+    const double memory = static_cast<double>(::sysconf(_SC_PHYS_PAGES)) * static_cast<double>(::sysconf(_SC_PAGESIZE));
+    Result<Json> node = MaxTextHost("gke-tpu-v6e-here", cpus, memory);
+    cp.AdminClient()->Create(kube::resources::kNodes, "", *node);
+  } else {
+    for (int i = 0; i < 8; ++i) {
+      Result<Json> node = TpuNode({.name = "gke-tpu-v6e-" + std::to_string(i)});
+      cp.AdminClient()->Create(kube::resources::kNodes, "", *node);
+    }
+  }
+  Say(Indent(Text(cp.Kubectl({"get", "nodes", "-L", "node.kubernetes.io/instance-type", "-L",
+                              "cloud.google.com/gke-tpu-topology"}))));
+
+  Step("2. graintune, installed from its Helm chart (local mode)");
+  Result<std::unique_ptr<WebhookUnderTest>> webhook = WebhookUnderTest::Start(
+      cp, {.binary = build_dir + "/webhook/graintune-webhook", .register_configuration = false});
+  if (!webhook.ok()) {
+    std::cerr << "graintune-demo: " << webhook.error() << "\n";
+    return 1;
+  }
+  const std::string helm = "HELM_CACHE_HOME=" + cp.dir() + "/helm HELM_CONFIG_HOME=" + cp.dir() +
+                           "/helm HELM_DATA_HOME=" + cp.dir() + "/helm " + bin_dir + "/helm";
+  const std::string rendered = cp.dir() + "/graintune-chart.yaml";
+  const std::string render = helm + " template graintune " + source_dir + "/charts/graintune" +
+      " -n graintune-system --set localDev.enabled=true --set localDev.webhookURL=https://127.0.0.1:" +
+      std::to_string((*webhook)->port()) + " --set localDev.caBundle=" +
+      Base64Encode((*webhook)->ca_pem()) + " > " + rendered + " 2>/dev/null";
+  if (std::system(render.c_str()) != 0) {
+    std::cerr << "graintune-demo: helm template failed\n";
+    return 1;
+  }
+  Say(Indent(Text(cp.Kubectl({"apply", "-f", rendered}))));
+  ChildProcess op;
+  const int op_port = FreeLoopbackPort().ok() ? *FreeLoopbackPort() : 18081;
+  if (auto p = ChildProcess::Spawn({build_dir + "/operator/graintune-operator", "--kubeconfig",
+                                    cp.kubeconfig_path(), "--resync-period-ms", "500",
+                                    "--bind-address", "127.0.0.1", "--port", std::to_string(op_port),
+                                    "--leader-elect=false"},
+                                   cp.dir() + "/operator.log");
+      p.ok())
+    op = std::move(p).value();
+  Say("   graintune-webhook and graintune-operator are running (logs in " + cp.dir() + ")");
+  if (!scrape_targets.empty()) {
+    const Json targets = Json::array(
+        {{{"targets", {"127.0.0.1:" + std::to_string((*webhook)->health_port())}}, {"labels", {{"job", "graintune-webhook"}}}},
+         {{"targets", {"127.0.0.1:" + std::to_string(op_port)}}, {"labels", {{"job", "graintune-operator"}}}}});
+    if (Status s = WriteFile(scrape_targets, targets.dump()); !s.ok()) {
+      std::cerr << "graintune-demo: " << s.message() << "\n";
+      return 1;
+    }
+  }
+  PodRunner runner(cp, maxtext ? PodRunnerOptions{.exporter_binary = build_dir + "/operator/graintune-exporter",
+                                                  .own_trainer = MaxTextTrainer(*maxtext),
+                                                  .ns = kMaxTextDemoNamespace}
+                              : PodRunnerOptions{.exporter_binary = build_dir + "/operator/graintune-exporter",
+                                                 .trainer_binary = build_dir + "/tests/emulator/trainer_emulator",
+                                                 .time_scale = 0.05, .steps = 40});
+  runner.Start();
+
+  const int told = maxtext ? TellMaxTextStory(cp, runner, *maxtext) : TellLlamaStory(cp, runner, source_dir);
+  runner.Stop();
+  return told;
 }

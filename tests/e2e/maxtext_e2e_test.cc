@@ -18,21 +18,17 @@
 
 #include <cstdio>
 #include <cstdlib>
-#include <filesystem>
-#include <fstream>
 #include <functional>
-#include <set>
-#include <sstream>
 
 #include "kube/config.h"
 #include "operator/exporter_scraper.h"
-#include "operator/maxtext_metrics.h"
 #include "operator/pod_facts.h"
 #include "operator/step_log.h"
+#include "tests/controlplane/maxtext_workload.h"
 #include "tests/controlplane/operator_under_test.h"
 #include "tests/controlplane/pod_runner.h"
 #include "tests/controlplane/shared_control_plane.h"
-#include "tests/controlplane/tpu_nodes.h"
+#include "tests/controlplane/process_tree.h"
 #include "tests/controlplane/wait_for.h"
 #include "tests/controlplane/webhook_under_test.h"
 #include "tuner/trial.h"
@@ -40,7 +36,6 @@
 namespace graintune::testing {
 namespace {
 
-namespace fs = std::filesystem;
 using kube::Json;
 
 constexpr char kNs[] = "maxtext";
@@ -50,166 +45,6 @@ constexpr int kWarmupSteps = 2;    // the operator's default (--warmup-steps)
 constexpr int kMinSamples = 8;     // the operator's default
 
 std::string Text(const Result<std::string>& r) { return r.ok() ? *r : r.error(); }
-
-struct MaxTextEnv {
-  std::string python, records, tokenizer, tiny_args;
-};
-
-std::optional<MaxTextEnv> MaxTextFromEnvironment() {
-  const char* python = std::getenv("GRAINTUNE_MAXTEXT_PYTHON");
-  const char* records = std::getenv("GRAINTUNE_MAXTEXT_LARGE_RECORDS");
-  const char* tokenizer = std::getenv("GRAINTUNE_MAXTEXT_TOKENIZER");
-  const char* args = std::getenv("GRAINTUNE_MAXTEXT_TINY_ARGS");
-  if (!python || !records || !tokenizer || !args) return std::nullopt;
-  return MaxTextEnv{python, records, tokenizer, args};
-}
-
-// xpk's wrapper around MaxText's own entry point, on this machine's CPU: single-threaded XLA,
-// no network (the tokenizer is a local file).
-std::string TinyJobSet(const MaxTextEnv& m, const std::string& out_dir) {
-  const std::string train = "python3 -m maxtext.trainers.pre_train.train " + m.tiny_args +
-                            " grain_train_files=" + m.records + " tokenizer_path=" + m.tokenizer +
-                            " run_name=tiny base_output_directory=" + out_dir +
-                            " steps=" + std::to_string(kSteps) + " grain_worker_count=-1";
-  return std::string("apiVersion: jobset.x-k8s.io/v1alpha2\nkind: JobSet\n") +
-         "metadata: {name: " + kJobSet + ", namespace: " + kNs + "}\n" + R"(spec:
-  failurePolicy: {maxRestarts: 3}
-  replicatedJobs:
-    - name: slice-job
-      replicas: 1
-      template:
-        spec:
-          parallelism: 1
-          completions: 1
-          backoffLimit: 0
-          template:
-            spec:
-              restartPolicy: Never
-              nodeSelector: {graintune.dev/e2e-host: maxtext}
-              tolerations: [{key: google.com/tpu, operator: Exists}]
-              containers:
-                - name: maxtext
-                  image: maxtext-runner:latest
-                  command:
-                    - bash
-                    - -c
-                    - |
-                      echo start: $(date);
-                      _sigterm() (kill -SIGTERM $! 2>/dev/null;);
-                      trap _sigterm SIGTERM;
-                      ()" + train + R"() & PID=$!;
-                      while kill -0 $PID 2>/dev/null; do sleep 1; done;
-                      wait $PID;
-                      EXIT_CODE=$?;
-                      echo EXIT_CODE=$EXIT_CODE;
-                      exit $EXIT_CODE
-                  env:
-                    - {name: JAX_PLATFORMS, value: cpu}
-                    - {name: XLA_FLAGS, value: --xla_cpu_multi_thread_eigen=false}
-                    - {name: HF_HUB_OFFLINE, value: "1"}
-                  resources: {limits: {google.com/tpu: 4}}
-)";
-}
-
-// GrainTunePolicy capping the namespace's workers; nothing kept back on the host, which is
-// this 2-core machine.
-std::string Policy(int max_workers) {
-  return std::string("apiVersion: graintune.dev/v1alpha1\nkind: GrainTunePolicy\n") +
-         "metadata: {name: " + kNs + "}\nspec:\n  priority: 10\n" +
-         "  namespaceSelector: {matchLabels: {kubernetes.io/metadata.name: " + kNs + "}}\n" +
-         "  reservedCpu: \"0\"\n  reservedMemory: \"0\"\n  maxWorkers: " + std::to_string(max_workers) + "\n";
-}
-
-// Whether the command passes MaxText grain_worker_count=N (an override word ends at a space,
-// a quote or the subshell's parenthesis).
-bool RunsWith(const std::string& command, int workers) {
-  const std::string word = " grain_worker_count=" + std::to_string(workers);
-  for (size_t at = command.find(word); at != std::string::npos; at = command.find(word, at + 1)) {
-    const size_t end = at + word.size();
-    if (end == command.size() || std::string(" )'\"\n;").find(command[end]) != std::string::npos) return true;
-  }
-  return false;
-}
-
-std::map<int, std::string> ProcStates() {  // pid -> stat's text after the command name
-  std::map<int, std::string> out;
-  std::error_code ec;
-  for (fs::directory_iterator it("/proc", ec), end; !ec && it != end; it.increment(ec)) {
-    const std::string name = it->path().filename();
-    if (name.find_first_not_of("0123456789") != std::string::npos) continue;
-    std::ifstream f(it->path() / "stat");
-    std::string text((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
-    const size_t close = text.rfind(')');
-    if (close != std::string::npos) out[std::stoi(name)] = text.substr(close + 2);
-  }
-  return out;
-}
-
-std::string Cmdline(int pid) {
-  std::ifstream f("/proc/" + std::to_string(pid) + "/cmdline");
-  std::string raw((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
-  for (char& c : raw)
-    if (c == '\0') c = ' ';
-  return raw;
-}
-
-struct ProcessSeen {
-  int ppid = 0;
-  std::string cmdline;
-};
-
-// The live processes below `pid` (the container's bash), by pid.
-std::map<int, ProcessSeen> Descendants(int pid) {
-  std::map<int, std::vector<int>> children;
-  for (const auto& [p, rest] : ProcStates()) {
-    std::istringstream in(rest);
-    std::string state;
-    int ppid = 0;
-    in >> state >> ppid;
-    if (state != "Z") children[ppid].push_back(p);
-  }
-  std::map<int, ProcessSeen> out;
-  std::vector<int> todo = {pid};
-  while (!todo.empty()) {
-    const int at = todo.back();
-    todo.pop_back();
-    for (int c : children[at]) {
-      out[c] = {at, Cmdline(c)};
-      todo.push_back(c);
-    }
-  }
-  return out;
-}
-
-// Grain's worker processes in `tree` (Descendants of the container's bash): what MaxText's
-// Python process started (multiprocessing's spawn children), not the shells above it, their
-// `sleep`, or multiprocessing's resource tracker.
-int GrainWorkers(const std::map<int, ProcessSeen>& tree) {
-  int trainer = 0;
-  for (const auto& [pid, p] : tree)
-    if (p.cmdline.find("maxtext.trainers.pre_train.train") != std::string::npos &&
-        p.cmdline.rfind("bash", 0) != 0) {
-      trainer = pid;  // the lowest such pid: the map is in pid order
-      break;
-    }
-  if (trainer == 0) return -1;
-  std::set<int> below = {trainer};
-  for (bool grew = true; grew;) {
-    grew = false;
-    for (const auto& [pid, p] : tree)
-      if (!below.count(pid) && below.count(p.ppid)) grew = below.insert(pid).second;
-  }
-  int workers = 0;
-  for (int pid : below)
-    if (pid != trainer && tree.at(pid).cmdline.find("resource_tracker") == std::string::npos) ++workers;
-  return workers;
-}
-
-bool Ended(int pid) {
-  const std::map<int, std::string> states = ProcStates();
-  auto it = states.find(pid);
-  return it == states.end() || it->second.rfind("Z", 0) == 0;
-}
 
 std::optional<Json> Tuning(ControlPlane& cp) {
   auto r = cp.AdminClient()->Get(kube::resources::kGrainTunings, kNs, kJobSet);
@@ -262,35 +97,26 @@ class MaxTextE2E : public ::testing::Test {
     auto exporter_steps = [&] { return op::FetchExporterSteps(facts, op::ScraperOptions{}, std::stop_token{}); };
     // MaxText trains for kSteps steps and exits; the pod stays Running (KWOK) until failed.
     ASSERT_TRUE(WaitFor([&] {
-      seen.most_grain_processes = std::max(seen.most_grain_processes, GrainWorkers(Descendants(*pid)));
+      seen.most_grain_processes = std::max(seen.most_grain_processes, GrainWorkers(Descendants(*pid), kMaxTextTrainerPattern));
       if (Result<op::StepsDocument> doc = exporter_steps(); doc.ok() && doc->process)
         seen.exporter_workers = std::max(seen.exporter_workers, doc->process->workers);
-      return Ended(*pid);
+      return ProcessEnded(*pid);
     }, std::chrono::seconds(420))) << TailOfFile(dir + "/trainer.log");
     std::printf("attempt %d trainer log:\n%s\n", attempt, TailOfFile(dir + "/trainer.log", 1500).c_str());
-    std::ifstream file(dir + "/metrics.jsonl");
-    std::vector<op::StepSample> steps;
-    for (std::string line; std::getline(file, line);) {
-      ++seen.lines;
-      Result<op::MetricsLine> parsed = op::ParseMetricsLine(line);
-      if (!parsed.ok()) {
-        ++seen.malformed;
-        ADD_FAILURE() << "MaxText wrote a line graintune cannot read: " << parsed.error() << "\n" << line;
-      } else if (parsed->sample) {
-        steps.push_back(*parsed->sample);
-      }
-    }
-    std::sort(steps.begin(), steps.end(), [](const auto& a, const auto& b) { return a.step < b.step; });
-    for (const op::StepSample& s : steps) seen.step_seconds.push_back(s.step_time_seconds);
+    const MetricsFileRead file = ReadMaxTextMetricsFile(dir + "/metrics.jsonl");
+    seen.lines = file.lines;
+    seen.malformed = static_cast<int>(file.malformed.size());
+    for (const std::string& m : file.malformed) ADD_FAILURE() << "MaxText wrote a line graintune cannot read: " << m;
+    seen.step_seconds = file.step_seconds;
     // The exporter has read the whole file once its /steps holds every step.
     std::string last_answer;
     ASSERT_TRUE(WaitFor([&] {
       Result<op::StepsDocument> doc = exporter_steps();
       last_answer = doc.ok() ? std::to_string(doc->steps.size()) + " steps" : doc.error();
-      if (!doc.ok() || doc->steps.size() != steps.size()) return false;
+      if (!doc.ok() || doc->steps.size() != seen.step_seconds.size()) return false;
       seen.exporter_malformed = doc->malformed_lines;
       return true;
-    }, std::chrono::seconds(30))) << steps.size() << " steps in the file; the exporter's /steps: "
+    }, std::chrono::seconds(30))) << seen.step_seconds.size() << " steps in the file; the exporter's /steps: "
                                   << last_answer << "\n" << TailOfFile(dir + "/exporter.log");
   }
 };
@@ -324,38 +150,34 @@ TEST_F(MaxTextE2E, RealMaxTextRunsGraintunesValueAndItsRestartRunsTheRecommendat
   }
   GRAINTUNE_USE_CONTROL_PLANE(cp, ControlPlaneKind::kFull);
   // One TPU host shaped like this machine: 2 cores, 16 GiB allocatable.
-  Result<Json> node = TpuNode({.name = "maxtext-host", .topology = "2x2", .allocatable_cpu = 2.0,
-                               .allocatable_memory_bytes = 16.0 * (1 << 30)});
+  Result<Json> node = MaxTextHost("maxtext-host", 2.0, 16.0 * (1 << 30));
   ASSERT_TRUE(node.ok()) << node.error();
-  (*node)["metadata"]["labels"]["graintune.dev/e2e-host"] = "maxtext";
   auto created = cp->AdminClient()->Create(kube::resources::kNodes, "", *node);
   ASSERT_TRUE(created.ok() || created.error().IsAlreadyExists()) << created.status().message();
   ASSERT_TRUE(cp->Kubectl({"create", "namespace", kNs}).ok());
   // Attempt 0 starts deliberately low: one Grain worker cannot keep up with this pipeline.
-  ASSERT_TRUE(cp->Kubectl({"apply", "-f", "-"}, Policy(1)).ok());
+  ASSERT_TRUE(cp->Kubectl({"apply", "-f", "-"}, NamespacePolicy(kNs, 1)).ok());
 
   auto webhook = WebhookUnderTest::Start(*cp, {.binary = GRAINTUNE_WEBHOOK_BIN});
   ASSERT_TRUE(webhook.ok()) << webhook.error();
   auto op = StartOperatorUnderTest(*cp, GRAINTUNE_OPERATOR_BIN, "op-maxtext");
   ASSERT_TRUE(op.ok()) << op.error();
-  const std::string venv_bin = fs::path(maxtext->python).parent_path();
   PodRunner runner(*cp, {.exporter_binary = GRAINTUNE_EXPORTER_BIN,
-                         .own_trainer = OwnTrainer{.env = {"PATH=" + venv_bin + ":" + std::getenv("PATH")},
-                                                   .trainer_pattern = "maxtext.trainers.pre_train.train"},
-                         .ns = kNs});
+                         .own_trainer = MaxTextTrainer(*maxtext), .ns = kNs});
   runner.Start();
   const std::string out_dir = cp->dir() + "/maxtext-out";
-  Result<std::string> applied = cp->Kubectl({"apply", "-f", "-"}, TinyJobSet(*maxtext, out_dir));
+  Result<std::string> applied = cp->Kubectl({"apply", "-f", "-"},
+                                          TinyMaxTextJobSet(*maxtext, {.ns = kNs, .name = kJobSet, .out_dir = out_dir, .steps = kSteps}));
   ASSERT_TRUE(applied.ok()) << applied.error();
   auto yaml = [&] { return Text(cp->Kubectl({"get", "graintunings", "-n", kNs, "-o", "yaml"})); };
 
   // Attempt 0: graintune's value, capped at 1, in the command MaxText runs. Once it runs, the
   // platform lifts the cap: the trial, not the policy, decides attempt 1.
   AttemptSeen a0;
-  RunAttempt(*cp, runner, 0, a0, [&] { ASSERT_TRUE(cp->Kubectl({"apply", "-f", "-"}, Policy(64)).ok()); });
+  RunAttempt(*cp, runner, 0, a0, [&] { ASSERT_TRUE(cp->Kubectl({"apply", "-f", "-"}, NamespacePolicy(kNs, 64)).ok()); });
   if (HasFatalFailure()) return;
   EXPECT_EQ(a0.workers, 1);
-  EXPECT_TRUE(RunsWith(a0.command, 1)) << a0.command;
+  EXPECT_TRUE(RunsWithWorkers(a0.command, 1)) << a0.command;
   EXPECT_EQ(a0.command.find("grain_worker_count=-1"), std::string::npos) << a0.command;
   EXPECT_EQ(a0.most_grain_processes, a0.workers) << "Grain worker processes MaxText started";
   EXPECT_EQ(a0.exporter_workers, a0.workers) << "the exporter's count from /proc";
@@ -390,7 +212,7 @@ TEST_F(MaxTextE2E, RealMaxTextRunsGraintunesValueAndItsRestartRunsTheRecommendat
   RunAttempt(*cp, runner, 1, a1);
   if (HasFatalFailure()) return;
   EXPECT_EQ(a1.workers, recommended) << "the restart runs the recommendation";
-  EXPECT_TRUE(RunsWith(a1.command, a1.workers)) << a1.command;
+  EXPECT_TRUE(RunsWithWorkers(a1.command, a1.workers)) << a1.command;
   EXPECT_EQ(a1.most_grain_processes, a1.workers);
   EXPECT_EQ(a1.exporter_workers, a1.workers);
   EXPECT_EQ(a1.malformed, 0);

@@ -1,0 +1,116 @@
+#include "tests/controlplane/maxtext_workload.h"
+
+#include <algorithm>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+
+#include "operator/maxtext_metrics.h"
+#include "tests/controlplane/tpu_nodes.h"
+
+namespace graintune::testing {
+
+std::optional<MaxTextEnv> MaxTextFromEnvironment() {
+  const char* python = std::getenv("GRAINTUNE_MAXTEXT_PYTHON");
+  const char* records = std::getenv("GRAINTUNE_MAXTEXT_LARGE_RECORDS");
+  const char* tokenizer = std::getenv("GRAINTUNE_MAXTEXT_TOKENIZER");
+  const char* args = std::getenv("GRAINTUNE_MAXTEXT_TINY_ARGS");
+  if (!python || !records || !tokenizer || !args) return std::nullopt;
+  return MaxTextEnv{python, records, tokenizer, args};
+}
+
+Result<kube::Json> MaxTextHost(const std::string& name, double cpus, double memory_bytes) {
+  Result<kube::Json> node = TpuNode(
+      {.name = name, .topology = "2x2", .allocatable_cpu = cpus, .allocatable_memory_bytes = memory_bytes});
+  if (!node.ok()) return node;
+  (*node)["metadata"]["labels"][kMaxTextHostLabel] = kMaxTextHostValue;
+  return node;
+}
+
+std::string TinyMaxTextJobSet(const MaxTextEnv& env, const TinyJobSetOptions& o) {
+  const std::string train = "python3 -m maxtext.trainers.pre_train.train " + env.tiny_args +
+                            " grain_train_files=" + env.records + " tokenizer_path=" + env.tokenizer +
+                            " run_name=" + o.name + " base_output_directory=" + o.out_dir +
+                            " steps=" + std::to_string(o.steps) + " grain_worker_count=-1";
+  return std::string("apiVersion: jobset.x-k8s.io/v1alpha2\nkind: JobSet\n") +
+         "metadata: {name: " + o.name + ", namespace: " + o.ns + "}\n" + R"(spec:
+  failurePolicy: {maxRestarts: 3}
+  replicatedJobs:
+    - name: slice-job
+      replicas: 1
+      template:
+        spec:
+          parallelism: 1
+          completions: 1
+          backoffLimit: 0
+          template:
+            spec:
+              restartPolicy: Never
+              nodeSelector: {)" + std::string(kMaxTextHostLabel) + ": " + kMaxTextHostValue + R"(}
+              tolerations: [{key: google.com/tpu, operator: Exists}]
+              containers:
+                - name: maxtext
+                  image: maxtext-runner:latest
+                  command:
+                    - bash
+                    - -c
+                    - |
+                      echo start: $(date);
+                      _sigterm() (kill -SIGTERM $! 2>/dev/null;);
+                      trap _sigterm SIGTERM;
+                      ()" + train + R"() & PID=$!;
+                      while kill -0 $PID 2>/dev/null; do sleep 1; done;
+                      wait $PID;
+                      EXIT_CODE=$?;
+                      echo EXIT_CODE=$EXIT_CODE;
+                      exit $EXIT_CODE
+                  env:
+                    - {name: JAX_PLATFORMS, value: cpu}
+                    - {name: XLA_FLAGS, value: --xla_cpu_multi_thread_eigen=false}
+                    - {name: HF_HUB_OFFLINE, value: "1"}
+                  resources: {limits: {google.com/tpu: 4}}
+)";
+}
+
+std::string NamespacePolicy(const std::string& ns, int max_workers) {
+  return std::string("apiVersion: graintune.dev/v1alpha1\nkind: GrainTunePolicy\n") +
+         "metadata: {name: " + ns + "}\nspec:\n  priority: 10\n" +
+         "  namespaceSelector: {matchLabels: {kubernetes.io/metadata.name: " + ns + "}}\n" +
+         "  reservedCpu: \"0\"\n  reservedMemory: \"0\"\n  maxWorkers: " + std::to_string(max_workers) + "\n";
+}
+
+OwnTrainer MaxTextTrainer(const MaxTextEnv& env) {
+  const std::string venv_bin = std::filesystem::path(env.python).parent_path();
+  const char* path = std::getenv("PATH");
+  return OwnTrainer{.env = {"PATH=" + venv_bin + ":" + (path ? path : "/usr/bin:/bin")},
+                    .trainer_pattern = kMaxTextTrainerPattern};
+}
+
+bool RunsWithWorkers(const std::string& command, int workers) {
+  const std::string word = " grain_worker_count=" + std::to_string(workers);
+  for (size_t at = command.find(word); at != std::string::npos; at = command.find(word, at + 1)) {
+    const size_t end = at + word.size();
+    if (end == command.size() || std::string(" )'\"\n;").find(command[end]) != std::string::npos) return true;
+  }
+  return false;
+}
+
+MetricsFileRead ReadMaxTextMetricsFile(const std::string& path) {
+  MetricsFileRead read;
+  std::ifstream file(path);
+  std::vector<op::StepSample> steps;
+  for (std::string line; std::getline(file, line);) {
+    ++read.lines;
+    Result<op::MetricsLine> parsed = op::ParseMetricsLine(line);
+    if (!parsed.ok()) {
+      read.malformed.push_back(parsed.error() + ": " + line);
+    } else if (parsed->sample) {
+      steps.push_back(*parsed->sample);
+    }
+  }
+  std::sort(steps.begin(), steps.end(), [](const auto& a, const auto& b) { return a.step < b.step; });
+  for (const op::StepSample& s : steps) read.step_seconds.push_back(s.step_time_seconds);
+  return read;
+}
+
+}  // namespace graintune::testing

@@ -1,0 +1,75 @@
+// Real MaxText as a workload on the local control plane, shared by the maxtext e2e test and
+// `graintune-demo --trainer maxtext`: the pinned trainer environment (the GRAINTUNE_MAXTEXT_*
+// variables scripts/lib/maxtext_trainer.sh prints), a KWOK TPU host shaped like this machine, an
+// xpk-style one-host JobSet that trains the tiny model on a data-bound pipeline with
+// grain_worker_count=-1, a namespace policy, and how the stand-in kubelet (pod_runner.h) runs
+// the command graintune rewrote, and MaxText's metrics file read back. Plain values, text and
+// files; nothing here talks to a cluster.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "base/status.h"
+#include "kube/client.h"
+#include "tests/controlplane/pod_runner.h"
+
+namespace graintune::testing {
+
+// Where the pinned environment is. Empty when a variable is missing (run through
+// scripts/test.sh or scripts/demo.sh, which build and export them).
+struct MaxTextEnv {
+  std::string python;     // the venv's python: its folder goes first on PATH
+  std::string records;    // 512 KiB tf.train.Example text records (tokenizing binds)
+  std::string tokenizer;  // a SentencePiece model trained on this machine's text
+  std::string tiny_args;  // the tiny model's MaxText overrides, space-separated
+};
+std::optional<MaxTextEnv> MaxTextFromEnvironment();
+
+// The label (and value) that puts the tiny JobSet on MaxTextHost's node only.
+inline constexpr char kMaxTextHostLabel[] = "graintune.dev/e2e-host";
+inline constexpr char kMaxTextHostValue[] = "maxtext";
+
+// A TPU host (a 2x2 v6e topology, 4 chips) with this machine's allocatable figures: `cpus`
+// cores and `memory_bytes`, so graintune's budget is what MaxText will really have here.
+Result<kube::Json> MaxTextHost(const std::string& name, double cpus, double memory_bytes);
+
+struct TinyJobSetOptions {
+  std::string ns;
+  std::string name;
+  std::string out_dir;  // MaxText's base_output_directory
+  int steps = 22;       // MaxText's `steps`: warm-up + the operator's steady samples
+};
+// xpk's `bash -c` wrapper around `python3 -m maxtext.trainers.pre_train.train` with the tiny
+// model's overrides and grain_worker_count=-1; single-threaded XLA on the CPU, no network.
+// The container is named "maxtext"; the pod fails only when told to (backoffLimit 0, JobSet
+// restarts up to 3 times).
+std::string TinyMaxTextJobSet(const MaxTextEnv& env, const TinyJobSetOptions& options);
+
+// A GrainTunePolicy for namespace `ns` only (priority 10): nothing kept back on the host (it is
+// this machine) and at most `max_workers` workers.
+std::string NamespacePolicy(const std::string& ns, int max_workers);
+
+// What only MaxText's own trainer process has on its command line (not the shell around it).
+inline constexpr char kMaxTextTrainerPattern[] = "maxtext.trainers.pre_train.train";
+
+// How the stand-in kubelet runs the JobSet's container: the venv first on PATH, and an exporter
+// trainer pattern only MaxText's own command line holds.
+OwnTrainer MaxTextTrainer(const MaxTextEnv& env);
+
+// Whether `command` passes MaxText grain_worker_count=N (an override word ends at a space, a
+// quote, a newline, a semicolon or the subshell's parenthesis).
+bool RunsWithWorkers(const std::string& command, int workers);
+
+// MaxText's metrics file as graintune's parser reads it: every line counted, the step times in
+// step order, and the lines it could not read with the parser's reason.
+struct MetricsFileRead {
+  int lines = 0;
+  std::vector<double> step_seconds;
+  std::vector<std::string> malformed;  // "reason: line"
+};
+// An empty read when the file does not exist (yet).
+MetricsFileRead ReadMaxTextMetricsFile(const std::string& path);
+
+}  // namespace graintune::testing
