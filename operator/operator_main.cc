@@ -113,12 +113,7 @@ int main(int argc, char** argv) {
                                                      all, keys->ForSelectionChanges());
   caches.namespaces = std::make_shared<kube::Informer>(*client, kube::resources::kNamespaces,
                                                        all, keys->ForSelectionChanges());
-  caches.node_facts = std::make_shared<workload::NodeFactsIndex>();
-  caches.nodes = std::make_shared<kube::Informer>(
-      *client, kube::resources::kNodes,
-      kube::InformerOptions{.label_selector = "cloud.google.com/gke-tpu-accelerator",
-                            .transform = workload::KeepOnlyNodeFacts},
-      workload::NodeFactsIndex::HandlersFor(caches.node_facts));
+  caches.nodes = workload::MakeTpuNodeCache(*client);
   caches.configmaps =
       std::make_shared<workload::ConfigMapFetcher>(workload::FetchConfigMapData(*client));
   caches.Start();

@@ -53,17 +53,17 @@ const kube::ResourceType* WorkloadType(const std::string& kind) {
 }  // namespace
 
 bool ControllerCaches::Synced() const {
-  for (const auto* i : {&pods, &graintunings, &policies, &namespaces, &nodes})
+  for (const auto* i : {&pods, &graintunings, &policies, &namespaces, &nodes.informer})
     if (!*i || !(*i)->Synced()) return false;
-  return configmaps != nullptr;
+  return nodes.facts != nullptr && configmaps != nullptr;
 }
 
 void ControllerCaches::Start() {
-  for (auto* i : {&pods, &graintunings, &policies, &namespaces, &nodes}) (*i)->Start();
+  for (auto* i : {&pods, &graintunings, &policies, &namespaces, &nodes.informer}) (*i)->Start();
 }
 
 void ControllerCaches::Stop() {
-  for (auto* i : {&pods, &graintunings, &policies, &namespaces, &nodes})
+  for (auto* i : {&pods, &graintunings, &policies, &namespaces, &nodes.informer})
     if (*i) (*i)->Stop();
 }
 
@@ -72,7 +72,7 @@ TuningController::TuningController(std::shared_ptr<kube::Client> client, Control
                                    std::shared_ptr<KeyEvents> keys, ControllerOptions options)
     : client_(std::move(client)), caches_(std::move(caches)), events_(std::move(events)),
       keys_(std::move(keys)), options_(std::move(options)),
-      node_shapes_(std::make_unique<workload::NodeCacheShapes>(caches_.nodes, caches_.node_facts)) {
+      node_shapes_(std::make_unique<workload::NodeCacheShapes>(caches_.nodes)) {
   if (options_.prometheus) return;
   ScraperOptions scraping{.concurrency = options_.scrape_concurrency,
                           .timeout = options_.scrape_timeout,

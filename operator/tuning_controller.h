@@ -47,9 +47,7 @@ struct ControllerCaches {
   std::shared_ptr<kube::Informer> graintunings;
   std::shared_ptr<kube::Informer> policies;
   std::shared_ptr<kube::Informer> namespaces;
-  std::shared_ptr<kube::Informer> nodes;  // TPU Nodes (label cloud.google.com/gke-tpu-accelerator)
-  // Their facts, fed by `nodes`' events (workload::NodeFactsIndex::HandlersFor).
-  std::shared_ptr<workload::NodeFactsIndex> node_facts;
+  workload::TpuNodeCache nodes;  // workload::MakeTpuNodeCache
   // The ConfigMaps tuned pods mount, read by name when needed (workload::ConfigMapFetcher).
   std::shared_ptr<workload::ConfigMapSource> configmaps;
 

@@ -48,13 +48,11 @@ class TuningControllerTest : public ::testing::Test {
         client_, kube::resources::kGrainTunePolicies, kube::InformerOptions{}, keys_->ForSelectionChanges());
     caches_.namespaces = std::make_shared<kube::Informer>(
         client_, kube::resources::kNamespaces, kube::InformerOptions{}, keys_->ForSelectionChanges());
-    caches_.node_facts = std::make_shared<workload::NodeFactsIndex>();
-    caches_.nodes = std::make_shared<kube::Informer>(client_, kube::resources::kNodes, kube::InformerOptions{},
-                                                     workload::NodeFactsIndex::HandlersFor(caches_.node_facts));
+    caches_.nodes = workload::MakeTpuNodeCache(client_);
     caches_.configmaps = std::make_shared<workload::ConfigMapFetcher>(workload::FetchConfigMapData(client_));
     caches_.Start();
     for (auto* i : {&caches_.pods, &caches_.graintunings, &caches_.policies, &caches_.namespaces,
-                    &caches_.nodes})
+                    &caches_.nodes.informer})
       ASSERT_TRUE((*i)->WaitForSync(10s));
     ControllerOptions options;
     options.now = [this] { return Now(); };

@@ -146,7 +146,7 @@ int main(int argc, char** argv) {
   }
   // Sources: the API server's caches when reachable, else the built-in table.
   std::shared_ptr<kube::Informer> nodes, graintunings, policies, namespaces, jobs;
-  std::shared_ptr<workload::NodeFactsIndex> node_facts;
+  workload::TpuNodeCache node_cache;
   std::shared_ptr<kube::Client> configmap_client;
   std::shared_ptr<kube::Client> cert_client;
   if (manage_certs && standalone) {
@@ -187,12 +187,8 @@ int main(int argc, char** argv) {
       // graintune's objects, Namespaces (for
       // policy selectors) and the Jobs graintune tuned (pod retries count as attempts). The
       // few ConfigMaps a tuned job mounts are read by name when needed, never watched.
-      node_facts = std::make_shared<workload::NodeFactsIndex>();
-      nodes = std::make_shared<kube::Informer>(
-          *client, kube::resources::kNodes,
-          kube::InformerOptions{.label_selector = "cloud.google.com/gke-tpu-accelerator",
-                                .transform = workload::KeepOnlyNodeFacts},
-          workload::NodeFactsIndex::HandlersFor(node_facts));
+      node_cache = workload::MakeTpuNodeCache(*client);
+      nodes = node_cache.informer;
       kube::ClientOptions short_requests;
       short_requests.request_timeout = std::chrono::milliseconds(750);
       short_requests.max_response_bytes = 2u << 20;  // a ConfigMap is at most 1 MiB
@@ -223,7 +219,7 @@ int main(int argc, char** argv) {
   std::unique_ptr<workload::JobStatusSource> cluster_jobs;
   if (nodes) {
     cluster_jobs = std::make_unique<workload::JobCache>(jobs);
-    cluster_shapes = std::make_unique<workload::NodeCacheShapes>(nodes, node_facts);
+    cluster_shapes = std::make_unique<workload::NodeCacheShapes>(node_cache);
     cluster_configmaps = std::make_unique<workload::ConfigMapFetcher>(
         workload::FetchConfigMapData(configmap_client));
     cluster_history = std::make_unique<workload::GrainTuningHistory>(graintunings);

@@ -2,10 +2,21 @@
 
 namespace graintune::workload {
 
+TpuNodeCache MakeTpuNodeCache(std::shared_ptr<kube::Client> client) {
+  TpuNodeCache cache;
+  cache.facts = std::make_shared<NodeFactsIndex>();
+  cache.informer = std::make_shared<kube::Informer>(
+      std::move(client), kube::resources::kNodes,
+      kube::InformerOptions{.label_selector = "cloud.google.com/gke-tpu-accelerator",
+                            .transform = KeepOnlyNodeFacts},
+      NodeFactsIndex::HandlersFor(cache.facts));
+  return cache;
+}
+
 Result<HostShape> NodeCacheShapes::ShapeFor(const NodeSelection& selection) {
   std::string why_table = "no Node matches the pod's node selection";
-  if (nodes_->Synced()) {
-    if (std::optional<HostShape> shape = ShapeFromNodes(*facts_->Snapshot(), selection)) return *shape;
+  if (nodes_.informer->Synced()) {
+    if (std::optional<HostShape> shape = ShapeFromNodes(*nodes_.facts->Snapshot(), selection)) return *shape;
   } else {
     why_table = "the Node cache is not synced yet";
   }

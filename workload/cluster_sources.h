@@ -18,17 +18,24 @@
 
 namespace graintune::workload {
 
-// Shapes from the TPU Nodes: `facts` fed by `nodes`' events (its handlers are
-// NodeFactsIndex::HandlersFor(facts)); `nodes` tells whether the first list is in.
+// The TPU Node informer (label cloud.google.com/gke-tpu-accelerator; each Node reduced to what
+// a host shape reads, KeepOnlyNodeFacts) and the facts its events keep, made together so the
+// two cannot disagree. Not started: start `informer` with the other caches.
+struct TpuNodeCache {
+  std::shared_ptr<kube::Informer> informer;
+  std::shared_ptr<NodeFactsIndex> facts;
+};
+TpuNodeCache MakeTpuNodeCache(std::shared_ptr<kube::Client> client);
+
+// Shapes from the TPU Nodes' facts once the informer's first list is in; the machine-type table
+// before that, and for selections no Node matches (a node pool scaled to zero).
 class NodeCacheShapes : public NodeShapeSource {
  public:
-  NodeCacheShapes(std::shared_ptr<kube::Informer> nodes, std::shared_ptr<NodeFactsIndex> facts)
-      : nodes_(std::move(nodes)), facts_(std::move(facts)) {}
+  explicit NodeCacheShapes(TpuNodeCache nodes) : nodes_(std::move(nodes)) {}
   Result<HostShape> ShapeFor(const NodeSelection& selection) override;
 
  private:
-  std::shared_ptr<kube::Informer> nodes_;
-  std::shared_ptr<NodeFactsIndex> facts_;
+  TpuNodeCache nodes_;
   MachineTypeTableShapes table_;
 };
 

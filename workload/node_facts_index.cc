@@ -1,5 +1,7 @@
 #include "workload/node_facts_index.h"
 
+#include <vector>
+
 namespace graintune::workload {
 namespace {
 
@@ -20,32 +22,42 @@ kube::InformerHandlers NodeFactsIndex::HandlersFor(std::shared_ptr<NodeFactsInde
 }
 
 void NodeFactsIndex::Put(const nlohmann::json& node) {
-  // Parsed outside the lock: readers never wait for a parse.
-  Result<NodeFacts> facts = NodeFactsFromJson(node);
+  Result<NodeFacts> facts = NodeFactsFromJson(node);  // outside the lock
   if (!facts.ok()) return Remove(node);
+  auto fresh = std::make_shared<const NodeFacts>(std::move(*facts));
   std::lock_guard<std::mutex> lock(mu_);
-  auto [it, inserted] = by_name_.try_emplace(facts->name, *facts);
-  if (!inserted) {
-    if (it->second == *facts) return;  // a heartbeat: no fact changed
-    it->second = std::move(*facts);
-  }
-  snapshot_.reset();
+  std::shared_ptr<const NodeFacts>& held = by_name_[fresh->name];
+  if (held && *held == *fresh) return;  // a heartbeat: no fact changed
+  held = std::move(fresh);
+  ++generation_;
 }
 
 void NodeFactsIndex::Remove(const nlohmann::json& node) {
   const std::string name = NameOf(node);
   std::lock_guard<std::mutex> lock(mu_);
-  if (by_name_.erase(name) > 0) snapshot_.reset();
+  if (by_name_.erase(name) > 0) ++generation_;
 }
 
 std::shared_ptr<const std::vector<NodeFacts>> NodeFactsIndex::Snapshot() {
+  std::vector<std::shared_ptr<const NodeFacts>> held;
+  long generation = 0;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (snapshot_ && (snapshot_generation_ == generation_ || building_)) return snapshot_;
+    building_ = true;
+    generation = generation_;
+    held.reserve(by_name_.size());
+    for (const auto& [name, facts] : by_name_) held.push_back(facts);
+  }
+  auto built = std::make_shared<std::vector<NodeFacts>>();
+  built->reserve(held.size());
+  for (const auto& facts : held) built->push_back(*facts);
   std::lock_guard<std::mutex> lock(mu_);
-  if (!snapshot_) {
-    auto facts = std::make_shared<std::vector<NodeFacts>>();
-    facts->reserve(by_name_.size());
-    for (const auto& [name, f] : by_name_) facts->push_back(f);
-    snapshot_ = std::move(facts);
-    ++snapshots_built_;
+  building_ = false;
+  ++snapshots_built_;
+  if (generation > snapshot_generation_) {
+    snapshot_ = std::move(built);
+    snapshot_generation_ = generation;
   }
   return snapshot_;
 }

@@ -2,11 +2,16 @@
 // unschedulable), kept current by the Node informer's events instead of re-read from its cache.
 // At thousands of hosts the Nodes change several times a second (status heartbeats); each event
 // costs one Node's parse here, a heartbeat that changes no fact changes nothing, and readers
-// share one immutable snapshot that is rebuilt only after a fact really changed. Re-reading the
-// whole cache on every change instead put a parse of every Node in front of admissions.
+// share one immutable snapshot that is rebuilt only after a fact really changed. (Re-reading the
+// whole cache on every change put a parse of every Node in front of admissions.)
 //
-// Thread-safety: Handlers() run on the informer's thread; Snapshot() may be called from any
-// thread at the same time. A Node whose facts do not parse (no allocatable cpu or memory) is
+// Thread-safety: one writer at a time calls Put/Remove (the informer's thread, through
+// HandlersFor); Snapshot() may be called from any thread meanwhile. The lock is held only to
+// swap one Node's facts or copy pointers, never for a parse or a snapshot's build; while one
+// reader builds a snapshot, others get the previous one (at most that one change behind).
+// A relist (410 Gone) replays adds, updates and deletes one by one, so a reader may see it half
+// applied, as it would see the same changes arriving by watch.
+// A Node whose facts do not read (no allocatable cpu or memory, a field of the wrong type) is
 // left out, as if absent, until an event brings a readable copy.
 #pragma once
 
@@ -27,11 +32,10 @@ class NodeFactsIndex {
   // lives as long as the informer does.
   static kube::InformerHandlers HandlersFor(std::shared_ptr<NodeFactsIndex> index);
 
-  // Every readable Node's facts, by name order. Cheap when nothing changed since the last call
-  // (the same snapshot is shared); O(Nodes) once after a change.
+  // Every readable Node's facts, in name order. The same shared snapshot while nothing changed.
   std::shared_ptr<const std::vector<NodeFacts>> Snapshot();
 
-  // What the handlers do, callable directly (tests, a relist).
+  // What the handlers do (an add or update puts, a delete removes); tests call them directly.
   void Put(const nlohmann::json& node);
   void Remove(const nlohmann::json& node);
 
@@ -40,8 +44,11 @@ class NodeFactsIndex {
 
  private:
   mutable std::mutex mu_;
-  std::map<std::string, NodeFacts> by_name_;
-  std::shared_ptr<const std::vector<NodeFacts>> snapshot_;  // null: stale
+  std::map<std::string, std::shared_ptr<const NodeFacts>> by_name_;
+  long generation_ = 0;  // bumped by every change of a fact
+  std::shared_ptr<const std::vector<NodeFacts>> snapshot_;
+  long snapshot_generation_ = -1;
+  bool building_ = false;
   int snapshots_built_ = 0;
 };
 

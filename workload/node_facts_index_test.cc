@@ -51,6 +51,16 @@ TEST(NodeFactsIndexTest, EventsKeepTheFactsAndHeartbeatsRebuildNothing) {
   EXPECT_EQ(index->SnapshotsBuiltForTest(), 4);
 }
 
+TEST(NodeFactsIndexTest, ASnapshotTakenKeepsItsFactsWhileTheIndexMovesOn) {
+  NodeFactsIndex index;
+  for (int i = 0; i < 50; ++i) index.Put(Node("n" + std::to_string(100 + i), "4", "t0"));
+  std::shared_ptr<const std::vector<NodeFacts>> before = index.Snapshot();
+  for (int i = 0; i < 50; i += 2) index.Remove(Node("n" + std::to_string(100 + i), "4", "t1"));
+  EXPECT_EQ(before->size(), 50u);
+  EXPECT_EQ(index.Snapshot()->size(), 25u);
+  EXPECT_EQ(index.Snapshot()->front().name, "n101");
+}
+
 TEST(NodeFactsIndexTest, ANodeThatDoesNotParseIsAbsentUntilItDoes) {
   NodeFactsIndex index;
   index.Put(Node("a", "4", "t0"));
@@ -60,8 +70,17 @@ TEST(NodeFactsIndexTest, ANodeThatDoesNotParseIsAbsentUntilItDoes) {
   index.Put(Node("a", "4", "t2"));
   EXPECT_EQ(Names(*index.Snapshot()), (std::vector<std::string>{"a"}));
   // Hostile shapes: not objects, no metadata, no name. Nothing is added, nothing crashes.
+  json wrong_types = Node("a", "4", "t3");
+  wrong_types["spec"] = {{"unschedulable", "yes"}};
+  wrong_types["metadata"]["labels"] = "pool-a";
+  index.Put(wrong_types);  // read as schedulable, without labels
+  EXPECT_FALSE((*index.Snapshot())[0].unschedulable);
+  EXPECT_TRUE((*index.Snapshot())[0].labels.empty());
+  index.Put(Node("a", "4", "t4"));
   for (const json& odd : {json(), json::array(), json("node"), json::object(),
-                          json{{"metadata", "x"}}, json{{"metadata", {{"name", 7}}}}}) {
+                          json{{"metadata", "x"}}, json{{"metadata", {{"name", 7}}}},
+                          json{{"metadata", {{"name", "b"}}}, {"spec", 1}, {"status", "up"}},
+                          json{{"metadata", {{"name", "c"}}}, {"status", {{"allocatable", 5}}}}}) {
     index.Put(odd);
     index.Remove(odd);
   }

@@ -10,8 +10,17 @@ namespace graintune::workload {
 namespace {
 
 std::string Str(const nlohmann::json& obj, const char* key) {
+  if (!obj.is_object()) return "";
   auto it = obj.find(key);
   return it != obj.end() && it->is_string() ? it->get<std::string>() : std::string();
+}
+
+// obj[key] when obj is an object holding an object there, else an empty object.
+const nlohmann::json& Object(const nlohmann::json& obj, const char* key) {
+  static const nlohmann::json kEmpty = nlohmann::json::object();
+  if (!obj.is_object()) return kEmpty;
+  auto it = obj.find(key);
+  return it != obj.end() && it->is_object() ? *it : kEmpty;
 }
 
 std::string Label(const std::map<std::string, std::string>& labels, const std::string& key) {
@@ -23,15 +32,16 @@ std::string Label(const std::map<std::string, std::string>& labels, const std::s
 
 Result<NodeFacts> NodeFactsFromJson(const nlohmann::json& node) {
   if (!node.is_object()) return Status::Error("a Node must be an object");
-  const nlohmann::json meta = node.value("metadata", nlohmann::json::object());
+  // Fields of the wrong type read as absent: this runs on informer threads, where a throw
+  // would end the process.
+  const nlohmann::json& meta = Object(node, "metadata");
   NodeFacts f;
   f.name = Str(meta, "name");
-  if (const auto labels = meta.find("labels"); labels != meta.end() && labels->is_object())
-    for (const auto& [k, v] : labels->items())
-      if (v.is_string()) f.labels[k] = v.get<std::string>();
-  f.unschedulable = node.value("spec", nlohmann::json::object()).value("unschedulable", false);
-  const nlohmann::json alloc =
-      node.value("status", nlohmann::json::object()).value("allocatable", nlohmann::json::object());
+  for (const auto& [k, v] : Object(meta, "labels").items())
+    if (v.is_string()) f.labels[k] = v.get<std::string>();
+  const nlohmann::json& spec = Object(node, "spec");
+  if (auto u = spec.find("unschedulable"); u != spec.end() && u->is_boolean()) f.unschedulable = u->get<bool>();
+  const nlohmann::json& alloc = Object(Object(node, "status"), "allocatable");
   Result<double> cpu = ParseNonNegativeQuantity(Str(alloc, "cpu"), "node " + f.name + " allocatable cpu");
   if (!cpu.ok()) return cpu.status();
   Result<double> mem =

@@ -29,12 +29,14 @@ struct NodeFacts {
   bool operator==(const NodeFacts&) const = default;
 };
 
-// Reads a Node object; error when its allocatable cpu or memory is missing or malformed.
+// Reads a Node object; error when its allocatable cpu or memory is missing or malformed. Never
+// throws: a field of the wrong type reads as absent.
 Result<NodeFacts> NodeFactsFromJson(const nlohmann::json& node);
 
 // Reduces a Node to what NodeFactsFromJson reads (metadata's name, uid, resourceVersion and
 // labels; spec.unschedulable; status.allocatable), in place: an informer's transform for the
-// Node cache. A TPU node's status (conditions, images, nodeInfo) and managedFields are most of
+// Node cache. It keeps resourceVersion, so a relist tells a changed Node from an unchanged one.
+// A TPU node's status (conditions, images, nodeInfo) and managedFields are most of
 // its size, and every heartbeat would otherwise be copied and kept.
 void KeepOnlyNodeFacts(nlohmann::json& node);
 
