@@ -12,6 +12,5 @@ cd "$(dirname "$0")/.."
 . scripts/lib/python_env.sh
 . scripts/lib/maxtext_trainer.sh
 build_graintune_cli
-env_lines="$(maxtext_trainer_env)"
-while IFS='=' read -r key value; do export "$key=$value"; done <<<"$env_lines"
+export_maxtext_trainer_env
 exec "$GRAINTUNE_MAXTEXT_PYTHON" bench/real_maxtext/maxtext_benchmark.py --graintune "$PWD/build/cli/graintune" "$@"

@@ -20,13 +20,22 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 real_node=0
 trainer=emulator
-case "${1:-} ${2:-}" in
-  " ") ;;
-  "--real-node ") real_node=1 ;;
-  "--trainer maxtext") trainer=maxtext ;;
-  "-h "|"--help ") sed -n '2,18p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
-  *) echo "demo.sh: unknown arguments '$*' (--real-node, --trainer maxtext, or nothing)" >&2; exit 2 ;;
-esac
+usage() { echo "demo.sh: $1 (--real-node, --trainer emulator|maxtext, or nothing)" >&2; exit 2; }
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --real-node) real_node=1 ;;
+    --trainer)
+      [ $# -ge 2 ] || usage "--trainer needs a value"
+      case "$2" in emulator|maxtext) trainer="$2" ;; *) usage "unknown trainer '$2'" ;; esac
+      shift ;;
+    -h|--help) sed -n '2,18p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    *) usage "unknown argument '$1'" ;;
+  esac
+  shift
+done
+if [ "$real_node" = 1 ] && [ "$trainer" != emulator ]; then
+  usage "--real-node runs its own trainer image; --trainer is for the KWOK demo"
+fi
 bash scripts/setup.sh
 echo "== Building graintune" >&2
 cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
@@ -42,8 +51,7 @@ if [ "$real_node" = 0 ]; then
     echo "== MaxText's trainer environment (first run ~1.4 GB from PyPI, ~5 min; then cached)" >&2
     . scripts/lib/python_env.sh
     . scripts/lib/maxtext_trainer.sh
-    MAXTEXT_VARIABLES="$(maxtext_trainer_env)"
-    while IFS='=' read -r key value; do export "$key=$value"; done <<<"$MAXTEXT_VARIABLES"
+    export_maxtext_trainer_env
   fi
   exec build/tests/controlplane/graintune-demo --bin-dir "$BIN" --source-dir "$PWD" --build-dir "$PWD/build" \
     --trainer "$trainer"

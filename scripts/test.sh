@@ -27,8 +27,7 @@ set +a
 # machine's text, all cached under ~/.cache/graintune; exports GRAINTUNE_MAXTEXT_*.
 . scripts/lib/python_env.sh
 . scripts/lib/maxtext_trainer.sh
-MAXTEXT_VARIABLES="$(maxtext_trainer_env)"
-while IFS='=' read -r key value; do export "$key=$value"; done <<<"$MAXTEXT_VARIABLES"
+export_maxtext_trainer_env
 (cd "$BUILD_DIR" && ctest --output-on-failure --timeout 900 "$@")
 # Then every fuzz target for GRAINTUNE_FUZZ_SECONDS each (README "Fuzzing"): ~6 min on 2 cores
 # from a cold clang build, ~3 min once build-fuzz/ exists.

@@ -20,3 +20,12 @@ maxtext_trainer_env() {
   nice "$venv/bin/python" bench/real_maxtext/corpus.py "$data"
   echo "GRAINTUNE_MAXTEXT_TINY_ARGS=$(tr '\n' ' ' < bench/real_maxtext/tiny-model.args | sed 's/ $//')"
 }
+
+# export_maxtext_trainer_env: maxtext_trainer_env, its variables exported into this shell (for
+# the tests, the demo and the benchmark that run MaxText). Fails when the environment cannot be
+# made.
+export_maxtext_trainer_env() {
+  local lines key value
+  lines="$(maxtext_trainer_env)"
+  while IFS='=' read -r key value; do export "$key=$value"; done <<<"$lines"
+}

@@ -15,6 +15,7 @@
 // as a Prometheus file_sd list (scripts/dashboard-picture.sh scrapes the run with it).
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <functional>
 #include <optional>

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <functional>
 #include <optional>
 
 #include "tests/controlplane/demo_output.h"
@@ -14,9 +15,6 @@ namespace {
 using kube::Json;
 
 constexpr char kJobSet[] = "tiny";
-// 20 steps after the operator's 2 warm-up steps: 10 steady samples, of which it needs 8.
-constexpr int kSteps = 22;
-constexpr int kWarmupSteps = 2;
 
 std::string Fixed(double v, int decimals) {
   char text[32];
@@ -48,13 +46,15 @@ class Story {
     Say(Indent(Text(cp_.Kubectl(
         {"apply", "-f", "-"},
         TinyMaxTextJobSet(maxtext_, {.ns = kMaxTextDemoNamespace, .name = kJobSet,
-                                     .out_dir = cp_.dir() + "/maxtext-out", .steps = kSteps})))));
+                                     .out_dir = cp_.dir() + "/maxtext-out"})))));
 
     Step("4. Attempt 0: MaxText runs graintune's value");
+    bool lifted = false;
     std::optional<AttemptRun> a0 = RunAttempt(0, [&] {
       Say("   The cap is lifted while it runs: the trial, not the policy, decides attempt 1.");
-      cp_.Kubectl({"apply", "-f", "-"}, NamespacePolicy(kMaxTextDemoNamespace, 64));
+      lifted = cp_.Kubectl({"apply", "-f", "-"}, NamespacePolicy(kMaxTextDemoNamespace, 64)).ok();
     });
+    if (!lifted) return Stop("lifting the namespace's cap");
     if (!a0) return Stop("attempt 0 did not run to its end");
     std::optional<int> recommended = WaitForTrial(0, *a0);
     if (!recommended) return Stop("the operator did not record attempt 0's trial");
@@ -80,14 +80,6 @@ class Story {
   }
 
  private:
-  std::vector<Json> PodsOf(int attempt) {
-    kube::ListOptions lo;
-    lo.label_selector = std::string("jobset.sigs.k8s.io/jobset-name=") + kJobSet +
-                        ",jobset.sigs.k8s.io/restart-attempt=" + std::to_string(attempt);
-    auto r = cp_.AdminClient()->List(kube::resources::kPods, kMaxTextDemoNamespace, lo);
-    return r.ok() ? r->items : std::vector<Json>{};
-  }
-
   Json Tuning() {
     auto r = cp_.AdminClient()->Get(kube::resources::kGrainTunings, kMaxTextDemoNamespace, kJobSet);
     return r.ok() ? *r : Json::object();
@@ -98,24 +90,24 @@ class Story {
   std::optional<AttemptRun> RunAttempt(int attempt, const std::function<void()>& once_started) {
     AttemptRun run;
     std::optional<int> pid;
+    Json pod;
     if (!WaitFor([&] {
-          const std::vector<Json> pods = PodsOf(attempt);
+          const std::vector<Json> pods = AttemptPods(cp_, kMaxTextDemoNamespace, kJobSet, attempt);
           if (pods.size() != 1) return false;
-          run.pod = pods[0]["metadata"].value("name", "");
+          pod = pods[0];
+          run.pod = pod["metadata"].value("name", "");
           pid = runner_.TrainerPid(run.pod);
           return pid.has_value();
         }, 90)) {
       Say(Indent(Text(cp_.Kubectl({"get", "jobset,jobs,pods", "-n", kMaxTextDemoNamespace, "-o", "wide"}))));
       return std::nullopt;
     }
-    const Json pod = PodsOf(attempt)[0];
-    run.workers = std::stoi(pod["metadata"]["annotations"].value("graintune.dev/worker-count", "-1"));
-    for (const Json& c : pod["spec"]["containers"])
-      if (c.value("name", "") == "maxtext") run.command = c["command"].back().get<std::string>();
+    run.workers = WorkerCountOf(pod);
+    run.command = ScriptOf(pod, "maxtext");
     const size_t at = run.command.find("grain_worker_count=");
     Say("   Attempt " + std::to_string(attempt) + ": pod " + run.pod + ", graintune.dev/worker-count: " +
         std::to_string(run.workers) + "; the command MaxText runs:");
-    Say("     ..." + run.command.substr(at > 70 ? at - 70 : 0, 100) + "...");
+    if (at != std::string::npos) Say("     ..." + run.command.substr(at > 70 ? at - 70 : 0, 100) + "...");
     once_started();
     const std::string dir = runner_.PodDir(run.pod);
     if (!WaitFor([&] {
@@ -127,7 +119,7 @@ class Story {
       return std::nullopt;
     }
     run.metrics = ReadMaxTextMetricsFile(dir + "/metrics.jsonl");
-    Result<Trial> whole = SummarizeSteps(run.metrics.step_seconds, 1.0, kWarmupSteps);
+    Result<Trial> whole = SummarizeSteps(run.metrics.step_seconds, 1.0, kOperatorWarmupSteps);
     if (!whole.ok()) {
       Say("   " + whole.error() + "\n" + Indent(TailOfFile(dir + "/trainer.log", 1500)));
       return std::nullopt;

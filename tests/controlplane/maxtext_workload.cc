@@ -79,6 +79,35 @@ std::string NamespacePolicy(const std::string& ns, int max_workers) {
          "  reservedCpu: \"0\"\n  reservedMemory: \"0\"\n  maxWorkers: " + std::to_string(max_workers) + "\n";
 }
 
+std::vector<kube::Json> AttemptPods(ControlPlane& cp, const std::string& ns, const std::string& jobset,
+                                    int attempt) {
+  kube::ListOptions lo;
+  lo.label_selector = "jobset.sigs.k8s.io/jobset-name=" + jobset +
+                      ",jobset.sigs.k8s.io/restart-attempt=" + std::to_string(attempt);
+  auto r = cp.AdminClient()->List(kube::resources::kPods, ns, lo);
+  return r.ok() ? r->items : std::vector<kube::Json>{};
+}
+
+int WorkerCountOf(const kube::Json& pod) {
+  const kube::Json annotations = pod.value("/metadata/annotations"_json_pointer, kube::Json::object());
+  auto it = annotations.is_object() ? annotations.find("graintune.dev/worker-count") : annotations.end();
+  if (it == annotations.end() || !it->is_string()) return -1;
+  const std::string text = *it;
+  char* end = nullptr;
+  const long n = std::strtol(text.c_str(), &end, 10);
+  return !text.empty() && *end == '\0' && n >= 0 && n < (1 << 20) ? static_cast<int>(n) : -1;
+}
+
+std::string ScriptOf(const kube::Json& pod, const std::string& name) {
+  const kube::Json containers = pod.value("/spec/containers"_json_pointer, kube::Json::array());
+  for (const kube::Json& c : containers) {
+    if (!c.is_object() || c.value("name", "") != name) continue;
+    const kube::Json command = c.value("command", kube::Json::array());
+    if (command.is_array() && !command.empty() && command.back().is_string()) return command.back();
+  }
+  return "";
+}
+
 OwnTrainer MaxTextTrainer(const MaxTextEnv& env) {
   const std::string venv_bin = std::filesystem::path(env.python).parent_path();
   const char* path = std::getenv("PATH");

@@ -13,6 +13,7 @@
 
 #include "base/status.h"
 #include "kube/client.h"
+#include "tests/controlplane/control_plane.h"
 #include "tests/controlplane/pod_runner.h"
 
 namespace graintune::testing {
@@ -35,11 +36,16 @@ inline constexpr char kMaxTextHostValue[] = "maxtext";
 // cores and `memory_bytes`, so graintune's budget is what MaxText will really have here.
 Result<kube::Json> MaxTextHost(const std::string& name, double cpus, double memory_bytes);
 
+// The tiny JobSet's steps: 20 after the operator's 2 warm-up steps (its --warmup-steps
+// default), so a trial has 10 steady samples where the operator needs 8.
+inline constexpr int kTinySteps = 22;
+inline constexpr int kOperatorWarmupSteps = 2;
+
 struct TinyJobSetOptions {
   std::string ns;
   std::string name;
   std::string out_dir;  // MaxText's base_output_directory
-  int steps = 22;       // MaxText's `steps`: warm-up + the operator's steady samples
+  int steps = kTinySteps;
 };
 // xpk's `bash -c` wrapper around `python3 -m maxtext.trainers.pre_train.train` with the tiny
 // model's overrides and grain_worker_count=-1; single-threaded XLA on the CPU, no network.
@@ -50,6 +56,16 @@ std::string TinyMaxTextJobSet(const MaxTextEnv& env, const TinyJobSetOptions& op
 // A GrainTunePolicy for namespace `ns` only (priority 10): nothing kept back on the host (it is
 // this machine) and at most `max_workers` workers.
 std::string NamespacePolicy(const std::string& ns, int max_workers);
+
+// The pods of one attempt of JobSet `ns`/`jobset` (label jobset.sigs.k8s.io/restart-attempt);
+// empty when there are none or the list failed.
+std::vector<kube::Json> AttemptPods(ControlPlane& cp, const std::string& ns, const std::string& jobset,
+                                    int attempt);
+// The pod's graintune.dev/worker-count annotation; -1 when absent or not a number.
+int WorkerCountOf(const kube::Json& pod);
+// The last word of container `name`'s command (the script of a `bash -c` wrapper); "" when
+// there is no such container or command.
+std::string ScriptOf(const kube::Json& pod, const std::string& name);
 
 // What only MaxText's own trainer process has on its command line (not the shell around it).
 inline constexpr char kMaxTextTrainerPattern[] = "maxtext.trainers.pre_train.train";

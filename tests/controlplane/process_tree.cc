@@ -74,7 +74,9 @@ int GrainWorkers(const std::map<int, ProcessSeen>& tree, const std::string& trai
   }
   int workers = 0;
   for (int pid : below)
-    if (pid != trainer && tree.at(pid).cmdline.find("resource_tracker") == std::string::npos) ++workers;
+    if (pid != trainer && tree.at(pid).cmdline.find("multiprocessing.resource_tracker") == std::string::npos &&
+        tree.at(pid).cmdline.find("multiprocessing.forkserver") == std::string::npos)
+      ++workers;
   return workers;
 }
 

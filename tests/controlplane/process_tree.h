@@ -19,7 +19,8 @@ std::map<int, ProcessSeen> Descendants(int pid);
 
 // Grain's worker processes in `tree` (Descendants of a container's shell): everything the
 // first process whose command line holds `trainer_pattern` (and is not a shell) started,
-// except multiprocessing's resource tracker. -1 when no trainer is in the tree.
+// except multiprocessing's helpers (its resource tracker and forkserver), as graintune-exporter
+// counts them. -1 when no trainer is in the tree.
 int GrainWorkers(const std::map<int, ProcessSeen>& tree, const std::string& trainer_pattern);
 
 // Whether `pid` has exited (gone, or a zombie not yet reaped).

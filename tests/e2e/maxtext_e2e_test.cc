@@ -40,9 +40,6 @@ using kube::Json;
 
 constexpr char kNs[] = "maxtext";
 constexpr char kJobSet[] = "tiny";
-constexpr int kSteps = 22;         // 20 steps after warm-up: 10 steady samples, the operator needs 8
-constexpr int kWarmupSteps = 2;    // the operator's default (--warmup-steps)
-constexpr int kMinSamples = 8;     // the operator's default
 
 std::string Text(const Result<std::string>& r) { return r.ok() ? *r : r.error(); }
 
@@ -50,14 +47,6 @@ std::optional<Json> Tuning(ControlPlane& cp) {
   auto r = cp.AdminClient()->Get(kube::resources::kGrainTunings, kNs, kJobSet);
   if (!r.ok()) return std::nullopt;
   return *r;
-}
-
-std::vector<Json> Pods(ControlPlane& cp, int attempt) {
-  kube::ListOptions lo;
-  lo.label_selector = std::string("jobset.sigs.k8s.io/jobset-name=") + kJobSet +
-                      ",jobset.sigs.k8s.io/restart-attempt=" + std::to_string(attempt);
-  auto r = cp.AdminClient()->List(kube::resources::kPods, kNs, lo);
-  return r.ok() ? r->items : std::vector<Json>{};
 }
 
 // What one attempt showed, from the machine and the files, not from graintune's figures.
@@ -79,23 +68,23 @@ class MaxTextE2E : public ::testing::Test {
   void RunAttempt(ControlPlane& cp, PodRunner& runner, int attempt, AttemptSeen& seen,
                   const std::function<void()>& on_started = [] {}) {
     std::optional<int> pid;
+    Json pod;
     ASSERT_TRUE(WaitFor([&] {
-      const std::vector<Json> pods = Pods(cp, attempt);
+      const std::vector<Json> pods = AttemptPods(cp, kNs, kJobSet, attempt);
       if (pods.size() != 1) return false;
-      seen.pod = pods[0]["metadata"].value("name", "");
+      pod = pods[0];
+      seen.pod = pod["metadata"].value("name", "");
       pid = runner.TrainerPid(seen.pod);
       return pid.has_value();
     }, std::chrono::seconds(90))) << Text(cp.Kubectl({"get", "jobset,jobs,pods", "-n", kNs, "-o", "wide"}));
     on_started();
-    const Json pod = Pods(cp, attempt)[0];
-    seen.workers = std::stoi(pod["metadata"]["annotations"].value("graintune.dev/worker-count", "-1"));
-    for (const Json& c : pod["spec"]["containers"])
-      if (c.value("name", "") == "maxtext") seen.command = c["command"].back().get<std::string>();
+    seen.workers = WorkerCountOf(pod);
+    seen.command = ScriptOf(pod, "maxtext");
     const std::string dir = runner.PodDir(seen.pod);
     // The exporter's /steps, read as the operator reads it.
     const op::PodFacts facts = op::PodFactsFromJson(pod);
     auto exporter_steps = [&] { return op::FetchExporterSteps(facts, op::ScraperOptions{}, std::stop_token{}); };
-    // MaxText trains for kSteps steps and exits; the pod stays Running (KWOK) until failed.
+    // MaxText trains for kTinySteps steps and exits; the pod stays Running (KWOK) until failed.
     ASSERT_TRUE(WaitFor([&] {
       seen.most_grain_processes = std::max(seen.most_grain_processes, GrainWorkers(Descendants(*pid), kMaxTextTrainerPattern));
       if (Result<op::StepsDocument> doc = exporter_steps(); doc.ok() && doc->process)
@@ -167,7 +156,7 @@ TEST_F(MaxTextE2E, RealMaxTextRunsGraintunesValueAndItsRestartRunsTheRecommendat
   runner.Start();
   const std::string out_dir = cp->dir() + "/maxtext-out";
   Result<std::string> applied = cp->Kubectl({"apply", "-f", "-"},
-                                          TinyMaxTextJobSet(*maxtext, {.ns = kNs, .name = kJobSet, .out_dir = out_dir, .steps = kSteps}));
+                                          TinyMaxTextJobSet(*maxtext, {.ns = kNs, .name = kJobSet, .out_dir = out_dir}));
   ASSERT_TRUE(applied.ok()) << applied.error();
   auto yaml = [&] { return Text(cp->Kubectl({"get", "graintunings", "-n", kNs, "-o", "yaml"})); };
 
@@ -184,12 +173,12 @@ TEST_F(MaxTextE2E, RealMaxTextRunsGraintunesValueAndItsRestartRunsTheRecommendat
   EXPECT_EQ(a0.malformed, 0);
   EXPECT_EQ(a0.exporter_malformed, 0);
   EXPECT_EQ(static_cast<int>(a0.step_seconds.size()), a0.lines) << "a line per step, no eval lines";
-  EXPECT_GE(static_cast<int>(a0.step_seconds.size()), kSteps - 1);
+  EXPECT_GE(static_cast<int>(a0.step_seconds.size()), kTinySteps - 1);
 
   // The trial the operator stored has every steady sample of the file and a verdict the steps
   // allow; the recommendation written with that final trial is attempt 1's value (MaxText has
   // ended: nothing changes it any more).
-  Result<Trial> whole = SummarizeSteps(a0.step_seconds, 1.0, kWarmupSteps);
+  Result<Trial> whole = SummarizeSteps(a0.step_seconds, 1.0, kOperatorWarmupSteps);
   ASSERT_TRUE(whole.ok()) << whole.error();
   Json trial0;
   int recommended = -1;
@@ -217,7 +206,7 @@ TEST_F(MaxTextE2E, RealMaxTextRunsGraintunesValueAndItsRestartRunsTheRecommendat
   EXPECT_EQ(a1.exporter_workers, a1.workers);
   EXPECT_EQ(a1.malformed, 0);
   EXPECT_EQ(a1.exporter_malformed, 0);
-  Result<Trial> whole1 = SummarizeSteps(a1.step_seconds, 1.0, kWarmupSteps);
+  Result<Trial> whole1 = SummarizeSteps(a1.step_seconds, 1.0, kOperatorWarmupSteps);
   ASSERT_TRUE(whole1.ok()) << whole1.error();
   std::optional<Json> gt;
   ASSERT_TRUE(WaitFor([&] {
