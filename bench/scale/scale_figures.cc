@@ -93,8 +93,28 @@ json WindowJson(const WindowFigures& w) {
           {"api_requests_per_minute", Round(w.requests_per_minute_total, 1)},
           {"api_requests_per_minute_by_verb", by_verb},
           {"tuning_writes_per_minute", Round(w.tuning_writes_per_minute, 1)},
+          {"tuning_writes_per_minute_last_half", Round(w.tuning_writes_per_minute_last_half, 1)},
           {"full_pass_p50_s", Round(w.pass_p50_s, 2)},
           {"full_pass_max_s", Round(w.pass_max_s, 2)}};
+}
+
+// "p50 <= 5 ms, p99 <= 50 ms (of N)" from bucket bounds; "none observed" when empty.
+std::string Bounds(const HistogramReading& h) {
+  auto ms = [](std::optional<double> s) {
+    return !s ? std::string("?") : std::isinf(*s) ? std::string("> the largest bucket") : "<= " + Fixed(*s * 1000) + " ms";
+  };
+  if (h.Count() <= 0) return "none observed";
+  return "p50 " + ms(h.QuantileBound(0.5)) + ", p99 " + ms(h.QuantileBound(0.99)) + " (of " +
+         Fixed(h.Count(), 0) + ")";
+}
+
+json BoundsJson(const HistogramReading& h) {
+  auto ms = [](std::optional<double> s) -> json {
+    if (!s || std::isinf(*s)) return nullptr;
+    return Round(*s * 1000, 3);
+  };
+  return {{"observed", h.Count()}, {"p50_bound_ms", ms(h.QuantileBound(0.5))},
+          {"p99_bound_ms", ms(h.QuantileBound(0.99))}};
 }
 
 }  // namespace
@@ -124,6 +144,8 @@ json PrintReport(const ScaleReport& r) {
           " / " + Fixed(r.admission_p99_hooked_ms) + ", without " + Fixed(r.admission_p50_plain_ms) +
           " / " + Fixed(r.admission_p99_plain_ms) + ")",
       "", "<= 10 ms p99 added", Verdict(added_p99 <= 10));
+  Row("  of which the webhook's own time to answer (its histogram, bucket bounds)", Bounds(r.webhook_own), "", "", "");
+  Row("  and its call as the API server timed it (bucket bounds)", Bounds(r.webhook_call), "", "", "");
   Row("operator full pass (between two scrapes of a workload), p50 / max",
       Fixed(g.pass_p50_s) + " / " + Fixed(g.pass_max_s) + " s",
       Fixed(b.pass_p50_s) + " / " + Fixed(b.pass_max_s) + " s", "", "");
@@ -139,7 +161,10 @@ json PrintReport(const ScaleReport& r) {
           Fixed(b.tuning_writes_per_minute) + "/min",
       "grow with changes, not pods", "");
   Row("operator API requests per minute, nothing changing (trainers paused " + Fixed(r.quiet.seconds, 0) + " s)",
-      Fixed(quiet_rpm) + " (" + Verbs(r.quiet) + ")", "",
+      Fixed(quiet_rpm) + " (" + Verbs(r.quiet) + "); GrainTuning writes " +
+          Fixed(r.quiet.tuning_writes_per_minute) + "/min, " +
+          Fixed(r.quiet.tuning_writes_per_minute_last_half) + "/min in its second half",
+      "",
       "~0: requests come from changes", Verdict(quiet_rpm <= 6));
   Row("trial's last needed step -> recommendation in status",
       Latency(r.good, r.recommendation_timeout_s), Latency(r.bad, r.recommendation_timeout_s) +
@@ -154,6 +179,8 @@ json PrintReport(const ScaleReport& r) {
                {"commit", r.commit},
                {"admission_p50_added_ms", Round(added_p50, 2)},
                {"admission_p99_added_ms", Round(added_p99, 2)},
+               {"admission_webhook_own", BoundsJson(r.webhook_own)},
+               {"admission_webhook_call", BoundsJson(r.webhook_call)},
                {"operator_cpu_cores", Round(g.operator_cpu_cores, 3)},
                {"operator_cpu_cores_bad_exporters", Round(b.operator_cpu_cores, 3)},
                {"operator_rss_mib", Round(rss, 1)},

@@ -10,6 +10,8 @@
 #include <sys/types.h>
 #include <vector>
 
+#include "bench/scale/exposition_histogram.h"
+
 namespace graintune::bench {
 
 // The q-quantile (0..1, nearest rank) of the samples; 0 when there are none.
@@ -28,6 +30,7 @@ struct WindowFigures {
   std::map<std::string, double> requests_per_minute;  // by verb
   double requests_per_minute_total = 0;
   double tuning_writes_per_minute = 0;           // GrainTuning updates seen
+  double tuning_writes_per_minute_last_half = 0; // the same in the window's second half
   double pass_p50_s = 0, pass_max_s = 0;         // time between two scrapes of one workload
 };
 
@@ -45,6 +48,10 @@ struct ScaleReport {
   double admission_p50_hooked_ms = 0, admission_p99_hooked_ms = 0;
   double admission_p50_plain_ms = 0, admission_p99_plain_ms = 0;
   int admission_samples = 0;
+  // Where a hooked admission's time went, observed over the bursts: the webhook's own time to
+  // answer (graintune_webhook_request_duration_seconds), and its call as the API server timed
+  // it (apiserver_admission_webhook_admission_duration_seconds, CREATE).
+  HistogramReading webhook_own, webhook_call;
   PhaseFigures good, bad;
   WindowFigures quiet;  // exporters good, trainers paused: nothing changes
   double recommendation_timeout_s = 0;

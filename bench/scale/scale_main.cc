@@ -27,6 +27,7 @@
 #include "bench/scale/admission_burst.h"
 #include "bench/scale/api_audit.h"
 #include "bench/scale/exporter_standin.h"
+#include "bench/scale/exposition_histogram.h"
 #include "bench/scale/local_install.h"
 #include "bench/scale/scale_cluster.h"
 #include "bench/scale/scale_figures.h"
@@ -34,6 +35,7 @@
 #include "kube/config.h"
 #include "operator/tuning_reconciler.h"
 #include "server/flags.h"
+#include "tests/controlplane/https_call.h"
 #include "tests/controlplane/wait_for.h"
 
 namespace {
@@ -146,6 +148,8 @@ struct Bench {
     for (const auto& [verb, n] : counts->by_verb) w.requests_per_minute[verb] = static_cast<double>(n) * 60 / w.seconds;
     w.requests_per_minute_total = static_cast<double>(counts->total) * 60 / w.seconds;
     w.tuning_writes_per_minute = static_cast<double>(tracker.TuningUpdatesBetween(from, to)) * 60 / w.seconds;
+    w.tuning_writes_per_minute_last_half =
+        static_cast<double>(tracker.TuningUpdatesBetween(from + (to - from) / 2, to)) * 60 / (w.seconds / 2);
     std::vector<double> medians, all;
     for (const auto& [key, times] : standin.ScrapesByKey()) {
       std::vector<double> gaps;
@@ -289,6 +293,20 @@ int main(int argc, char** argv) {
   kube::ApiResult<kube::Json> child = cp.AdminClient()->Get(kube::resources::kJobs, kNamespace,
                                                             JobSetName(0) + "-slice-job-0");
   if (!child.ok()) return fail("reading a JobSet's child Job: " + child.error().ToString());
+  // The webhook's own histogram and the API server's timing of its calls, read around the
+  // bursts: no other pod is created meanwhile, so what they observed is the bursts' admissions.
+  auto webhook_metrics = [&] {
+    return gt::HttpsCall(install.webhook().health_port(), "", "/metrics").body;
+  };
+  auto apiserver_metrics = [&] {
+    Result<std::string> text = cp.Kubectl({"get", "--raw", "/metrics"});
+    return text.ok() ? *text : std::string();
+  };
+  constexpr char kOwn[] = "graintune_webhook_request_duration_seconds";
+  constexpr char kCall[] = "apiserver_admission_webhook_admission_duration_seconds";
+  const std::vector<std::string> call_labels = {"graintune", "operation=\"CREATE\""};
+  const HistogramReading own_before = ReadHistogram(webhook_metrics(), kOwn);
+  const HistogramReading call_before = ReadHistogram(apiserver_metrics(), kCall, call_labels);
   Result<BurstLatencies> bursts = MeasureAdmissionBursts(
       cp, {.pod_template = (*child)["spec"]["template"], .hooked_ns = "burst-hooked",
            .plain_ns = "burst-plain", .pods = shape.hosts_per_jobset, .rounds = rounds,
@@ -299,6 +317,8 @@ int main(int argc, char** argv) {
   report.admission_p99_hooked_ms = Quantile(bursts->hooked_ms, 0.99);
   report.admission_p50_plain_ms = Quantile(bursts->plain_ms, 0.5);
   report.admission_p99_plain_ms = Quantile(bursts->plain_ms, 0.99);
+  report.webhook_own = ReadHistogram(webhook_metrics(), kOwn).Since(own_before);
+  report.webhook_call = ReadHistogram(apiserver_metrics(), kCall, call_labels).Since(call_before);
 
   Say("steady state: " + std::to_string(window_s) + " s window");
   Pause(10);

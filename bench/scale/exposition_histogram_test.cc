@@ -1,0 +1,49 @@
+#include "bench/scale/exposition_histogram.h"
+
+#include <gtest/gtest.h>
+
+#include <limits>
+
+namespace graintune::bench {
+namespace {
+
+constexpr char kBefore[] = R"(# HELP x_seconds Time
+# TYPE x_seconds histogram
+x_seconds_bucket{name="a",operation="CREATE",le="0.005"} 10
+x_seconds_bucket{name="a",operation="CREATE",le="0.1"} 10
+x_seconds_bucket{name="a",operation="CREATE",le="+Inf"} 10
+x_seconds_bucket{name="a",operation="UPDATE",le="0.005"} 5
+x_seconds_bucket{name="a",operation="UPDATE",le="0.1"} 5
+x_seconds_bucket{name="a",operation="UPDATE",le="+Inf"} 5
+x_seconds_sum{name="a",operation="CREATE"} 0.02
+x_seconds_count{name="a",operation="CREATE"} 10
+)";
+
+constexpr char kAfter[] = R"(x_seconds_bucket{name="a",operation="CREATE",le="0.005"} 60
+x_seconds_bucket{name="a",operation="CREATE",le="0.1"} 105
+x_seconds_bucket{name="a",operation="CREATE",le="+Inf"} 110
+x_seconds_bucket{name="a",operation="UPDATE",le="0.005"} 5
+x_seconds_bucket{name="a",operation="UPDATE",le="0.1"} 5
+x_seconds_bucket{name="a",operation="UPDATE",le="+Inf"} 5
+x_seconds_bucket{name="a",operation="CREATE",le="0.5" 7
+x_seconds_bucket{name="a",operation="CREATE",le="0.7"} many
+)";
+
+TEST(ExpositionHistogramTest, QuantilesOfWhatWasObservedBetweenTwoReadings) {
+  const HistogramReading before = ReadHistogram(kBefore, "x_seconds", {"operation=\"CREATE\""});
+  const HistogramReading after = ReadHistogram(kAfter, "x_seconds", {"operation=\"CREATE\""});
+  EXPECT_EQ(before.Count(), 10);
+  const HistogramReading burst = after.Since(before);
+  EXPECT_EQ(burst.Count(), 100);
+  EXPECT_EQ(burst.QuantileBound(0.5), 0.005);
+  EXPECT_EQ(burst.QuantileBound(0.9), 0.1);
+  EXPECT_EQ(burst.QuantileBound(0.99), std::numeric_limits<double>::infinity());
+  EXPECT_DOUBLE_EQ(burst.ShareUnder(0.1), 0.95);
+  // Every series summed when no label part is asked for; unparseable lines are skipped.
+  EXPECT_EQ(ReadHistogram(kAfter, "x_seconds").Count(), 115);
+  EXPECT_EQ(ReadHistogram(kAfter, "y_seconds").Count(), 0);
+  EXPECT_FALSE(ReadHistogram("", "x_seconds").QuantileBound(0.5).has_value());
+}
+
+}  // namespace
+}  // namespace graintune::bench
