@@ -44,14 +44,22 @@ std::shared_ptr<const std::vector<NodeFacts>> NodeFactsIndex::Snapshot() {
   {
     std::lock_guard<std::mutex> lock(mu_);
     if (snapshot_ && (snapshot_generation_ == generation_ || building_)) return snapshot_;
-    building_ = true;
     generation = generation_;
     held.reserve(by_name_.size());
     for (const auto& [name, facts] : by_name_) held.push_back(facts);
+    building_ = true;
   }
-  auto built = std::make_shared<std::vector<NodeFacts>>();
-  built->reserve(held.size());
-  for (const auto& facts : held) built->push_back(*facts);
+  std::shared_ptr<std::vector<NodeFacts>> built;
+  try {
+    built = std::make_shared<std::vector<NodeFacts>>();
+    built->reserve(held.size());
+    for (const auto& facts : held) built->push_back(*facts);
+  } catch (...) {
+    // Out of memory: the next reader tries again; the flag must not stay set.
+    std::lock_guard<std::mutex> lock(mu_);
+    building_ = false;
+    throw;
+  }
   std::lock_guard<std::mutex> lock(mu_);
   building_ = false;
   ++snapshots_built_;

@@ -8,7 +8,8 @@
 // Thread-safety: one writer at a time calls Put/Remove (the informer's thread, through
 // HandlersFor); Snapshot() may be called from any thread meanwhile. The lock is held only to
 // swap one Node's facts or copy pointers, never for a parse or a snapshot's build; while one
-// reader builds a snapshot, others get the previous one (at most that one change behind).
+// reader builds a snapshot, others get the last one built (behind by the changes since, e.g.
+// during a relist); the next reader after the build sees them.
 // A relist (410 Gone) replays adds, updates and deletes one by one, so a reader may see it half
 // applied, as it would see the same changes arriving by watch.
 // A Node whose facts do not read (no allocatable cpu or memory, a field of the wrong type) is

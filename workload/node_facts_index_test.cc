@@ -77,6 +77,9 @@ TEST(NodeFactsIndexTest, ANodeThatDoesNotParseIsAbsentUntilItDoes) {
   EXPECT_FALSE((*index.Snapshot())[0].unschedulable);
   EXPECT_TRUE((*index.Snapshot())[0].labels.empty());
   index.Put(Node("a", "4", "t4"));
+  json absurd_chips = Node("z", "4", "t0");
+  absurd_chips["status"]["allocatable"]["google.com/tpu"] = "1e12";
+  index.Put(absurd_chips);  // not a chip count: absent
   for (const json& odd : {json(), json::array(), json("node"), json::object(),
                           json{{"metadata", "x"}}, json{{"metadata", {{"name", 7}}}},
                           json{{"metadata", {{"name", "b"}}}, {"spec", 1}, {"status", "up"}},

@@ -52,6 +52,7 @@ Result<NodeFacts> NodeFactsFromJson(const nlohmann::json& node) {
   if (std::string tpu = Str(alloc, "google.com/tpu"); !tpu.empty()) {
     Result<double> chips = ParseNonNegativeQuantity(tpu, "node " + f.name + " google.com/tpu");
     if (!chips.ok()) return chips.status();
+    if (*chips > 1e6) return Status::Error("node " + f.name + " google.com/tpu " + tpu + " is not a chip count");
     f.tpu_chips = static_cast<int>(std::lround(*chips));
   }
   return f;

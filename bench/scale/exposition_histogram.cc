@@ -42,7 +42,8 @@ HistogramReading ReadHistogram(const std::string& exposition, const std::string&
     const std::string labels = line.substr(prefix.size(), close - prefix.size());
     bool wanted = true;
     for (const std::string& part : label_parts) wanted = wanted && labels.find(part) != std::string::npos;
-    const size_t le = labels.find("le=\"");
+    size_t le = labels.find("le=\"");
+    while (le != std::string::npos && le > 0 && labels[le - 1] != ',') le = labels.find("le=\"", le + 1);
     if (!wanted || le == std::string::npos) continue;
     const size_t le_end = labels.find('"', le + 4);
     if (le_end == std::string::npos) continue;

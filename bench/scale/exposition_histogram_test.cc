@@ -26,6 +26,7 @@ x_seconds_bucket{name="a",operation="UPDATE",le="0.005"} 5
 x_seconds_bucket{name="a",operation="UPDATE",le="0.1"} 5
 x_seconds_bucket{name="a",operation="UPDATE",le="+Inf"} 5
 x_seconds_bucket{name="a",operation="CREATE",le="0.5" 7
+x_seconds_bucket{role="x",name="a",operation="CREATE"} 9
 x_seconds_bucket{name="a",operation="CREATE",le="0.7"} many
 )";
 
@@ -35,6 +36,7 @@ TEST(ExpositionHistogramTest, QuantilesOfWhatWasObservedBetweenTwoReadings) {
   EXPECT_EQ(before.Count(), 10);
   const HistogramReading burst = after.Since(before);
   EXPECT_EQ(burst.Count(), 100);
+  EXPECT_EQ(burst.QuantileBound(0.05), 0.005);  // role="x" holds no bucket bound
   EXPECT_EQ(burst.QuantileBound(0.5), 0.005);
   EXPECT_EQ(burst.QuantileBound(0.9), 0.1);
   EXPECT_EQ(burst.QuantileBound(0.99), std::numeric_limits<double>::infinity());

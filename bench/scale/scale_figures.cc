@@ -101,7 +101,7 @@ json WindowJson(const WindowFigures& w) {
 // "p50 <= 5 ms, p99 <= 50 ms (of N)" from bucket bounds; "none observed" when empty.
 std::string Bounds(const HistogramReading& h) {
   auto ms = [](std::optional<double> s) {
-    return !s ? std::string("?") : std::isinf(*s) ? std::string("> the largest bucket") : "<= " + Fixed(*s * 1000) + " ms";
+    return !s ? std::string("?") : std::isinf(*s) ? std::string("> the largest bucket") : "<= " + Fixed(*s * 1000, 2) + " ms";
   };
   if (h.Count() <= 0) return "none observed";
   return "p50 " + ms(h.QuantileBound(0.5)) + ", p99 " + ms(h.QuantileBound(0.99)) + " (of " +

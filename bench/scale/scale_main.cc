@@ -295,16 +295,21 @@ int main(int argc, char** argv) {
   if (!child.ok()) return fail("reading a JobSet's child Job: " + child.error().ToString());
   // The webhook's own histogram and the API server's timing of its calls, read around the
   // bursts: no other pod is created meanwhile, so what they observed is the bursts' admissions.
+  // A read that fails leaves the figure out ("none observed") rather than counting history.
+  bool metrics_read = true;
   auto webhook_metrics = [&] {
-    return gt::HttpsCall(install.webhook().health_port(), "", "/metrics").body;
+    gt::HttpsAnswer answer = gt::HttpsCall(install.webhook().health_port(), "", "/metrics");
+    metrics_read = metrics_read && answer.status == 200;
+    return answer.body;
   };
   auto apiserver_metrics = [&] {
     Result<std::string> text = cp.Kubectl({"get", "--raw", "/metrics"});
+    metrics_read = metrics_read && text.ok();
     return text.ok() ? *text : std::string();
   };
   constexpr char kOwn[] = "graintune_webhook_request_duration_seconds";
   constexpr char kCall[] = "apiserver_admission_webhook_admission_duration_seconds";
-  const std::vector<std::string> call_labels = {"graintune", "operation=\"CREATE\""};
+  const std::vector<std::string> call_labels = {"name=\"workers.graintune.dev\"", "operation=\"CREATE\""};
   const HistogramReading own_before = ReadHistogram(webhook_metrics(), kOwn);
   const HistogramReading call_before = ReadHistogram(apiserver_metrics(), kCall, call_labels);
   Result<BurstLatencies> bursts = MeasureAdmissionBursts(
@@ -317,8 +322,14 @@ int main(int argc, char** argv) {
   report.admission_p99_hooked_ms = Quantile(bursts->hooked_ms, 0.99);
   report.admission_p50_plain_ms = Quantile(bursts->plain_ms, 0.5);
   report.admission_p99_plain_ms = Quantile(bursts->plain_ms, 0.99);
-  report.webhook_own = ReadHistogram(webhook_metrics(), kOwn).Since(own_before);
-  report.webhook_call = ReadHistogram(apiserver_metrics(), kCall, call_labels).Since(call_before);
+  const HistogramReading own_after = ReadHistogram(webhook_metrics(), kOwn);
+  const HistogramReading call_after = ReadHistogram(apiserver_metrics(), kCall, call_labels);
+  if (metrics_read) {
+    report.webhook_own = own_after.Since(own_before);
+    report.webhook_call = call_after.Since(call_before);
+  } else {
+    Say("reading the webhook's or the API server's /metrics failed: no breakdown of admission time");
+  }
 
   Say("steady state: " + std::to_string(window_s) + " s window");
   Pause(10);
