@@ -35,6 +35,8 @@ usage:
   graintune-operator [--kubeconfig K] [--leader-elect=true|false] [--lease-namespace NS]
                      [--lease-name N] [--identity ID]
                      [--resync-period-ms N]   (a running attempt's steps are read this often)
+                     [--status-progress-interval-ms N]   (a trial's progress is written at most
+                                                          this often; 30000, 0 = every change)
                      [--bind-address A] [--port N] [--scrape-timeout-ms N]
                      [--scrape-concurrency N]   (exporters read at once; 8)
                      [--lease-duration-ms N] [--renew-deadline-ms N] [--retry-period-ms N]
@@ -51,7 +53,7 @@ int main(int argc, char** argv) {
   const server::Flags flags = server::ExitOnUsageError(
       kProgram, server::Flags::Parse(server::Arguments(argc, argv),
                                      {"log-level", "kubeconfig", "lease-namespace", "lease-name", "identity",
-                                      "resync-period-ms", "scrape-timeout-ms", "scrape-concurrency",
+                                      "resync-period-ms", "status-progress-interval-ms", "scrape-timeout-ms", "scrape-concurrency",
                                       "lease-duration-ms", "renew-deadline-ms",
                                       "retry-period-ms", "prometheus-url", "forget-after",
                                       "bind-address", "port"},
@@ -68,6 +70,7 @@ int main(int argc, char** argv) {
   std::string identity = flags.Get("identity").value_or("");
   const bool leader_elect = !flags.Has("leader-elect") || flags.Bool("leader-elect");
   const int resync_ms = int_flag("resync-period-ms", 100, 3600000, 5000);
+  const int progress_ms = int_flag("status-progress-interval-ms", 0, 3600000, 30000);
   const int scrape_timeout_ms = int_flag("scrape-timeout-ms", 100, 60000, 3000);
   const int scrape_concurrency = int_flag("scrape-concurrency", 1, 64, 8);
   const int lease_ms = int_flag("lease-duration-ms", 1000, 600000, 15000);
@@ -121,7 +124,8 @@ int main(int argc, char** argv) {
   op::ControllerOptions controller_options{.scrape_timeout = std::chrono::milliseconds(scrape_timeout_ms),
                                            .scrape_concurrency = scrape_concurrency,
                                            .forget_after = forget_after,
-                                           .running_requeue = std::chrono::milliseconds(resync_ms)};
+                                           .running_requeue = std::chrono::milliseconds(resync_ms),
+                                           .progress_write_interval = std::chrono::milliseconds(progress_ms)};
   if (!prometheus_url.empty()) {
     kube::ClientConfig pc;
     pc.server = prometheus_url;
@@ -166,7 +170,8 @@ int main(int argc, char** argv) {
       const std::map<std::string, double> now = {
           {"reconcile", c.reconciles}, {"reconcile_error", c.reconcile_errors},
           {"scrape", c.scrapes}, {"scrape_error", c.scrape_errors},
-          {"status_write", c.status_writes}, {"event", c.events}, {"forgotten", c.forgotten}};
+          {"status_write", c.status_writes}, {"status_progress_deferred", c.progress_deferred},
+          {"event", c.events}, {"forgotten", c.forgotten}};
       for (const auto& [kind, v] : now) {
         counter_family.Add({{"kind", kind}}).Increment(v - exported[kind]);
         exported[kind] = v;

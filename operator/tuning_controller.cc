@@ -345,6 +345,24 @@ ReconcileOutcome TuningController::ReconcileKey(const TuningKey& tuning_key,
   // computed again from the stored object before writing, so a stale copy never overwrites
   // newer data, and events are recorded only by the write that stores what they tell.
   bool wrote = false;
+  if (out.status_changed && in.grain_tuning && options_.progress_write_interval.count() > 0 &&
+      ProgressOnly(in.grain_tuning->value("status", json::object()), out.status)) {
+    const auto now = Now();
+    std::chrono::steady_clock::time_point due;
+    {
+      std::lock_guard<std::mutex> lock(states_mu_);
+      due = states_.at(tuning_key).last_status_write + options_.progress_write_interval;
+    }
+    if (now < due) {
+      // Not lost: the key comes back when the write is due (or earlier, for the running requeue
+      // or an event), and the status is computed afresh then.
+      ++counters_.progress_deferred;
+      auto wait = std::chrono::ceil<std::chrono::milliseconds>(due - now);
+      const bool alive = std::any_of(in.pods.begin(), in.pods.end(), [](const PodFacts& p) { return p.Alive(); });
+      if (alive) wait = std::min(wait, options_.running_requeue);
+      return ReconcileResult{wait};
+    }
+  }
   if (out.status_changed) {
     const auto mutate = [&](json& gt) {
           wrote = false;
@@ -364,7 +382,11 @@ ReconcileOutcome TuningController::ReconcileKey(const TuningKey& tuning_key,
                                      mutate);
     // Events wait until the status they describe is stored.
     if (!written.ok()) return ErrorOf("writing status of GrainTuning " + ns + "/" + name, written.error());
-    if (wrote) ++counters_.status_writes;
+    if (wrote) {
+      ++counters_.status_writes;
+      std::lock_guard<std::mutex> lock(states_mu_);
+      states_.at(tuning_key).last_status_write = Now();
+    }
   }
   const bool alive = std::any_of(in.pods.begin(), in.pods.end(), [](const PodFacts& p) { return p.Alive(); });
   const ReconcileResult result{alive ? options_.running_requeue : std::chrono::milliseconds(0)};

@@ -6,6 +6,10 @@
 // A status equal to the stored one is not written. Runs only while this replica leads.
 // Everything it learns is written to the API, so a restarted operator starts from there.
 //
+// Status is written when it changes; a change that is only progress (more steps of a trial
+// already recorded) at most every progress_write_interval, so a running workload costs a
+// write per interval, not one per scrape.
+//
 // When a key is looked at again:
 //  - a pod, its GrainTuning, a policy or a namespace changed (an event queues it);
 //  - its exporters brought new steps (the scraper queues it);
@@ -86,6 +90,10 @@ struct ControllerOptions {
   std::shared_ptr<kube::Client> prometheus;
   // A key with a running attempt is reconciled again (its steps read again) this often.
   std::chrono::milliseconds running_requeue{5000};
+  // A status change that is only progress (ProgressOnly(): more steps of a trial already
+  // recorded) is written at most this often per key; it waits, never dropped, and the key is
+  // queued for when it is due. Anything else is written at once. 0 writes every change.
+  std::chrono::milliseconds progress_write_interval{30000};
   std::chrono::milliseconds backoff_initial{500};
   std::chrono::milliseconds backoff_max{std::chrono::minutes(5)};
   // The clock for requeues and backoff; steady_clock when empty (tests pass their own).
@@ -95,7 +103,8 @@ struct ControllerOptions {
 struct ControllerCounters {
   std::atomic<long> reconciles{0}, reconcile_errors{0}, scrapes{0}, scrape_errors{0},
       status_writes{0}, events{0}, forgotten{0},
-      deferred{0};  // keys handed out but not reconciled: backing off, or parked
+      deferred{0},           // keys handed out but not reconciled: backing off, or parked
+      progress_deferred{0};  // progress-only status writes put off (progress_write_interval)
 };
 
 class TuningController {
@@ -134,6 +143,8 @@ class TuningController {
     std::chrono::steady_clock::time_point due{};  // backing off until then
     bool parked = false;       // a terminal error: wait for its pods to change
     bool backing_off = false;  // a retryable error: wait for `due` even if its pods change
+    // When this replica last wrote the key's status (the epoch: not since it started).
+    std::chrono::steady_clock::time_point last_status_write{};
     kube::Backoff backoff;
   };
   std::chrono::steady_clock::time_point Now() const;

@@ -244,5 +244,51 @@ TEST_F(TuningControllerTest, AnExporterThatNeverAnswersDelaysNoReconcileAndNoOth
   controller_.reset();  // cancels the hanging read
 }
 
+TEST_F(TuningControllerTest, ATrialsProgressIsWrittenAtMostOncePerIntervalAndNeverLost) {
+  std::atomic<int> steps_shown{22};
+  fetch_ = [&steps_shown](const PodFacts& pod, const ScraperOptions&, std::stop_token) -> Result<StepsDocument> {
+    StepsDocument doc;
+    doc.pod_uid = pod.uid;
+    for (long i = 0; i < steps_shown; ++i) doc.steps.push_back({.step = i, .step_time_seconds = 4.3});
+    return doc;
+  };
+  json running = ManagedPod("Running");
+  running["status"]["podIP"] = "10.0.0.1";
+  running["metadata"]["uid"] = "uid-0";
+  StartWith(running);
+  auto samples = [&] { return StoredTuning().value_or(json::object()).value("/status/trials/0/samples"_json_pointer, 0); };
+  // The first trial is news: written as soon as its steps are read.
+  WaitFor([&] {
+    controller_->ProcessReady();
+    return samples() > 0;
+  });
+  const int first = samples();
+  const long writes = controller_->counters().status_writes;
+  EXPECT_EQ(controller_->counters().progress_deferred, 0);
+
+  // The trainer goes on; 5 s later (the running requeue, and the scraper's freshness) its new
+  // steps are read. More samples of the same verdict and value: progress, which waits.
+  steps_shown = 60;
+  Advance(5s);
+  WaitFor([&] {
+    controller_->ProcessReady();
+    return controller_->counters().progress_deferred > 0;
+  });
+  EXPECT_EQ(samples(), first);
+  EXPECT_EQ(controller_->counters().status_writes, writes);
+
+  // 30 s after the last write it is due: written, with everything read meanwhile.
+  Advance(24s);
+  controller_->ProcessReady();
+  EXPECT_EQ(samples(), first) << "progress written before its interval";
+  Advance(1s);
+  WaitFor([&] {
+    controller_->ProcessReady();
+    return samples() > first;
+  });
+  EXPECT_EQ(controller_->counters().status_writes, writes + 1);
+  EXPECT_EQ(controller_->counters().reconcile_errors, 0);
+}
+
 }  // namespace
 }  // namespace graintune::op

@@ -284,4 +284,36 @@ ReconcileOutput ReconcileTuning(const ReconcileInput& in) {
 
 bool StatusEquivalent(const json& a, const json& b) { return Comparable(a) == Comparable(b); }
 
+namespace {
+
+// A trial as Decide() and the webhook judge it: which attempt, how many workers, whether it
+// was OOMKilled or data-bound. Its running figures are left out.
+json TrialVerdict(const json& trial) {
+  if (!trial.is_object()) return trial;
+  json verdict = json::object();
+  for (const char* field : {"attempt", "workers", "oomKilled", "dataBound"})
+    if (trial.contains(field)) verdict[field] = trial[field];
+  return verdict;
+}
+
+// Status with only what is not progress: trials cut to their verdicts, no learned rate, no
+// recommendation reason (it quotes the figures), no renewal timestamps.
+json Verdicts(json status) {
+  status = Comparable(std::move(status));
+  if (!status.is_object()) return status;
+  if (status.contains("trials") && status["trials"].is_array())
+    for (json& t : status["trials"]) t = TrialVerdict(t);
+  if (status.contains("lastTrial")) status["lastTrial"] = TrialVerdict(status["lastTrial"]);
+  status.erase("learnedTokensPerSecondPerWorker");
+  if (status.contains("recommendation") && status["recommendation"].is_object())
+    status["recommendation"].erase("reason");
+  return status;
+}
+
+}  // namespace
+
+bool ProgressOnly(const json& stored, const json& desired) {
+  return !StatusEquivalent(stored, desired) && Verdicts(stored) == Verdicts(desired);
+}
+
 }  // namespace graintune::op

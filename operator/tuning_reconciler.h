@@ -104,4 +104,13 @@ std::vector<int> EndedAttempts(const nlohmann::json& status, const std::vector<P
 // (the recommendation's decidedAt, the conditions' lastTransitionTime).
 bool StatusEquivalent(const nlohmann::json& a, const nlohmann::json& b);
 
+// Whether `desired` differs from `stored` only in how far running attempts have got: a
+// trial's figures (samples, step times, throughput, stall fraction, memory), the learned
+// per-worker rate, or the recommendation's reason (which quotes them). What anything acts on
+// is unchanged: the trials' attempts, workers, OOM and data-bound verdicts, the recommended
+// value, phase, conditions and ended attempts. The controller writes such progress at most
+// every ControllerOptions::progress_write_interval per key, and anything else at once.
+// False when the two are equivalent.
+bool ProgressOnly(const nlohmann::json& stored, const nlohmann::json& desired);
+
 }  // namespace graintune::op

@@ -118,6 +118,36 @@ TEST(TuningReconcilerTest, ADataBoundAttemptJumpsToWhatItsMeasurementImplies) {
   EXPECT_TRUE(again.events.empty());
 }
 
+TEST(TuningReconcilerTest, MoreStepsOfARunningAttemptAreProgressOnlyANewVerdictIsNot) {
+  ReconcileOutput first = ReconcileTuning(Input(std::nullopt, {Pod(0, 4)}, {{0, FedSteps(5)}}));
+  // The first trial appears: not progress, written at once.
+  ReconcileOutput trial = ReconcileTuning(Input(Stored(first), {Pod(0, 4)}, {{0, FedSteps(22)}}));
+  ASSERT_TRUE(trial.status.contains("trials"));
+  EXPECT_FALSE(ProgressOnly(first.status, trial.status));
+  // The same attempt a few steps further: more samples, same verdict and value.
+  ReconcileOutput more = ReconcileTuning(Input(Stored(trial), {Pod(0, 4)}, {{0, FedSteps(40)}}));
+  ASSERT_TRUE(more.status_changed);
+  EXPECT_GT(more.status["trials"][0]["samples"].get<int>(), trial.status["trials"][0]["samples"].get<int>());
+  EXPECT_EQ(more.status["recommendation"]["workers"], trial.status["recommendation"]["workers"]);
+  EXPECT_TRUE(ProgressOnly(trial.status, more.status));
+  // Equal statuses are not progress (nothing to write at all).
+  EXPECT_FALSE(ProgressOnly(more.status, more.status));
+  // The attempt ends: endedAttempts changes, written at once.
+  ReconcileOutput ended = ReconcileTuning(Input(Stored(more), {Pod(0, 4, "Failed")}, {{0, FedSteps(40)}}));
+  EXPECT_FALSE(ProgressOnly(more.status, ended.status));
+  // A verdict that turns (fed -> data-bound) or a value that moves is never progress.
+  json turned = more.status;
+  turned["trials"][0]["dataBound"] = true;
+  turned["lastTrial"]["dataBound"] = true;
+  EXPECT_FALSE(ProgressOnly(more.status, turned));
+  json moved = more.status;
+  moved["recommendation"]["workers"] = more.status["recommendation"]["workers"].get<int>() + 1;
+  EXPECT_FALSE(ProgressOnly(more.status, moved));
+  json phase = more.status;
+  phase["phase"] = "Paused";
+  EXPECT_FALSE(ProgressOnly(more.status, phase));
+}
+
 TEST(TuningReconcilerTest, AnOomKilledAttemptCapsTheValue) {
   ReconcileOutput out = ReconcileTuning(Input(std::nullopt, {Pod(0, 40, "Failed", true)}, {}));
   ASSERT_EQ(out.status["trials"].size(), 1u);

@@ -222,7 +222,7 @@ int main(int argc, char** argv) {
   ChildProcess op;
   const int op_port = FreeLoopbackPort().ok() ? *FreeLoopbackPort() : 18081;
   if (auto p = ChildProcess::Spawn({build_dir + "/operator/graintune-operator", "--kubeconfig",
-                                    cp.kubeconfig_path(), "--resync-period-ms", "500",
+                                    cp.kubeconfig_path(), "--resync-period-ms", "500", "--status-progress-interval-ms", "1000",
                                     "--bind-address", "127.0.0.1", "--port", std::to_string(op_port),
                                     "--leader-elect=false"},
                                    cp.dir() + "/operator.log");

@@ -1,5 +1,6 @@
 // graintune-operator as the e2e tests run it against the local control plane: the real binary
-// with the admin kubeconfig, a short resync period and short leader-election timings (so a
+// with the admin kubeconfig, a short resync period, trial progress written each second (so a
+// test sees samples grow as they are read) and short leader-election timings (so a
 // failover test sees a new leader in seconds), /metrics on a free loopback port, its log in
 // the control plane's folder as operator-<identity>.log.
 #pragma once

@@ -88,7 +88,7 @@ Status HelmInstallOnNode(ControlPlane& cp, const std::string& chart_dir, const s
        "--set", "webhook.port=" + std::to_string(*webhook_port),
        "--set", "webhook.probePort=" + std::to_string(*webhook_probe),
        "--set", "operator.probePort=" + std::to_string(*operator_probe),
-       "--set", "operator.resyncPeriodMs=500",
+       "--set", "operator.resyncPeriodMs=500", "--set", "operator.statusProgressIntervalMs=1000",
        "--set", "webhook.exporter.shareProcessNamespace=true",
        "--set-json", "webhook.extraEnv=" + api_env, "--set-json", "operator.extraEnv=" + api_env})
       .status();
