@@ -70,20 +70,20 @@ Status DeleteAll(testing::ControlPlane& cp, const std::string& ns) {
 }  // namespace
 
 Result<BurstLatencies> MeasureAdmissionBursts(testing::ControlPlane& cp, const BurstOptions& o) {
-  for (const std::string& ns : {o.hooked_ns, o.plain_ns})
+  BurstLatencies out;
+  std::vector<std::pair<std::string, std::vector<double>*>> arms = {{o.hooked_ns, &out.hooked_ms},
+                                                                    {o.plain_ns, &out.plain_ms}};
+  if (!o.noop_ns.empty()) arms.emplace_back(o.noop_ns, &out.noop_ms);
+  for (const auto& [ns, into] : arms)
     if (Result<std::string> made = cp.Kubectl({"create", "namespace", ns}); !made.ok())
       return Status::Error("creating namespace " + ns + ": " + made.error());
-  BurstLatencies out;
   for (int round = 0; round < o.rounds; ++round) {
-    // Alternate which arm goes first, so neither always meets a warmer API server.
-    const bool hooked_first = round % 2 == 0;
-    for (int arm = 0; arm < 2; ++arm) {
-      const bool hooked = (arm == 0) == hooked_first;
-      const std::string& ns = hooked ? o.hooked_ns : o.plain_ns;
+    // Each round starts with the next arm, so none always meets a warmer API server.
+    for (size_t i = 0; i < arms.size(); ++i) {
+      const auto& [ns, into] = arms[(static_cast<size_t>(round) + i) % arms.size()];
       Result<std::vector<double>> ms = Burst(cp, o, ns, "burst-" + std::to_string(round) + "-");
       if (!ms.ok()) return ms.status();
-      std::vector<double>& into = hooked ? out.hooked_ms : out.plain_ms;
-      into.insert(into.end(), ms->begin(), ms->end());
+      into->insert(into->end(), ms->begin(), ms->end());
       if (Status s = DeleteAll(cp, ns); !s.ok()) return s;
     }
   }

@@ -144,6 +144,15 @@ json PrintReport(const ScaleReport& r) {
           " / " + Fixed(r.admission_p99_hooked_ms) + ", without " + Fixed(r.admission_p50_plain_ms) +
           " / " + Fixed(r.admission_p99_plain_ms) + ")",
       "", "<= 10 ms p99 added", Verdict(added_p99 <= 10));
+  Row("  a webhook that does nothing, same bursts: added p50 / p99",
+      Fixed(r.admission_p50_noop_ms - r.admission_p50_plain_ms) + " / " +
+          Fixed(r.admission_p99_noop_ms - r.admission_p99_plain_ms) + " ms (with it " +
+          Fixed(r.admission_p50_noop_ms) + " / " + Fixed(r.admission_p99_noop_ms) + ")",
+      "", "", "");
+  Row("  graintune over the webhook that does nothing, p50 / p99",
+      Fixed(r.admission_p50_hooked_ms - r.admission_p50_noop_ms) + " / " +
+          Fixed(r.admission_p99_hooked_ms - r.admission_p99_noop_ms) + " ms",
+      "", "", "");
   Row("  of which the webhook's own time to answer (its histogram, bucket bounds)", Bounds(r.webhook_own), "", "", "");
   Row("  and its call as the API server timed it (bucket bounds)", Bounds(r.webhook_call), "", "", "");
   Row("operator full pass (between two scrapes of a workload), p50 / max",
@@ -179,6 +188,9 @@ json PrintReport(const ScaleReport& r) {
                {"commit", r.commit},
                {"admission_p50_added_ms", Round(added_p50, 2)},
                {"admission_p99_added_ms", Round(added_p99, 2)},
+               {"admission_p50_added_by_noop_webhook_ms", Round(r.admission_p50_noop_ms - r.admission_p50_plain_ms, 2)},
+               {"admission_p99_added_by_noop_webhook_ms", Round(r.admission_p99_noop_ms - r.admission_p99_plain_ms, 2)},
+               {"admission_p99_added_over_noop_ms", Round(r.admission_p99_hooked_ms - r.admission_p99_noop_ms, 2)},
                {"admission_webhook_own", BoundsJson(r.webhook_own)},
                {"admission_webhook_call", BoundsJson(r.webhook_call)},
                {"operator_cpu_cores", Round(g.operator_cpu_cores, 3)},

@@ -47,6 +47,8 @@ struct ScaleReport {
   std::string commit;
   double admission_p50_hooked_ms = 0, admission_p99_hooked_ms = 0;
   double admission_p50_plain_ms = 0, admission_p99_plain_ms = 0;
+  // The same bursts through a webhook that answers at once (NoopWebhook).
+  double admission_p50_noop_ms = 0, admission_p99_noop_ms = 0;
   int admission_samples = 0;
   // Where a hooked admission's time went, observed over the bursts: the webhook's own time to
   // answer (graintune_webhook_request_duration_seconds), and its call as the API server timed

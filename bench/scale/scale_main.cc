@@ -5,7 +5,8 @@
 // by a stand-in at the pod's IP (exporter_standin.h). Phases, in order:
 //   1. attempt 0 of every workload: recommendation latency (exporters good);
 //   2. a restart: attempt 1, its latency;
-//   3. admission bursts of one slice's pods, with and without the webhook, interleaved;
+//   3. admission bursts of one slice's pods: through graintune's webhook, through none, and
+//      through one that does nothing (noop_webhook.h), interleaved;
 //   4. a steady window (exporters good), then a quiet one (trainers paused);
 //   5. a tenth of the exporters turn bad (blackholed, or answering after 10 s); a restart:
 //      attempt 2, its latency and a steady window.
@@ -25,6 +26,7 @@
 #include <thread>
 
 #include "bench/scale/admission_burst.h"
+#include "bench/scale/noop_webhook.h"
 #include "bench/scale/api_audit.h"
 #include "bench/scale/exporter_standin.h"
 #include "bench/scale/exposition_histogram.h"
@@ -213,7 +215,7 @@ int main(int argc, char** argv) {
     }
   } remove_work{work};
   const LocalInstallOptions install_options{.source_dir = source_dir, .build_dir = build_dir,
-                                            .set_values = {"webhook.excludeNamespaces={burst-plain}"}};
+                                            .set_values = {"webhook.excludeNamespaces={burst-plain,burst-noop}"}};
   const std::string system_ns = install_options.ns;
   const std::string audit_policy = work + "/audit-policy.yaml", audit_log = work + "/audit.log";
   if (Status s = gt::WriteFile(audit_policy, AuditPolicyFor({"system:serviceaccount:" + system_ns + ":graintune-operator",
@@ -289,7 +291,7 @@ int main(int argc, char** argv) {
   if (Status s = bench.MeasureAttempt(1, false, report.good); !s.ok()) return fail(s.message());
 
   Say("admission: " + std::to_string(rounds) + " rounds of " + std::to_string(shape.hosts_per_jobset) +
-      "-pod bursts with and without the webhook");
+      "-pod bursts with graintune's webhook, with none, and with one that does nothing");
   kube::ApiResult<kube::Json> child = cp.AdminClient()->Get(kube::resources::kJobs, kNamespace,
                                                             JobSetName(0) + "-slice-job-0");
   if (!child.ok()) return fail("reading a JobSet's child Job: " + child.error().ToString());
@@ -310,11 +312,20 @@ int main(int argc, char** argv) {
   constexpr char kOwn[] = "graintune_webhook_request_duration_seconds";
   constexpr char kCall[] = "apiserver_admission_webhook_admission_duration_seconds";
   const std::vector<std::string> call_labels = {"name=\"workers.graintune.dev\"", "operation=\"CREATE\""};
+  // A webhook that does nothing, for its own namespace: what any webhook call costs here.
+  int timeout_seconds = 10;
+  if (Result<std::string> hooks = cp.Kubectl({"get", "mutatingwebhookconfigurations", "-o", "json"}); hooks.ok())
+    for (const kube::Json& c : kube::Json::parse(*hooks, nullptr, false).value("items", kube::Json::array()))
+      for (const kube::Json& w : c.value("webhooks", kube::Json::array()))
+        if (w.value("name", "") == "workers.graintune.dev") timeout_seconds = w.value("timeoutSeconds", 10);
+  Result<std::unique_ptr<NoopWebhook>> noop =
+      NoopWebhook::Start(cp, work, "burst-noop", /*threads=*/2, timeout_seconds);
+  if (!noop.ok()) return fail(noop.error());
   const HistogramReading own_before = ReadHistogram(webhook_metrics(), kOwn);
   const HistogramReading call_before = ReadHistogram(apiserver_metrics(), kCall, call_labels);
   Result<BurstLatencies> bursts = MeasureAdmissionBursts(
       cp, {.pod_template = (*child)["spec"]["template"], .hooked_ns = "burst-hooked",
-           .plain_ns = "burst-plain", .pods = shape.hosts_per_jobset, .rounds = rounds,
+           .plain_ns = "burst-plain", .noop_ns = "burst-noop", .pods = shape.hosts_per_jobset, .rounds = rounds,
            .concurrency = int_flag("burst-concurrency", 1, 256, 16)});
   if (!bursts.ok()) return fail(bursts.error());
   report.admission_samples = static_cast<int>(bursts->hooked_ms.size());
@@ -322,6 +333,8 @@ int main(int argc, char** argv) {
   report.admission_p99_hooked_ms = Quantile(bursts->hooked_ms, 0.99);
   report.admission_p50_plain_ms = Quantile(bursts->plain_ms, 0.5);
   report.admission_p99_plain_ms = Quantile(bursts->plain_ms, 0.99);
+  report.admission_p50_noop_ms = Quantile(bursts->noop_ms, 0.5);
+  report.admission_p99_noop_ms = Quantile(bursts->noop_ms, 0.99);
   const HistogramReading own_after = ReadHistogram(webhook_metrics(), kOwn);
   const HistogramReading call_after = ReadHistogram(apiserver_metrics(), kCall, call_labels);
   if (metrics_read) {
