@@ -44,6 +44,11 @@ std::vector<Json> Informer::List() const {
   return out;
 }
 
+void Informer::Visit(const std::function<void(const Json&)>& visit) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  for (const auto& [key, obj] : store_) visit(obj);
+}
+
 std::optional<Json> Informer::Get(const std::string& ns, const std::string& name) const {
   std::lock_guard<std::mutex> lock(mu_);
   auto it = store_.find(ns + "/" + name);

@@ -27,13 +27,19 @@ std::optional<TuningKey> PodsByTuningKey::EraseLocked(const std::string& ns,
 std::vector<TuningKey> PodsByTuningKey::Set(const nlohmann::json& pod) {
   const auto [ns, name] = NameOf(pod);
   const std::optional<TuningKey> key = TuningKeyOfPod(pod);
+  IndexedPod indexed;
+  if (key) {
+    indexed.facts = PodFactsFromJson(pod);
+    const nlohmann::json* meta = pod.contains("metadata") ? &pod["metadata"] : nullptr;
+    if (meta && meta->is_object()) indexed.resource_version = meta->value("resourceVersion", "");
+  }
   std::lock_guard<std::mutex> lock(mu_);
   std::vector<TuningKey> touched;
   if (std::optional<TuningKey> old = EraseLocked(ns, name); old && old != key)
     touched.push_back(*old);
   if (key) {
     key_of_pod_[{ns, name}] = *key;
-    pods_of_key_[*key].insert(name);
+    pods_of_key_[*key][name] = std::move(indexed);
     touched.push_back(*key);
   }
   return touched;
@@ -51,7 +57,20 @@ std::vector<std::string> PodsByTuningKey::PodsOf(const TuningKey& key) const {
   std::lock_guard<std::mutex> lock(mu_);
   auto it = pods_of_key_.find(key);
   if (it == pods_of_key_.end()) return {};
-  return {it->second.begin(), it->second.end()};
+  std::vector<std::string> names;
+  names.reserve(it->second.size());
+  for (const auto& [name, pod] : it->second) names.push_back(name);
+  return names;
+}
+
+std::vector<IndexedPod> PodsByTuningKey::FactsOf(const TuningKey& key) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = pods_of_key_.find(key);
+  if (it == pods_of_key_.end()) return {};
+  std::vector<IndexedPod> pods;
+  pods.reserve(it->second.size());
+  for (const auto& [name, pod] : it->second) pods.push_back(pod);
+  return pods;
 }
 
 std::vector<TuningKey> PodsByTuningKey::Keys() const {

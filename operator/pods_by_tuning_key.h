@@ -4,20 +4,29 @@
 //
 // Contract: Set(pod) after a pod was added or changed, Remove(pod) after it was deleted; both
 // return the keys whose pod set changed or whose pod changed (to queue them). A pod that names
-// no key (TuningKeyOfPod) is not indexed. Names only: the objects stay in the informer's cache,
-// so memory is O(pods) short strings. Thread-safe.
+// no key (TuningKeyOfPod) is not indexed. Each entry keeps the pod's PodFacts and
+// resourceVersion, read once per event: a reconcile of a 256-pod slice reads its pods' facts
+// without copying or re-reading 256 Pod objects, and fetches from the cache only the one pod
+// whose spec it needs. The objects stay in the informer's cache; memory is O(pods) small
+// records. Thread-safe.
 #pragma once
 
 #include <map>
 #include <mutex>
 #include <nlohmann/json.hpp>
-#include <set>
 #include <string>
 #include <vector>
 
+#include "operator/pod_facts.h"
 #include "operator/tuning_key.h"
 
 namespace graintune::op {
+
+// A pod of a key as its last event showed it.
+struct IndexedPod {
+  PodFacts facts;
+  std::string resource_version;
+};
 
 class PodsByTuningKey {
  public:
@@ -26,6 +35,8 @@ class PodsByTuningKey {
 
   // Names of the key's pods (in key.ns), sorted.
   std::vector<std::string> PodsOf(const TuningKey& key) const;
+  // The key's pods as their last events showed them, sorted by name.
+  std::vector<IndexedPod> FactsOf(const TuningKey& key) const;
   // Every key with a pod; with `ns`, only that namespace's.
   std::vector<TuningKey> Keys() const;
   std::vector<TuningKey> KeysIn(const std::string& ns) const;
@@ -36,7 +47,7 @@ class PodsByTuningKey {
 
   mutable std::mutex mu_;
   std::map<std::pair<std::string, std::string>, TuningKey> key_of_pod_;  // (ns, name) -> key
-  std::map<TuningKey, std::set<std::string>> pods_of_key_;
+  std::map<TuningKey, std::map<std::string, IndexedPod>> pods_of_key_;  // key -> name -> pod
 };
 
 }  // namespace graintune::op

@@ -139,15 +139,10 @@ int TuningController::ProcessReady() {
 }
 
 void TuningController::Process(const TuningKey& key) {
-  std::vector<TunedPod> pods;
+  // The facts the pods' events left in the index: no Pod object is copied or read again here.
+  std::vector<IndexedPod> pods = keys_->pods().FactsOf(key);
   std::string pods_version;
-  for (const std::string& name : keys_->pods().PodsOf(key)) {
-    std::optional<json> pod = caches_.pods->Get(key.ns, name);
-    if (!pod) continue;  // deleted since it was indexed: its delete event queues the key again
-    PodFacts f = PodFactsFromJson(*pod);
-    pods_version += f.uid + "@" + (*pod)["metadata"].value("resourceVersion", "") + ",";
-    pods.push_back({std::move(f), std::move(*pod)});
-  }
+  for (const IndexedPod& p : pods) pods_version += p.facts.uid + "@" + p.resource_version + ",";
   const auto now = Now();
   if (pods.empty()) {
     {
@@ -202,11 +197,11 @@ void TuningController::Process(const TuningKey& key) {
   if (state.backing_off) keys_->queue().AddAfter(key, wait);
 }
 
-void TuningController::ForgetGonePods(const TuningKey& key, const std::vector<TunedPod>& pods) {
+void TuningController::ForgetGonePods(const TuningKey& key, const std::vector<IndexedPod>& pods) {
   auto held = scraped_pods_.find(key);
   if (!scraper_ || held == scraped_pods_.end()) return;
   std::set<std::string> alive;
-  for (const TunedPod& p : pods) alive.insert(p.facts.uid);
+  for (const IndexedPod& p : pods) alive.insert(p.facts.uid);
   std::erase_if(held->second, [&](const std::string& uid) {
     if (alive.count(uid)) return false;
     scraper_->Forget(uid);
@@ -271,7 +266,7 @@ Status TuningController::MarkAttemptsEnded(const json& gt) {
 }
 
 ReconcileOutcome TuningController::ReconcileKey(const TuningKey& tuning_key,
-                                                const std::vector<TunedPod>& pods) {
+                                                const std::vector<IndexedPod>& pods) {
   const std::string& ns = tuning_key.ns;
   const std::string& key = tuning_key.key;
   ++counters_.reconciles;
@@ -283,11 +278,15 @@ ReconcileOutcome TuningController::ReconcileKey(const TuningKey& tuning_key,
   in.warmup_steps = options_.warmup_steps;
   const std::string name = workload::GrainTuningName(key);
   in.grain_tuning = caches_.graintunings->Get(ns, name);
-  const TunedPod* newest = nullptr;
-  for (const TunedPod& p : pods) {
+  const IndexedPod* newest = nullptr;
+  for (const IndexedPod& p : pods) {
     in.pods.push_back(p.facts);
     if (!newest || p.facts.attempt >= newest->facts.attempt) newest = &p;
   }
+  // Its spec, the one Pod object a reconcile reads from the cache. Deleted meanwhile: its delete
+  // event queues the key again.
+  std::optional<json> newest_pod = caches_.pods->Get(ns, newest->facts.name);
+  if (!newest_pod) return ReconcileResult{};
 
   // The decision inputs, read from the newest pod the way the webhook read them.
   // One NodeCacheShapes for every reconcile, over the Node facts the informer's events keep.
@@ -296,7 +295,7 @@ ReconcileOutcome TuningController::ReconcileKey(const TuningKey& tuning_key,
   workload::PolicyCache policies(caches_.policies, caches_.namespaces);
   std::vector<std::string> input_warnings;
   Result<TuningInputs> inputs = workload::ReadPodTuningInputs(
-      newest->object, ns, workload::PodInputSources{shapes, configmaps, policies}, input_warnings);
+      *newest_pod, ns, workload::PodInputSources{shapes, configmaps, policies}, input_warnings);
   if (inputs.ok()) {
     in.policy_name = inputs->policy.object_name;
     in.dataset_kind = ToString(inputs->profile.kind);

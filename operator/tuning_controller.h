@@ -132,11 +132,7 @@ class TuningController {
   WorkQueueDepth queue_depth() const { return keys_->queue().Depth(); }
 
  private:
-  struct TunedPod {
-    PodFacts facts;
-    nlohmann::json object;
-  };
-  ReconcileOutcome ReconcileKey(const TuningKey& key, const std::vector<TunedPod>& pods);
+  ReconcileOutcome ReconcileKey(const TuningKey& key, const std::vector<IndexedPod>& pods);
   // Where a key stands between reconciles.
   struct KeyState {
     std::string pods_version;  // its pods' uids and resourceVersions when last reconciled
@@ -154,7 +150,7 @@ class TuningController {
   Result<std::chrono::milliseconds> ReconcileWithoutPods(const TuningKey& key);
   // Tells the scraper to drop the key's exporters whose pods are not in `pods`. Caller holds
   // states_mu_.
-  void ForgetGonePods(const TuningKey& key, const std::vector<TunedPod>& pods);
+  void ForgetGonePods(const TuningKey& key, const std::vector<IndexedPod>& pods);
   // A GrainTuning none of whose pods is left (all deleted: a Kueue preemption, a finished
   // or deleted workload): its measured attempts have ended.
   Status MarkAttemptsEnded(const nlohmann::json& grain_tuning);

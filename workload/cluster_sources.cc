@@ -48,28 +48,47 @@ Result<std::optional<TuningHistory>> GrainTuningHistory::Lookup(const std::strin
 }
 
 std::optional<DatasetProfile> GrainTuningHistory::LearnedProfile(const std::string& dataset) {
-  std::optional<DatasetProfile> best;
+  // Per admission, over every GrainTuning in the cluster: read in place, and only the newest
+  // match (by its recommendation's decidedAt) is turned into a profile afterwards.
+  static const kube::Json kEmpty = kube::Json::object();
+  auto field = [](const kube::Json& object, const char* name) -> const kube::Json& {
+    if (!object.is_object()) return kEmpty;
+    auto it = object.find(name);
+    return it != object.end() && it->is_object() ? *it : kEmpty;
+  };
+  std::optional<kube::Json> newest_match;
   std::string newest;
-  for (const kube::Json& gt : graintunings_->List()) {
-    const kube::Json spec = gt.value("spec", kube::Json::object());
-    const kube::Json status = gt.value("status", kube::Json::object());
-    const double rate = status.value("learnedTokensPerSecondPerWorker", 0.0);
-    if (spec.value("dataset", "") != dataset || rate <= 0) continue;
-    Result<DatasetKind> kind = ParseDatasetKind(spec.value("datasetKind", "raw-text"));
-    if (!kind.ok()) continue;
-    const std::string when = status.value("recommendation", kube::Json::object()).value("decidedAt", "");
-    if (best && when < newest) continue;
-    DatasetProfile p = DefaultProfile(*kind);
-    p.tokens_per_second_per_worker = rate;
-    for (const Trial& t : TrialsOf(gt))
-      if (t.worker_memory_bytes > 0) p.worker_memory_bytes = t.worker_memory_bytes;
-    p.source = "learned by GrainTuning " +
-               gt.value("metadata", kube::Json::object()).value("namespace", "") + "/" +
-               gt.value("metadata", kube::Json::object()).value("name", "");
-    best = p;
+  double newest_rate = 0;
+  graintunings_->Visit([&](const kube::Json& gt) {
+    const kube::Json& spec = field(gt, "spec");
+    const kube::Json& status = field(gt, "status");
+    auto named = spec.find("dataset");
+    if (named == spec.end() || !named->is_string() || named->get_ref<const std::string&>() != dataset) return;
+    auto rate = status.find("learnedTokensPerSecondPerWorker");
+    if (rate == status.end() || !rate->is_number() || rate->get<double>() <= 0) return;
+    auto kind = spec.find("datasetKind");
+    if (kind != spec.end() && (!kind->is_string() || !ParseDatasetKind(kind->get<std::string>()).ok())) return;
+    auto decided = field(status, "recommendation").find("decidedAt");
+    const std::string when = decided != field(status, "recommendation").end() && decided->is_string()
+                                 ? decided->get<std::string>() : "";
+    if (newest_match && when < newest) return;
+    newest_match = gt;
     newest = when;
-  }
-  return best;
+    newest_rate = rate->get<double>();
+  });
+  if (!newest_match) return std::nullopt;
+  const kube::Json& gt = *newest_match;
+  auto kind_of = field(gt, "spec").find("datasetKind");
+  Result<DatasetKind> kind =
+      ParseDatasetKind(kind_of != field(gt, "spec").end() ? kind_of->get<std::string>() : "raw-text");
+  if (!kind.ok()) return std::nullopt;  // checked above
+  DatasetProfile p = DefaultProfile(*kind);
+  p.tokens_per_second_per_worker = newest_rate;
+  for (const Trial& t : TrialsOf(gt))
+    if (t.worker_memory_bytes > 0) p.worker_memory_bytes = t.worker_memory_bytes;
+  p.source = "learned by GrainTuning " + field(gt, "metadata").value("namespace", "") + "/" +
+             field(gt, "metadata").value("name", "");
+  return p;
 }
 
 std::optional<int> JobCache::FailedPods(const std::string& ns, const std::string& job) {

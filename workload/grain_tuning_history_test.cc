@@ -1,0 +1,65 @@
+// GrainTuningHistory's learned profiles over a real informer cache (fed by the fake API server):
+// which GrainTuning's learned rate an admission of a dataset gets.
+#include <gtest/gtest.h>
+
+#include "kube/fake_api_server.h"
+#include "workload/cluster_sources.h"
+
+namespace graintune::workload {
+namespace {
+
+using nlohmann::json;
+using namespace std::chrono_literals;
+
+json Tuning(const std::string& name, const json& spec, const json& status) {
+  return {{"apiVersion", "graintune.dev/v1alpha1"},
+          {"kind", "GrainTuning"},
+          {"metadata", {{"name", name}, {"namespace", "team-a"}}},
+          {"spec", spec},
+          {"status", status}};
+}
+
+json Learned(double rate, const std::string& decided_at) {
+  return {{"learnedTokensPerSecondPerWorker", rate},
+          {"recommendation", {{"workers", 8}, {"decidedAt", decided_at}}},
+          {"trials", {{{"attempt", 0}, {"workers", 4}, {"samples", 12}, {"workerMemoryBytes", 3000000000.0}}}}};
+}
+
+TEST(GrainTuningHistoryTest, TheNewestUsableLearnedRateOfTheDatasetWins) {
+  auto api = std::make_shared<kube::FakeApiServer>();
+  const json c4 = {{"dataset", "gs://corpus/c4"}, {"datasetKind", "raw-text"}};
+  api->Put(kube::resources::kGrainTunings, Tuning("older", c4, Learned(2000, "2026-11-30T06:00:00Z")));
+  api->Put(kube::resources::kGrainTunings, Tuning("newer", c4, Learned(2500, "2026-11-30T07:00:00Z")));
+  // Not usable, though newer still: another dataset, no rate, a rate of the wrong type, a kind
+  // graintune does not know, no spec at all.
+  api->Put(kube::resources::kGrainTunings,
+           Tuning("other-data", {{"dataset", "gs://corpus/pile"}}, Learned(9000, "2026-11-30T09:00:00Z")));
+  api->Put(kube::resources::kGrainTunings, Tuning("no-rate", c4, {{"recommendation", {{"decidedAt", "2026-11-30T09:00:00Z"}}}}));
+  json wrong_type = Learned(0, "2026-11-30T09:00:00Z");
+  wrong_type["learnedTokensPerSecondPerWorker"] = "fast";
+  api->Put(kube::resources::kGrainTunings, Tuning("wrong-type", c4, wrong_type));
+  api->Put(kube::resources::kGrainTunings,
+           Tuning("odd-kind", {{"dataset", "gs://corpus/c4"}, {"datasetKind", "holograms"}},
+                  Learned(7000, "2026-11-30T09:00:00Z")));
+  api->Put(kube::resources::kGrainTunings, json{{"apiVersion", "graintune.dev/v1alpha1"}, {"kind", "GrainTuning"},
+                                                {"metadata", {{"name", "bare"}, {"namespace", "team-a"}}}});
+  auto informer = std::make_shared<kube::Informer>(api->NewClient(), kube::resources::kGrainTunings);
+  informer->Start();
+  ASSERT_TRUE(informer->WaitForSync(10s));
+  GrainTuningHistory history(informer);
+
+  std::optional<DatasetProfile> c4_profile = history.LearnedProfile("gs://corpus/c4");
+  ASSERT_TRUE(c4_profile);
+  EXPECT_DOUBLE_EQ(c4_profile->tokens_per_second_per_worker, 2500);
+  EXPECT_EQ(c4_profile->kind, DatasetKind::kRawText);
+  EXPECT_DOUBLE_EQ(c4_profile->worker_memory_bytes, 3000000000.0);
+  EXPECT_EQ(c4_profile->source, "learned by GrainTuning team-a/newer");
+  std::optional<DatasetProfile> pile = history.LearnedProfile("gs://corpus/pile");
+  ASSERT_TRUE(pile);
+  EXPECT_DOUBLE_EQ(pile->tokens_per_second_per_worker, 9000);
+  EXPECT_FALSE(history.LearnedProfile("gs://corpus/unseen"));
+  informer->Stop();
+}
+
+}  // namespace
+}  // namespace graintune::workload
