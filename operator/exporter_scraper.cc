@@ -81,6 +81,13 @@ std::optional<StepsDocument> ExporterScraper::Latest(const TuningKey& key, const
   return e.steps;
 }
 
+std::optional<StepsDocument> ExporterScraper::Peek(const std::string& pod_uid) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = exporters_.find(pod_uid);
+  if (it == exporters_.end()) return std::nullopt;
+  return it->second.steps;
+}
+
 void ExporterScraper::Forget(const std::string& pod_uid) {
   std::lock_guard<std::mutex> lock(mu_);
   exporters_.erase(pod_uid);  // a scrape in flight finds no entry and is dropped

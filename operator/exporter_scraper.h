@@ -82,6 +82,10 @@ class ExporterScraper {
   ExporterScraper& operator=(const ExporterScraper&) = delete;
 
   std::optional<StepsDocument> Latest(const TuningKey& key, const PodFacts& pod);
+  // The steps last read from the pod's exporter, without queuing a read: for a pod that stopped
+  // running (its exporter is gone or going), whose last read steps are its attempt's final
+  // record. nullopt when none was read or the pod was forgotten.
+  std::optional<StepsDocument> Peek(const std::string& pod_uid) const;
   void Forget(const std::string& pod_uid);
   ScraperFigures Figures() const;
 

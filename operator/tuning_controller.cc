@@ -328,6 +328,16 @@ ReconcileOutcome TuningController::ReconcileKey(const TuningKey& tuning_key,
     in.steps[p.attempt] = *doc;
     scraped[p.attempt] = true;
   }
+  // An attempt none of whose pods runs any more: the steps last read from one of its pods are
+  // its final record (a trial's progress deferred below is not lost when the attempt ends).
+  if (scraper_ && !options_.prometheus)
+    for (const PodFacts& p : in.pods) {
+      if (p.phase == "Running" || scraped[p.attempt] || p.oom_killed) continue;
+      if (std::optional<StepsDocument> last = scraper_->Peek(p.uid)) {
+        in.steps[p.attempt] = *last;
+        scraped[p.attempt] = true;
+      }
+    }
 
   ReconcileOutput out = ReconcileTuning(in);
   if (!out.problem.empty()) Log(LogLevel::kWarning, ns + "/" + key + ": " + out.problem);
@@ -344,22 +354,27 @@ ReconcileOutcome TuningController::ReconcileKey(const TuningKey& tuning_key,
   // computed again from the stored object before writing, so a stale copy never overwrites
   // newer data, and events are recorded only by the write that stores what they tell.
   bool wrote = false;
+  // Progress waits only for attempts whose pods all run: an attempt with a pod that is ending
+  // (deleted, finished, failed) may lose its exporter's last steps, so they are written now.
+  std::set<int> ending;
+  for (const PodFacts& p : in.pods)
+    if (!p.Alive()) ending.insert(p.attempt);
+  const json stored_status = in.grain_tuning ? in.grain_tuning->value("status", json::object()) : json::object();
   if (out.status_changed && in.grain_tuning && options_.progress_write_interval.count() > 0 &&
-      ProgressOnly(in.grain_tuning->value("status", json::object()), out.status)) {
+      ProgressOnly(stored_status, out.status) && !TrialsDiffer(stored_status, out.status, ending)) {
     const auto now = Now();
-    std::chrono::steady_clock::time_point due;
+    std::optional<std::chrono::steady_clock::time_point> due;
     {
       std::lock_guard<std::mutex> lock(states_mu_);
-      due = states_.at(tuning_key).last_status_write + options_.progress_write_interval;
+      if (const auto& last = states_.at(tuning_key).last_status_write)
+        due = *last + options_.progress_write_interval;
     }
-    if (now < due) {
+    if (due && now < *due) {
       // Not lost: the key comes back when the write is due (or earlier, for the running requeue
       // or an event), and the status is computed afresh then.
       ++counters_.progress_deferred;
-      auto wait = std::chrono::ceil<std::chrono::milliseconds>(due - now);
-      const bool alive = std::any_of(in.pods.begin(), in.pods.end(), [](const PodFacts& p) { return p.Alive(); });
-      if (alive) wait = std::min(wait, options_.running_requeue);
-      return ReconcileResult{wait};
+      return ReconcileResult{std::min(std::chrono::ceil<std::chrono::milliseconds>(*due - now),
+                                      options_.running_requeue)};
     }
   }
   if (out.status_changed) {

@@ -30,6 +30,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <set>
 #include <stop_token>
 #include <string>
@@ -91,8 +92,10 @@ struct ControllerOptions {
   // A key with a running attempt is reconciled again (its steps read again) this often.
   std::chrono::milliseconds running_requeue{5000};
   // A status change that is only progress (ProgressOnly(): more steps of a trial already
-  // recorded) is written at most this often per key; it waits, never dropped, and the key is
-  // queued for when it is due. Anything else is written at once. 0 writes every change.
+  // recorded) is written at most this often per key while all the key's pods are alive; it
+  // waits and the key is queued for when it is due. Anything else, and any change once a pod is
+  // ending (its attempt's last steps, read before its exporter goes), is written at once.
+  // 0 writes every change.
   std::chrono::milliseconds progress_write_interval{30000};
   std::chrono::milliseconds backoff_initial{500};
   std::chrono::milliseconds backoff_max{std::chrono::minutes(5)};
@@ -139,8 +142,8 @@ class TuningController {
     std::chrono::steady_clock::time_point due{};  // backing off until then
     bool parked = false;       // a terminal error: wait for its pods to change
     bool backing_off = false;  // a retryable error: wait for `due` even if its pods change
-    // When this replica last wrote the key's status (the epoch: not since it started).
-    std::chrono::steady_clock::time_point last_status_write{};
+    // When this replica last wrote the key's status; nullopt: not since it started.
+    std::optional<std::chrono::steady_clock::time_point> last_status_write;
     kube::Backoff backoff;
   };
   std::chrono::steady_clock::time_point Now() const;

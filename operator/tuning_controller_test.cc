@@ -287,6 +287,26 @@ TEST_F(TuningControllerTest, ATrialsProgressIsWrittenAtMostOncePerIntervalAndNev
     return samples() > first;
   });
   EXPECT_EQ(controller_->counters().status_writes, writes + 1);
+  const int written = samples();
+
+  // More progress waits again; then the pod finishes before it is due: its attempt's last
+  // steps read are written at once (its exporter is gone with it).
+  steps_shown = 90;
+  const long deferred = controller_->counters().progress_deferred;
+  Advance(5s);
+  WaitFor([&] {
+    controller_->ProcessReady();
+    return controller_->counters().progress_deferred > deferred;
+  });
+  EXPECT_EQ(samples(), written);
+  json done = *api_->Get(kube::resources::kPods, "team-a", "llama-0");
+  done["status"]["phase"] = "Succeeded";
+  api_->Put(kube::resources::kPods, done);
+  WaitFor([&] {
+    controller_->ProcessReady();
+    return samples() > written;
+  });
+  EXPECT_EQ(StoredTuning()->value("/status/endedAttempts"_json_pointer, json::array()), json({0}));
   EXPECT_EQ(controller_->counters().reconcile_errors, 0);
 }
 

@@ -293,6 +293,8 @@ json TrialVerdict(const json& trial) {
   json verdict = json::object();
   for (const char* field : {"attempt", "workers", "oomKilled", "dataBound"})
     if (trial.contains(field)) verdict[field] = trial[field];
+  // Its first memory figure is news: later workloads of the dataset are sized with it.
+  verdict["measuredMemory"] = trial.contains("workerMemoryBytes");
   return verdict;
 }
 
@@ -304,13 +306,30 @@ json Verdicts(json status) {
   if (status.contains("trials") && status["trials"].is_array())
     for (json& t : status["trials"]) t = TrialVerdict(t);
   if (status.contains("lastTrial")) status["lastTrial"] = TrialVerdict(status["lastTrial"]);
-  status.erase("learnedTokensPerSecondPerWorker");
+  // A learned rate that appears switches later workloads of the dataset from the default
+  // profile to it: news. A learned rate that moves is progress.
+  if (status.contains("learnedTokensPerSecondPerWorker")) status["learnedTokensPerSecondPerWorker"] = true;
   if (status.contains("recommendation") && status["recommendation"].is_object())
     status["recommendation"].erase("reason");
   return status;
 }
 
 }  // namespace
+
+bool TrialsDiffer(const json& stored, const json& desired, const std::set<int>& attempts) {
+  auto trial_of = [](const json& status, int attempt) -> json {
+    auto trials = status.find("trials");
+    if (trials == status.end() || !trials->is_array()) return nullptr;
+    for (const json& t : *trials)
+      if (t.is_object() && t.contains("attempt") && t["attempt"].is_number_integer() &&
+          t["attempt"].get<int>() == attempt)
+        return t;
+    return nullptr;
+  };
+  for (int attempt : attempts)
+    if (trial_of(stored, attempt) != trial_of(desired, attempt)) return true;
+  return false;
+}
 
 bool ProgressOnly(const json& stored, const json& desired) {
   return !StatusEquivalent(stored, desired) && Verdicts(stored) == Verdicts(desired);

@@ -146,6 +146,23 @@ TEST(TuningReconcilerTest, MoreStepsOfARunningAttemptAreProgressOnlyANewVerdictI
   json phase = more.status;
   phase["phase"] = "Paused";
   EXPECT_FALSE(ProgressOnly(more.status, phase));
+  // A learned rate or a worker memory figure that appears is news (later workloads of the
+  // dataset start from it); one that moves is progress.
+  json learned = more.status, relearned = more.status;
+  learned["learnedTokensPerSecondPerWorker"] = 2000.0;
+  relearned["learnedTokensPerSecondPerWorker"] = 2100.0;
+  EXPECT_FALSE(ProgressOnly(more.status, learned));
+  EXPECT_TRUE(ProgressOnly(learned, relearned));
+  json memory = more.status, more_memory = more.status;
+  memory["trials"][0]["workerMemoryBytes"] = 3e9;
+  more_memory["trials"][0]["workerMemoryBytes"] = 3.2e9;
+  EXPECT_FALSE(ProgressOnly(more.status, memory));
+  EXPECT_TRUE(ProgressOnly(memory, more_memory));
+  // Which attempts' trials moved.
+  EXPECT_TRUE(TrialsDiffer(trial.status, more.status, {0}));
+  EXPECT_FALSE(TrialsDiffer(trial.status, more.status, {1}));
+  EXPECT_TRUE(TrialsDiffer(first.status, trial.status, {0}));  // appeared
+  EXPECT_FALSE(TrialsDiffer(more.status, more.status, {0}));
 }
 
 TEST(TuningReconcilerTest, AnOomKilledAttemptCapsTheValue) {

@@ -75,7 +75,10 @@ Result<BurstLatencies> MeasureAdmissionBursts(testing::ControlPlane& cp, const B
                                                                     {o.plain_ns, &out.plain_ms}};
   if (!o.noop_ns.empty()) arms.emplace_back(o.noop_ns, &out.noop_ms);
   for (const auto& [ns, into] : arms)
-    if (Result<std::string> made = cp.Kubectl({"create", "namespace", ns}); !made.ok())
+    if (Result<std::string> made = cp.Kubectl({"apply", "-f", "-"},
+                                              Json{{"apiVersion", "v1"}, {"kind", "Namespace"},
+                                                   {"metadata", {{"name", ns}}}}.dump());
+        !made.ok())
       return Status::Error("creating namespace " + ns + ": " + made.error());
   for (int round = 0; round < o.rounds; ++round) {
     // Each round starts with the next arm, so none always meets a warmer API server.

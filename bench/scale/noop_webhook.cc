@@ -38,7 +38,11 @@ Result<std::unique_ptr<NoopWebhook>> NoopWebhook::Start(testing::ControlPlane& c
   std::unique_ptr<NoopWebhook> hook(new NoopWebhook(cp));
   hook->server_ = std::make_unique<server::HttpsServer>(
       server::HttpsServerOptions{.cert_file = cert_file, .key_file = key_file, .threads = threads},
-      Allow);
+      [answered = hook->answered_](const server::HttpRequest& request) {
+        server::HttpResponse response = Allow(request);
+        ++*answered;
+        return response;
+      });
   if (Status s = hook->server_->Start(); !s.ok()) return Status::Error("no-op webhook: " + s.message());
   const Json configuration = {
       {"apiVersion", "admissionregistration.k8s.io/v1"},

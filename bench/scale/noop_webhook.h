@@ -9,6 +9,7 @@
 // object goes away.
 #pragma once
 
+#include <atomic>
 #include <memory>
 #include <string>
 
@@ -25,12 +26,17 @@ class NoopWebhook {
                                                     const std::string& ns, int threads, int timeout_seconds);
   ~NoopWebhook();
 
+  // AdmissionReviews answered so far: the bench checks that every pod of its arm went through
+  // (with failurePolicy Ignore, a webhook the API server cannot call admits pods unhooked).
+  long answered() const { return answered_->load(); }
+
   static constexpr char kConfigurationName[] = "noop.bench.graintune.dev";
 
  private:
   explicit NoopWebhook(testing::ControlPlane& cp) : cp_(cp) {}
   testing::ControlPlane& cp_;
   std::unique_ptr<server::HttpsServer> server_;
+  std::shared_ptr<std::atomic<long>> answered_ = std::make_shared<std::atomic<long>>(0);
 };
 
 }  // namespace graintune::bench

@@ -328,6 +328,7 @@ const ValueCase kValueCases[] = {
     {"operator.logLevel", R"("debug")"},
     {"operator.replicas", "3"},
     {"operator.resyncPeriodMs", "7000"},
+    {"operator.statusProgressIntervalMs", "45000"},
     {"operator.prometheusURL", R"("http://prometheus.monitoring:9090")"},
     {"operator.forgetAfter", R"("30d")"},
     {"operator.resources.requests", R"({"cpu": "300m"})"},
