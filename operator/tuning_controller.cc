@@ -356,33 +356,44 @@ ReconcileOutcome TuningController::ReconcileKey(const TuningKey& tuning_key,
   bool wrote = false;
   // Progress waits only for attempts whose pods all run: an attempt with a pod that is ending
   // (deleted, finished, failed) may lose its exporter's last steps, so they are written now.
+  // Judged against the cached copy first, and again against the stored object inside the write
+  // (a cache that lags our last write would make progress look like news).
   std::set<int> ending;
   for (const PodFacts& p : in.pods)
     if (!p.Alive()) ending.insert(p.attempt);
-  const json stored_status = in.grain_tuning ? in.grain_tuning->value("status", json::object()) : json::object();
-  if (out.status_changed && in.grain_tuning && options_.progress_write_interval.count() > 0 &&
-      ProgressOnly(stored_status, out.status) && !TrialsDiffer(stored_status, out.status, ending)) {
-    const auto now = Now();
-    std::optional<std::chrono::steady_clock::time_point> due;
-    {
-      std::lock_guard<std::mutex> lock(states_mu_);
-      if (const auto& last = states_.at(tuning_key).last_status_write)
-        due = *last + options_.progress_write_interval;
-    }
-    if (due && now < *due) {
-      // Not lost: the key comes back when the write is due (or earlier, for the running requeue
-      // or an event), and the status is computed afresh then.
-      ++counters_.progress_deferred;
-      return ReconcileResult{std::min(std::chrono::ceil<std::chrono::milliseconds>(*due - now),
-                                      options_.running_requeue)};
-    }
+  const auto now = Now();
+  std::optional<std::chrono::steady_clock::time_point> due;
+  {
+    std::lock_guard<std::mutex> lock(states_mu_);
+    if (const auto& last = states_.at(tuning_key).last_status_write)
+      due = *last + options_.progress_write_interval;
   }
+  const bool may_defer = options_.progress_write_interval.count() > 0 && due && now < *due;
+  const auto progress_waits = [&](const json& stored, const json& desired) {
+    return may_defer && ProgressOnly(stored, desired) && !TrialsDiffer(stored, desired, ending);
+  };
+  // Not lost: the key comes back when the write is due (or earlier, for the running requeue or
+  // an event), and the status is computed afresh then.
+  const auto deferred = [&] {
+    ++counters_.progress_deferred;
+    return ReconcileResult{std::min(std::chrono::ceil<std::chrono::milliseconds>(*due - now),
+                                    options_.running_requeue)};
+  };
+  if (out.status_changed && in.grain_tuning &&
+      progress_waits(in.grain_tuning->value("status", json::object()), out.status))
+    return deferred();
+  bool waits = false;
   if (out.status_changed) {
     const auto mutate = [&](json& gt) {
-          wrote = false;
+          wrote = waits = false;
           in.grain_tuning = gt;
           ReconcileOutput latest = ReconcileTuning(in);
-          if (StatusEquivalent(gt.value("status", json::object()), latest.status)) return false;
+          const json stored = gt.value("status", json::object());
+          if (StatusEquivalent(stored, latest.status)) return false;
+          if (progress_waits(stored, latest.status)) {
+            waits = true;
+            return false;
+          }
           gt["status"] = latest.status;
           out = std::move(latest);
           wrote = true;
@@ -396,6 +407,7 @@ ReconcileOutcome TuningController::ReconcileKey(const TuningKey& tuning_key,
                                      mutate);
     // Events wait until the status they describe is stored.
     if (!written.ok()) return ErrorOf("writing status of GrainTuning " + ns + "/" + name, written.error());
+    if (waits) return deferred();
     if (wrote) {
       ++counters_.status_writes;
       std::lock_guard<std::mutex> lock(states_mu_);

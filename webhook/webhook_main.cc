@@ -98,8 +98,10 @@ int main(int argc, char** argv) {
       seconds("header-timeout", std::chrono::seconds(options.header_timeout_seconds)).count());
   options.read_timeout_seconds = static_cast<int>(
       seconds("read-timeout", std::chrono::seconds(options.read_timeout_seconds)).count());
-  options.idle_timeout_seconds = static_cast<int>(
-      seconds("idle-timeout", std::chrono::seconds(options.idle_timeout_seconds)).count());
+  // The API server keeps idle webhook connections for 90 s (Go's default): closing ours
+  // earlier races its next request on that connection, which fails ("broken pipe") and is
+  // admitted unchanged. Seen at 2,048 hosts: a Job retry kept attempt 0's value.
+  options.idle_timeout_seconds = static_cast<int>(seconds("idle-timeout", std::chrono::seconds(120)).count());
   for (auto [name, value] : {std::pair{"header-timeout", options.header_timeout_seconds},
                              std::pair{"read-timeout", options.read_timeout_seconds},
                              std::pair{"idle-timeout", options.idle_timeout_seconds}})

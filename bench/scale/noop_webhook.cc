@@ -29,7 +29,8 @@ Result<std::unique_ptr<NoopWebhook>> NoopWebhook::Start(testing::ControlPlane& c
   Result<server::CertificateAuthority> ca = server::GenerateCertificateAuthority("noop-webhook-ca", 2);
   if (!ca.ok()) return Status::Error("no-op webhook CA: " + ca.error());
   Result<server::SignedCertificate> cert =
-      server::IssueCertificate(*ca, {.ip_addresses = {"127.0.0.1"}, .server = true, .valid_days = 2});
+      server::IssueCertificate(*ca, {.common_name = "noop-webhook", .ip_addresses = {"127.0.0.1"},
+                                     .server = true, .valid_days = 2});
   if (!cert.ok()) return Status::Error("no-op webhook certificate: " + cert.error());
   const std::string cert_file = work_dir + "/noop-webhook.crt", key_file = work_dir + "/noop-webhook.key";
   if (Status s = testing::WriteFile(cert_file, cert->cert_pem); !s.ok()) return s;

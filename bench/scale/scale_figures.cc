@@ -181,6 +181,9 @@ json PrintReport(const ScaleReport& r) {
                                               " single-host workloads have no good exporter: no data)"
                                         : ""),
       "<= 30 s", Verdict(worst_good <= 30 && worst_bad <= 30));
+  Row("single-host Job retries numbered as the attempt they replace (no next attempt measured)",
+      std::to_string(r.good.retries_numbered_as_before), std::to_string(r.bad.retries_numbered_as_before),
+      "0", Verdict(r.good.retries_numbered_as_before + r.bad.retries_numbered_as_before == 0));
 
   json line = {{"hosts", r.hosts},
                {"pods", r.pods},
@@ -203,6 +206,8 @@ json PrintReport(const ScaleReport& r) {
                {"recommendation_latency_s", Round(worst_good, 1)},
                {"recommendation_latency_s_p50", Round(Quantile(r.good.recommendation_latency_s, 0.5), 1)},
                {"recommendation_latency_s_bad_exporters", Round(worst_bad, 1)},
+               {"job_retries_numbered_as_before",
+                r.good.retries_numbered_as_before + r.bad.retries_numbered_as_before},
                {"recommendation_latency_s_bad_exporters_p50",
                 Round(Quantile(r.bad.recommendation_latency_s, 0.5), 1)},
                {"steady", WindowJson(g)},

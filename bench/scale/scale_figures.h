@@ -39,6 +39,7 @@ struct PhaseFigures {
   std::vector<double> recommendation_latency_s;  // per workload and attempt
   int recommendations_missing = 0;               // data existed, no recommendation in time
   int workloads_without_data = 0;                // every exporter bad: no trial possible
+  int retries_numbered_as_before = 0;            // Job retries given the attempt they replace
   WindowFigures steady;
 };
 

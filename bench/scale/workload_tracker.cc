@@ -134,6 +134,29 @@ std::vector<std::string> WorkloadTracker::WorkloadsNotRunning(int attempt) const
   return out;
 }
 
+std::set<std::string> WorkloadTracker::RetriesNumberedAsBefore(int attempt) const {
+  std::set<std::string> single_not_running;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    for (const auto& [key, pods] : pods_per_key_) {
+      auto it = started_.find(key);
+      if (pods == 1 && (it == started_.end() || it->second.count(attempt) == 0)) single_not_running.insert(key);
+    }
+  }
+  std::map<std::string, std::set<int>> running, failed;  // key -> attempts
+  for (const Json& p : pods_->List()) {
+    const op::PodFacts f = op::PodFactsFromJson(p);
+    if (!single_not_running.count(f.tuning_key) || f.attempt >= attempt) continue;
+    if (f.phase == "Running" && !f.terminating) running[f.tuning_key].insert(f.attempt);
+    if (f.phase == "Failed") failed[f.tuning_key].insert(f.attempt);
+  }
+  std::set<std::string> out;
+  for (const auto& [key, attempts] : running)
+    for (int a : attempts)
+      if (failed[key].count(a)) out.insert(key);
+  return out;
+}
+
 std::vector<Json> WorkloadTracker::OneRunningPodPerWorkload() const {
   std::map<std::string, std::pair<int, Json>> newest;  // key -> (attempt, pod)
   for (const Json& p : pods_->List()) {

@@ -42,6 +42,11 @@ class WorkloadTracker {
   // The workloads whose `attempt` is not running yet, each with its pods counted by attempt
   // and phase ("js-3: attempt 1 Running 255, attempt 1 Pending 1"): what a failure report names.
   std::vector<std::string> WorkloadsNotRunning(int attempt) const;
+  // Single-host workloads not running `attempt` whose running pod carries the same, earlier
+  // attempt as a Failed pod of theirs: a Job's retry the webhook numbered as the attempt it
+  // replaces (it counts the Job's status.failed, which the Job controller may update after
+  // creating the replacement). Such a workload never runs `attempt`.
+  std::set<std::string> RetriesNumberedAsBefore(int attempt) const;
   // One running pod of every workload, of its newest attempt.
   std::vector<kube::Json> OneRunningPodPerWorkload() const;
   // When status.recommendation.attempt of `key` first was `attempt` or more.

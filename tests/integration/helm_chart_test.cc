@@ -87,7 +87,9 @@ TEST_F(HelmChart, LintsAndRendersManifestsTheApiServerAccepts) {
   for (const char* arg : {"- --max-sites=7\n", "- --max-connections=99\n", "- --shutdown-delay=2s\n",
                           "- --shutdown-grace=20s\n", "- --max-json-values=100000\n",
                           "- --max-inflight-body-mib=32\n", "- --header-timeout=10s\n",
-                          "- --read-timeout=30s\n", "- --idle-timeout=10s\n",
+                          // Idle connections outlive the API server's (90 s): closing first
+                          // races its next request into a failed-open admission.
+                          "- --read-timeout=30s\n", "- --idle-timeout=120s\n",
                           "- --max-request-ms=1000\n", "httpGet: {path: /healthz, port: http-metrics}",
                           "terminationGracePeriodSeconds: 27\n"})
     EXPECT_NE(limits->find(arg), std::string::npos) << arg << " not in\n" << *limits;
