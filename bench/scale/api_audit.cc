@@ -39,6 +39,8 @@ Result<RequestCounts> CountRequests(const std::string& log_path, const std::stri
     if (!at || *at < lo || *at >= hi) continue;
     if (!seen.insert(e.value("auditID", "")).second) continue;
     ++counts.by_verb[e.value("verb", "?")];
+    const nlohmann::json object = e.value("objectRef", nlohmann::json::object());
+    ++counts.by_resource[object.is_object() ? object.value("resource", "?") : "?"];
     ++counts.total;
   }
   return counts;

@@ -2,7 +2,7 @@
 // policy that records request metadata of the given users only (service accounts, e.g.
 // system:serviceaccount:graintune-system:graintune-operator) and nothing else, and a counter of
 // the requests those users made in a time window, by verb (get, list, watch, create, update,
-// patch, delete). The apiserver_request_total metric has no user label, hence the audit log.
+// patch, delete) and by resource. The apiserver_request_total metric has no user label, hence the audit log.
 //
 // Errors as values: an unreadable log is an error; lines that do not parse are skipped.
 #pragma once
@@ -24,6 +24,7 @@ std::vector<std::string> AuditFlags(const std::string& policy_path, const std::s
 
 struct RequestCounts {
   std::map<std::string, long> by_verb;
+  std::map<std::string, long> by_resource;  // objectRef.resource: pods, leases, graintunings...
   long total = 0;
 };
 

@@ -57,6 +57,15 @@ Result<ChartContainer> ContainerOf(const std::vector<Json>& objects, const std::
 
 }  // namespace
 
+std::optional<std::string> FlagValue(const std::vector<std::string>& args, const std::string& name) {
+  const std::string flag = "--" + name;
+  for (size_t i = 0; i < args.size(); ++i) {
+    if (args[i] == flag && i + 1 < args.size()) return args[i + 1];
+    if (args[i].rfind(flag + "=", 0) == 0) return args[i].substr(flag.size() + 1);
+  }
+  return std::nullopt;
+}
+
 std::vector<std::string> WithoutFlags(const std::vector<std::string>& args,
                                       const std::set<std::string>& drop) {
   std::vector<std::string> kept;

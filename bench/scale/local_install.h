@@ -11,6 +11,7 @@
 #pragma once
 
 #include <memory>
+#include <optional>
 #include <set>
 #include <string>
 #include <vector>
@@ -52,6 +53,9 @@ class LocalInstall {
   std::string operator_user_, webhook_user_;
   std::vector<std::string> operator_args_, webhook_args_;
 };
+
+// The value of the value flag `name` in `args` (--name=value or --name value), if present.
+std::optional<std::string> FlagValue(const std::vector<std::string>& args, const std::string& name);
 
 // `args` without the value flags in `drop`, written either as --flag=value or --flag value.
 std::vector<std::string> WithoutFlags(const std::vector<std::string>& args,

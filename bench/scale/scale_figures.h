@@ -29,6 +29,9 @@ struct WindowFigures {
   double operator_rss_mib = 0;                   // peak so far
   std::map<std::string, double> requests_per_minute;  // by verb
   double requests_per_minute_total = 0;
+  // Of those, the leader election's Lease (a GET and an update every retry period): constant,
+  // whatever the cluster holds.
+  double lease_requests_per_minute = 0;
   double tuning_writes_per_minute = 0;           // GrainTuning updates seen
   double tuning_writes_per_minute_last_half = 0; // the same in the window's second half
   double pass_p50_s = 0, pass_max_s = 0;         // time between two scrapes of one workload

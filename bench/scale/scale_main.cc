@@ -164,6 +164,9 @@ struct Bench {
     if (!counts.ok()) return counts.status();
     for (const auto& [verb, n] : counts->by_verb) w.requests_per_minute[verb] = static_cast<double>(n) * 60 / w.seconds;
     w.requests_per_minute_total = static_cast<double>(counts->total) * 60 / w.seconds;
+    const auto leases = counts->by_resource.find("leases");
+    if (leases != counts->by_resource.end())
+      w.lease_requests_per_minute = static_cast<double>(leases->second) * 60 / w.seconds;
     w.tuning_writes_per_minute = static_cast<double>(tracker.TuningUpdatesBetween(from, to)) * 60 / w.seconds;
     w.tuning_writes_per_minute_last_half =
         static_cast<double>(tracker.TuningUpdatesBetween(from + (to - from) / 2, to)) * 60 / (w.seconds / 2);
@@ -384,9 +387,15 @@ int main(int argc, char** argv) {
   Result<WindowFigures> steady = bench.Window(window_s);
   if (!steady.ok()) return fail(steady.error());
   report.good.steady = *steady;
-  Say("quiet: trainers paused for " + std::to_string(quiet_s) + " s");
+  // Progress seen before the pause may still be waiting for its write (the operator writes
+  // progress at most once per --status-progress-interval-ms): the quiet window opens once
+  // that interval has passed, so it holds only what nothing-changing costs.
+  const int settle_s =
+      std::stoi(FlagValue(install.operator_args(), "status-progress-interval-ms").value_or("0")) / 1000 + 5;
+  Say("quiet: trainers paused; " + std::to_string(settle_s) + " s for progress already seen to be written, then " +
+      std::to_string(quiet_s) + " s");
   standin.HoldSteps(true);
-  Pause(5);
+  Pause(settle_s);
   Result<WindowFigures> quiet = bench.Window(quiet_s);
   standin.HoldSteps(false);
   if (!quiet.ok()) return fail(quiet.error());
