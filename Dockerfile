@@ -3,7 +3,8 @@
 #     graintune-exporter (the entrypoint) on debian:bookworm-slim, run as uid 65532; the chart
 #     picks the webhook's and operator's binary with `command`. `docker build -t graintune .` builds it.
 #   graintune-test (--target graintune-test): the node tests' trainer stand-ins, trainer_emulator
-#     and grain_workers (tests/emulator/), on the same runtime layer.
+#     and grain_workers (tests/emulator/), on the same runtime layer (plus the libraries a
+#     mounted Python needs, for the MaxText node test).
 #   pause (--target pause): the test node's sandbox image, tests/node/pause.c built statically.
 # scripts/image.sh builds all three without a daemon (buildah, --pull=never, base images made
 # with mmdebstrap) and writes OCI archives. .dockerignore keeps the context to the sources.
@@ -38,6 +39,11 @@ RUN apt-get update && apt-get install -y --no-install-recommends \
  && rm -rf /var/lib/apt/lists/*
 
 FROM runtime AS graintune-test
+# The MaxText node test runs this image with a Python built on this Debian release mounted from
+# the host (tests/node/maxtext_on_node_test.cc); what that Python's modules load beyond the
+# runtime layer: sqlite3 (imported on MaxText's train path, by xprof) and expat (xml).
+RUN apt-get update && apt-get install -y --no-install-recommends libsqlite3-0 libexpat1 \
+ && rm -rf /var/lib/apt/lists/*
 COPY --from=build /build/tests/emulator/trainer_emulator /build/tests/emulator/grain_workers \
      /usr/local/bin/
 USER 65532:65532

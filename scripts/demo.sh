@@ -14,6 +14,8 @@
 # runs MaxText's own trainer instead of the emulator (maxtext 0.2.5 on this machine's CPU: a
 # pinned environment of ~1.4 GB from PyPI the first time, cached): a tiny model on one TPU host
 # shaped like this machine, its Grain workers and metrics file real, re-tuned across a restart.
+# With --real-node too, MaxText runs in a container on the real node (the test image, with this
+# machine's pinned MaxText environment mounted read-only).
 # Everything it starts stops when it ends or is interrupted (Ctrl-C); the real node restores
 # every host setting it changed.
 set -euo pipefail
@@ -28,14 +30,11 @@ while [ $# -gt 0 ]; do
       [ $# -ge 2 ] || usage "--trainer needs a value"
       case "$2" in emulator|maxtext) trainer="$2" ;; *) usage "unknown trainer '$2'" ;; esac
       shift ;;
-    -h|--help) sed -n '2,18p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,20p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) usage "unknown argument '$1'" ;;
   esac
   shift
 done
-if [ "$real_node" = 1 ] && [ "$trainer" != emulator ]; then
-  usage "--real-node runs its own trainer image; --trainer is for the KWOK demo"
-fi
 bash scripts/setup.sh
 echo "== Building graintune" >&2
 cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
@@ -43,16 +42,17 @@ control_plane() {
   echo "== Control plane binaries (first run builds them from pinned Go modules: ~25 min)" >&2
   bash scripts/controlplane/build.sh | tail -n 1
 }
+maxtext_env() {
+  echo "== MaxText's trainer environment (first run ~1.4 GB from PyPI, ~5 min; then cached)" >&2
+  . scripts/lib/python_env.sh
+  . scripts/lib/maxtext_trainer.sh
+  export_maxtext_trainer_env
+}
 if [ "$real_node" = 0 ]; then
   ninja -C build graintune graintune-webhook graintune-operator graintune-exporter trainer_emulator \
     graintune-demo >/dev/null
   BIN="$(control_plane)"
-  if [ "$trainer" = maxtext ]; then
-    echo "== MaxText's trainer environment (first run ~1.4 GB from PyPI, ~5 min; then cached)" >&2
-    . scripts/lib/python_env.sh
-    . scripts/lib/maxtext_trainer.sh
-    export_maxtext_trainer_env
-  fi
+  if [ "$trainer" = maxtext ]; then maxtext_env; fi
   exec build/tests/controlplane/graintune-demo --bin-dir "$BIN" --source-dir "$PWD" --build-dir "$PWD/build" \
     --trainer "$trainer"
 fi
@@ -67,4 +67,5 @@ IMAGE_VARIABLES="$(bash scripts/image.sh)"
 set -a
 eval "$IMAGE_VARIABLES"
 set +a
-exec build/tests/node/graintune-demo-real-node --bin-dir "$BIN" --source-dir "$PWD"
+if [ "$trainer" = maxtext ]; then maxtext_env; fi
+exec build/tests/node/graintune-demo-real-node --bin-dir "$BIN" --source-dir "$PWD" --trainer "$trainer"

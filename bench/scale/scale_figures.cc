@@ -224,4 +224,31 @@ json PrintReport(const ScaleReport& r) {
   return line;
 }
 
+json PrintMeasuredSoFar(const ScaleReport& r, const std::string& why) {
+  auto has = [&](const char* phase) { return std::find(r.measured.begin(), r.measured.end(), phase) != r.measured.end(); };
+  auto latencies = [](const PhaseFigures& p) {
+    return json{{"recommendations", p.recommendation_latency_s.size()},
+                {"missing", p.recommendations_missing},
+                {"p50_s", Round(Quantile(p.recommendation_latency_s, 0.5), 1)},
+                {"max_s", Round(Quantile(p.recommendation_latency_s, 1.0), 1)},
+                {"job_retries_numbered_as_before", p.retries_numbered_as_before}};
+  };
+  json line = {{"hosts", r.hosts}, {"pods", r.pods}, {"workloads", r.workloads}, {"commit", r.commit},
+               {"incomplete", why}, {"measured", r.measured}};
+  if (has("recommendations good")) line["recommendation_latency"] = latencies(r.good);
+  if (has("admission")) {
+    line["admission_p50_added_ms"] = Round(r.admission_p50_hooked_ms - r.admission_p50_plain_ms, 2);
+    line["admission_p99_added_ms"] = Round(r.admission_p99_hooked_ms - r.admission_p99_plain_ms, 2);
+    line["admission_p99_added_by_noop_webhook_ms"] = Round(r.admission_p99_noop_ms - r.admission_p99_plain_ms, 2);
+    line["admission_p99_added_over_noop_ms"] = Round(r.admission_p99_hooked_ms - r.admission_p99_noop_ms, 2);
+  }
+  if (has("steady")) line["steady"] = WindowJson(r.good.steady);
+  if (has("quiet")) line["quiet"] = WindowJson(r.quiet);
+  if (has("recommendations bad")) line["recommendation_latency_bad_exporters"] = latencies(r.bad);
+  if (has("steady bad")) line["steady_bad_exporters"] = WindowJson(r.bad.steady);
+  std::printf("\nfigures measured before the run stopped (%s):\n%s\n", why.c_str(), line.dump().c_str());
+  std::fflush(stdout);
+  return line;
+}
+
 }  // namespace graintune::bench

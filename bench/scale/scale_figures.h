@@ -61,9 +61,16 @@ struct ScaleReport {
   PhaseFigures good, bad;
   WindowFigures quiet;  // exporters good, trainers paused: nothing changes
   double recommendation_timeout_s = 0;
+  // The phases measured so far, in order: "recommendations good", "admission", "steady",
+  // "quiet", "recommendations bad", "steady bad".
+  std::vector<std::string> measured;
 };
 
 // The table (with targets and verdicts) on stdout, then the JSON line; returns the JSON.
 nlohmann::json PrintReport(const ScaleReport& report);
+
+// After a run stopped early (`why`): the figures of the phases it measured, as one JSON line
+// with "incomplete" and "measured", no table and no verdicts (a phase not reached has none).
+nlohmann::json PrintMeasuredSoFar(const ScaleReport& report, const std::string& why);
 
 }  // namespace graintune::bench

@@ -262,12 +262,14 @@ int main(int argc, char** argv) {
     return 1;
   }
   gt::ControlPlane& cp = **started;
+  ScaleReport report;
   auto fail = [&](const std::string& what) {
     // Both directories stay for the failure to be read: the components' and graintune's logs in
     // the control plane's, the audit log of graintune's requests in the bench's.
     cp.KeepDir();
     remove_work.keep = true;
     std::cerr << kProgram << ": " << what << " (logs in " << cp.dir() << ", audit log in " << work << ")\n";
+    if (!report.measured.empty()) PrintMeasuredSoFar(report, what);
     return g_interrupted ? 130 : 1;
   };
 
@@ -290,7 +292,6 @@ int main(int argc, char** argv) {
   WorkloadTracker tracker(cp.AdminClient(), kNamespace, standin, pods_per_key);
   tracker.Start();
   Bench bench{cp, install, standin, tracker, shape, audit_log, step_interval, timeout_s};
-  ScaleReport report;
   report.hosts = shape.hosts();
   report.pods = shape.pods();
   report.workloads = shape.workloads();
@@ -307,6 +308,7 @@ int main(int argc, char** argv) {
   if (Status s = bench.MeasureAttempt(0, false, report.good); !s.ok()) return fail(s.message());
   if (Status s = bench.Restart(1); !s.ok()) return fail(s.message());
   if (Status s = bench.MeasureAttempt(1, false, report.good); !s.ok()) return fail(s.message());
+  report.measured.push_back("recommendations good");
 
   Say("admission: " + std::to_string(rounds) + " rounds of " + std::to_string(shape.hosts_per_jobset) +
       "-pod bursts with graintune's webhook, with none, and with one that does nothing");
@@ -367,6 +369,7 @@ int main(int argc, char** argv) {
     return fail("the no-op webhook answered " + std::to_string(noop_answered) + " of " +
                 std::to_string(bursts->noop_ms.size()) + " admissions: its arm did not measure a webhook call");
   report.admission_samples = static_cast<int>(bursts->hooked_ms.size());
+  report.measured.push_back("admission");
   report.admission_p50_hooked_ms = Quantile(bursts->hooked_ms, 0.5);
   report.admission_p99_hooked_ms = Quantile(bursts->hooked_ms, 0.99);
   report.admission_p50_plain_ms = Quantile(bursts->plain_ms, 0.5);
@@ -387,6 +390,7 @@ int main(int argc, char** argv) {
   Result<WindowFigures> steady = bench.Window(window_s);
   if (!steady.ok()) return fail(steady.error());
   report.good.steady = *steady;
+  report.measured.push_back("steady");
   // Progress seen before the pause may still be waiting for its write (the operator writes
   // progress at most once per --status-progress-interval-ms): the quiet window opens once
   // that interval has passed, so it holds only what nothing-changing costs.
@@ -400,15 +404,18 @@ int main(int argc, char** argv) {
   standin.HoldSteps(false);
   if (!quiet.ok()) return fail(quiet.error());
   report.quiet = *quiet;
+  report.measured.push_back("quiet");
 
   Say("a tenth of the exporters turn bad (blackholed, or answering after 10 s)");
   tracker.SetBadExporters(true);
   if (Status s = bench.Restart(2); !s.ok()) return fail(s.message());
   if (Status s = bench.MeasureAttempt(2, true, report.bad); !s.ok()) return fail(s.message());
+  report.measured.push_back("recommendations bad");
   Pause(10);
   Result<WindowFigures> bad_steady = bench.Window(window_s);
   if (!bad_steady.ok()) return fail(bad_steady.error());
   report.bad.steady = *bad_steady;
+  report.measured.push_back("steady bad");
   for (const std::string& e : tracker.errors()) Say("stand-in: " + e);
 
   PrintReport(report);

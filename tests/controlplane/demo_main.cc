@@ -246,7 +246,8 @@ int main(int argc, char** argv) {
                                                  .time_scale = 0.05, .steps = 40});
   runner.Start();
 
-  const int told = maxtext ? TellMaxTextStory(cp, runner, *maxtext) : TellLlamaStory(cp, runner, source_dir);
+  const StandInMaxTextPods maxtext_pods(cp, runner);
+  const int told = maxtext ? TellMaxTextStory(cp, maxtext_pods, *maxtext) : TellLlamaStory(cp, runner, source_dir);
   runner.Stop();
   return told;
 }

@@ -5,6 +5,8 @@
 #include <functional>
 #include <optional>
 
+#include <signal.h>
+
 #include "tests/controlplane/demo_output.h"
 #include "tests/controlplane/process_tree.h"
 #include "tuner/trial.h"
@@ -24,6 +26,8 @@ std::string Fixed(double v, int decimals) {
 
 // What one attempt did on this machine, seen from /proc and MaxText's own file.
 struct AttemptRun {
+  Json pod_object;
+  int trainer = 0;            // MaxText's process, while it ran
   std::string pod, command;
   int workers = -1;           // the pod's graintune.dev/worker-count
   int grain_processes = -1;   // the most Grain worker processes counted while MaxText trained
@@ -33,8 +37,8 @@ struct AttemptRun {
 
 class Story {
  public:
-  Story(ControlPlane& cp, PodRunner& runner, const MaxTextEnv& maxtext)
-      : cp_(cp), runner_(runner), maxtext_(maxtext) {}
+  Story(ControlPlane& cp, const MaxTextPods& pods, const MaxTextEnv& maxtext, int steps)
+      : cp_(cp), pods_(pods), maxtext_(maxtext), steps_(steps) {}
 
   int Tell() {
     Step("3. A tiny model in MaxText's own trainer, grain_worker_count=-1 (a deliberately starved start)");
@@ -43,10 +47,10 @@ class Story {
     Say(Indent(Text(cp_.Kubectl({"apply", "-f", "-"}, NamespacePolicy(kMaxTextDemoNamespace, 1)))));
     Say("   A one-host JobSet runs `python3 -m maxtext.trainers.pre_train.train ... grain_worker_count=-1`");
     Say("   inside xpk's `bash -c` wrapper; its records are 512 KiB of text, so tokenizing binds:");
-    Say(Indent(Text(cp_.Kubectl(
-        {"apply", "-f", "-"},
-        TinyMaxTextJobSet(maxtext_, {.ns = kMaxTextDemoNamespace, .name = kJobSet,
-                                     .out_dir = cp_.dir() + "/maxtext-out"})))));
+    Result<TinyJobSetOptions> placed =
+        pods_.Place({.ns = kMaxTextDemoNamespace, .name = kJobSet, .steps = steps_});
+    if (!placed.ok()) return Stop(placed.error());
+    Say(Indent(Text(cp_.Kubectl({"apply", "-f", "-"}, TinyMaxTextJobSet(maxtext_, *placed)))));
 
     Step("4. Attempt 0: MaxText runs graintune's value");
     bool lifted = false;
@@ -59,8 +63,10 @@ class Story {
     std::optional<int> recommended = WaitForTrial(0, *a0);
     if (!recommended) return Stop("the operator did not record attempt 0's trial");
 
-    Step("5. Attempt 0 ends; JobSet restarts the slice");
-    cp_.Kubectl({"annotate", "pod", "-n", kMaxTextDemoNamespace, a0->pod, "graintune.dev/test-terminate=Error"});
+    Step("5. Attempt 0 fails; JobSet restarts the slice");
+    Result<std::string> failed = pods_.Fail(a0->pod_object, a0->trainer);
+    if (!failed.ok()) return Stop("failing attempt 0: " + failed.error());
+    Say("   (" + *failed + ")");
     std::optional<AttemptRun> a1 = RunAttempt(1, [] {});
     if (!a1) return Stop("attempt 1 did not run to its end");
     if (a1->workers != *recommended)
@@ -86,19 +92,20 @@ class Story {
   }
 
   // Waits for `attempt`'s pod and MaxText in it, counts its Grain worker processes until it
-  // ends, then reads its metrics file. nullopt when a wait ran out (said why) or on Ctrl-C.
+  // ends (or, when it was asked for more, until it wrote kTinySteps steps: then it is stopped
+  // where it is), then reads its metrics file. nullopt when a wait ran out (said why) or on Ctrl-C.
   std::optional<AttemptRun> RunAttempt(int attempt, const std::function<void()>& once_started) {
     AttemptRun run;
-    std::optional<int> pid;
+    int shell = 0;
     Json pod;
     if (!WaitFor([&] {
           const std::vector<Json> pods = AttemptPods(cp_, kMaxTextDemoNamespace, kJobSet, attempt);
           if (pods.size() != 1) return false;
           pod = pods[0];
           run.pod = pod["metadata"].value("name", "");
-          pid = runner_.TrainerPid(run.pod);
-          return pid.has_value();
-        }, 90)) {
+          shell = pods_.ShellPid(pod);
+          return shell != 0;
+        }, 180)) {
       Say(Indent(Text(cp_.Kubectl({"get", "jobset,jobs,pods", "-n", kMaxTextDemoNamespace, "-o", "wide"}))));
       return std::nullopt;
     }
@@ -109,19 +116,25 @@ class Story {
         std::to_string(run.workers) + "; the command MaxText runs:");
     if (at != std::string::npos) Say("     ..." + run.command.substr(at > 70 ? at - 70 : 0, 100) + "...");
     once_started();
-    const std::string dir = runner_.PodDir(run.pod);
+    run.pod_object = pod;
+    const std::string file = pods_.MetricsFile(pod);
+    const bool runs_on = steps_ > kTinySteps;
     if (!WaitFor([&] {
-          run.grain_processes = std::max(run.grain_processes,
-                                         GrainWorkers(Descendants(*pid), kMaxTextTrainerPattern));
-          return ProcessEnded(*pid);
+          const std::map<int, ProcessSeen> tree = Descendants(shell);
+          if (const int trainer = TrainerIn(tree, kMaxTextTrainerPattern)) run.trainer = trainer;
+          run.grain_processes = std::max(run.grain_processes, GrainWorkers(tree, kMaxTextTrainerPattern));
+          if (ProcessEnded(shell)) return true;
+          return runs_on && static_cast<int>(ReadMaxTextMetricsFile(file).step_seconds.size()) >= kTinySteps;
         }, 420)) {
-      Say(Indent(TailOfFile(dir + "/trainer.log", 1500)));
+      Say(Indent(pods_.LogTail(pod)));
       return std::nullopt;
     }
-    run.metrics = ReadMaxTextMetricsFile(dir + "/metrics.jsonl");
+    // Frozen where it is, MaxText writes no more steps: the file and the trial hold the same.
+    if (runs_on && run.trainer != 0 && !ProcessEnded(run.trainer)) ::kill(run.trainer, SIGSTOP);
+    run.metrics = ReadMaxTextMetricsFile(file);
     Result<Trial> whole = SummarizeSteps(run.metrics.step_seconds, 1.0, kOperatorWarmupSteps);
     if (!whole.ok()) {
-      Say("   " + whole.error() + "\n" + Indent(TailOfFile(dir + "/trainer.log", 1500)));
+      Say("   " + whole.error() + "\n" + Indent(pods_.LogTail(pod)));
       return std::nullopt;
     }
     run.whole = *whole;
@@ -161,14 +174,15 @@ class Story {
   }
 
   ControlPlane& cp_;
-  PodRunner& runner_;
+  const MaxTextPods& pods_;
   const MaxTextEnv& maxtext_;
+  const int steps_;
 };
 
 }  // namespace
 
-int TellMaxTextStory(ControlPlane& cp, PodRunner& runner, const MaxTextEnv& maxtext) {
-  return Story(cp, runner, maxtext).Tell();
+int TellMaxTextStory(ControlPlane& cp, const MaxTextPods& pods, const MaxTextEnv& maxtext, int steps) {
+  return Story(cp, pods, maxtext, steps).Tell();
 }
 
 }  // namespace graintune::testing::demo

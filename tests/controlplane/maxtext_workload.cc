@@ -32,6 +32,23 @@ std::string TinyMaxTextJobSet(const MaxTextEnv& env, const TinyJobSetOptions& o)
                             " grain_train_files=" + env.records + " tokenizer_path=" + env.tokenizer +
                             " run_name=" + o.name + " base_output_directory=" + o.out_dir +
                             " steps=" + std::to_string(o.steps) + " grain_worker_count=-1";
+  const std::string selector = o.node_selector.empty()
+                                   ? "{" + std::string(kMaxTextHostLabel) + ": " + kMaxTextHostValue + "}"
+                                   : o.node_selector;
+  std::string volumes, mounts, env_path, security, memory;
+  for (size_t i = 0; i < o.host_paths.size(); ++i) {
+    const std::string name = "host-" + std::to_string(i);
+    volumes += "                - {name: " + name + ", hostPath: {path: \"" + o.host_paths[i] + "\", type: Directory}}\n";
+    mounts += "                    - {name: " + name + ", mountPath: \"" + o.host_paths[i] + "\", readOnly: true}\n";
+  }
+  if (!volumes.empty()) {
+    volumes = "              volumes:\n" + volumes;
+    mounts = "                  volumeMounts:\n" + mounts;
+  }
+  if (!o.path.empty()) env_path = "                    - {name: PATH, value: \"" + o.path + "\"}\n";
+  // The trainer's container only: the sidecar graintune injects keeps its own user.
+  if (o.run_as_root) security = "                  securityContext: {runAsUser: 0, runAsGroup: 0}\n";
+  if (!o.memory_limit.empty()) memory = ", memory: " + o.memory_limit;
   return std::string("apiVersion: jobset.x-k8s.io/v1alpha2\nkind: JobSet\n") +
          "metadata: {name: " + o.name + ", namespace: " + o.ns + "}\n" + R"(spec:
   failurePolicy: {maxRestarts: 3}
@@ -46,11 +63,12 @@ std::string TinyMaxTextJobSet(const MaxTextEnv& env, const TinyJobSetOptions& o)
           template:
             spec:
               restartPolicy: Never
-              nodeSelector: {)" + std::string(kMaxTextHostLabel) + ": " + kMaxTextHostValue + R"(}
+              nodeSelector: )" + selector + R"(
               tolerations: [{key: google.com/tpu, operator: Exists}]
-              containers:
+)" + volumes + R"(              containers:
                 - name: maxtext
-                  image: maxtext-runner:latest
+                  image: )" + o.image + R"(
+                  imagePullPolicy: IfNotPresent
                   command:
                     - bash
                     - -c
@@ -68,8 +86,34 @@ std::string TinyMaxTextJobSet(const MaxTextEnv& env, const TinyJobSetOptions& o)
                     - {name: JAX_PLATFORMS, value: cpu}
                     - {name: XLA_FLAGS, value: --xla_cpu_multi_thread_eigen=false}
                     - {name: HF_HUB_OFFLINE, value: "1"}
-                  resources: {limits: {google.com/tpu: 4}}
+)" + env_path + mounts + security + R"(                  resources: {limits: {google.com/tpu: 4)" + memory + R"(}}
 )";
+}
+
+Result<TinyJobSetOptions> OnRealNode(const MaxTextEnv& env, TinyJobSetOptions o, const std::string& image,
+                                     const std::string& memory_limit) {
+  namespace fs = std::filesystem;
+  const fs::path venv = fs::path(env.python).parent_path().parent_path();
+  // The venv's python is a link to the interpreter it was made from: "home = PREFIX/bin".
+  std::ifstream cfg(venv / "pyvenv.cfg");
+  std::string python_prefix;
+  for (std::string line; std::getline(cfg, line);) {
+    if (line.rfind("home", 0) != 0 || line.find('=') == std::string::npos) continue;
+    std::string home = line.substr(line.find('=') + 1);
+    home.erase(0, home.find_first_not_of(' '));
+    python_prefix = fs::path(home).parent_path().string();
+  }
+  if (python_prefix.empty() || python_prefix == "/")
+    return Status::Error("no usable 'home = PREFIX/bin' in " + (venv / "pyvenv.cfg").string());
+  o.image = image;
+  o.node_selector = "{cloud.google.com/gke-tpu-accelerator: tpu-v6e-slice, cloud.google.com/gke-tpu-topology: 2x2}";
+  for (const std::string& dir : {venv.string(), python_prefix, fs::path(env.records).parent_path().string(),
+                                 fs::path(env.tokenizer).parent_path().string()})
+    if (std::find(o.host_paths.begin(), o.host_paths.end(), dir) == o.host_paths.end()) o.host_paths.push_back(dir);
+  o.path = (venv / "bin").string() + ":/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";
+  o.run_as_root = true;
+  o.memory_limit = memory_limit;
+  return o;
 }
 
 std::string NamespacePolicy(const std::string& ns, int max_workers) {

@@ -46,12 +46,29 @@ struct TinyJobSetOptions {
   std::string name;
   std::string out_dir;  // MaxText's base_output_directory
   int steps = kTinySteps;
+  // Where the pod runs and from what. The defaults suit the stand-in kubelet, which runs the
+  // command on this machine with the environment on PATH (MaxTextTrainer); OnRealNode sets
+  // them for a real kubelet.
+  std::string image = "maxtext-runner:latest";
+  std::string node_selector;            // a YAML flow map; empty: MaxTextHost's label
+  std::vector<std::string> host_paths;  // this machine's folders, mounted read-only at the same path
+  std::string path;                     // the container's PATH; empty: not set
+  bool run_as_root = false;
+  std::string memory_limit;             // empty: none
 };
 // xpk's `bash -c` wrapper around `python3 -m maxtext.trainers.pre_train.train` with the tiny
 // model's overrides and grain_worker_count=-1; single-threaded XLA on the CPU, no network.
 // The container is named "maxtext"; the pod fails only when told to (backoffLimit 0, JobSet
 // restarts up to 3 times).
 std::string TinyMaxTextJobSet(const MaxTextEnv& env, const TinyJobSetOptions& options);
+
+// `options` for a real node: the container runs `image` (any image with bash and glibc) on a
+// single-host v6e 2x2 TPU node, with the pinned environment's folders (the venv, the Python it
+// was made from, as its pyvenv.cfg names it, and the records and tokenizer) mounted read-only
+// from this machine at the same paths, the venv first on PATH, as root (the folders live under
+// /root) and within `memory_limit`. An error when pyvenv.cfg names no Python.
+Result<TinyJobSetOptions> OnRealNode(const MaxTextEnv& env, TinyJobSetOptions options,
+                                     const std::string& image, const std::string& memory_limit);
 
 // A GrainTunePolicy for namespace `ns` only (priority 10): nothing kept back on the host (it is
 // this machine) and at most `max_workers` workers.

@@ -58,13 +58,14 @@ std::map<int, ProcessSeen> Descendants(int pid) {
   return out;
 }
 
+int TrainerIn(const std::map<int, ProcessSeen>& tree, const std::string& trainer_pattern) {
+  for (const auto& [pid, p] : tree)  // in pid order
+    if (p.cmdline.find(trainer_pattern) != std::string::npos && p.cmdline.rfind("bash", 0) != 0) return pid;
+  return 0;
+}
+
 int GrainWorkers(const std::map<int, ProcessSeen>& tree, const std::string& trainer_pattern) {
-  int trainer = 0;
-  for (const auto& [pid, p] : tree)
-    if (p.cmdline.find(trainer_pattern) != std::string::npos && p.cmdline.rfind("bash", 0) != 0) {
-      trainer = pid;  // the lowest such pid: the map is in pid order
-      break;
-    }
+  const int trainer = TrainerIn(tree, trainer_pattern);
   if (trainer == 0) return -1;
   std::set<int> below = {trainer};
   for (bool grew = true; grew;) {

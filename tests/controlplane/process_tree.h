@@ -17,6 +17,10 @@ struct ProcessSeen {
 // The live (not zombie) processes below `pid`, by pid.
 std::map<int, ProcessSeen> Descendants(int pid);
 
+// The trainer in `tree`: the first (lowest pid) process whose command line holds
+// `trainer_pattern` and that is not a shell; 0 when there is none.
+int TrainerIn(const std::map<int, ProcessSeen>& tree, const std::string& trainer_pattern);
+
 // Grain's worker processes in `tree` (Descendants of a container's shell): everything the
 // first process whose command line holds `trainer_pattern` (and is not a shell) started,
 // except multiprocessing's helpers (its resource tracker and forkserver), as graintune-exporter

@@ -24,6 +24,7 @@
 #include "operator/exporter_scraper.h"
 #include "operator/pod_facts.h"
 #include "operator/step_log.h"
+#include "tests/controlplane/maxtext_attempt.h"
 #include "tests/controlplane/maxtext_workload.h"
 #include "tests/controlplane/operator_under_test.h"
 #include "tests/controlplane/pod_runner.h"
@@ -49,23 +50,12 @@ std::optional<Json> Tuning(ControlPlane& cp) {
   return *r;
 }
 
-// What one attempt showed, from the machine and the files, not from graintune's figures.
-struct AttemptSeen {
-  std::string pod, command;
-  int workers = 0;                  // the pod's graintune.dev/worker-count
-  int most_grain_processes = -1;    // counted from /proc while MaxText trained
-  int exporter_workers = -1;        // the exporter's count in /steps
-  std::vector<double> step_seconds; // from MaxText's metrics file, step order
-  int lines = 0, malformed = 0;
-  long exporter_malformed = -1;
-};
-
 class MaxTextE2E : public ::testing::Test {
  protected:
   // Waits for `attempt`'s pod and its trainer, counts the Grain processes while MaxText runs,
   // and reads its metrics file once it has ended.
   // `on_started` runs once the trainer has started.
-  void RunAttempt(ControlPlane& cp, PodRunner& runner, int attempt, AttemptSeen& seen,
+  void RunAttempt(ControlPlane& cp, PodRunner& runner, int attempt, MaxTextAttemptSeen& seen,
                   const std::function<void()>& on_started = [] {}) {
     std::optional<int> pid;
     Json pod;
@@ -110,25 +100,6 @@ class MaxTextE2E : public ::testing::Test {
   }
 };
 
-// The stored verdict against what the file's steps and the exporter's busy fraction imply. A
-// trial keeps a data-bound verdict once one scrape showed it (an earlier, shorter view), so a
-// data-bound trial needs no more; a fed one can be neither bound by the whole file's steps nor
-// have had its workers busy all the time.
-void ExpectTheVerdictTheStepsImply(const Json& stored, const Trial& from_file) {
-  const bool bound = stored.value("dataBound", false);
-  const double busy = stored.value("workerBusyFraction", -1.0);
-  std::printf("trial of attempt %d: dataBound=%d, from the file: spread %.3f, draining %d, "
-              "%d samples, mean %.3f s; worker busy fraction %.2f\n",
-              stored.value("attempt", -1), bound, from_file.step_spread, from_file.draining,
-              from_file.samples, from_file.step_seconds_mean, busy);
-  if (IsDataBound(from_file)) {
-    EXPECT_TRUE(bound) << stored.dump();
-  }
-  if (!bound) {
-    EXPECT_LT(busy, kSaturatedBusyFraction) << stored.dump();
-  }
-}
-
 TEST_F(MaxTextE2E, RealMaxTextRunsGraintunesValueAndItsRestartRunsTheRecommendation) {
   const std::optional<MaxTextEnv> maxtext = MaxTextFromEnvironment();
   if (!maxtext) {
@@ -162,17 +133,11 @@ TEST_F(MaxTextE2E, RealMaxTextRunsGraintunesValueAndItsRestartRunsTheRecommendat
 
   // Attempt 0: graintune's value, capped at 1, in the command MaxText runs. Once it runs, the
   // platform lifts the cap: the trial, not the policy, decides attempt 1.
-  AttemptSeen a0;
+  MaxTextAttemptSeen a0;
   RunAttempt(*cp, runner, 0, a0, [&] { ASSERT_TRUE(cp->Kubectl({"apply", "-f", "-"}, NamespacePolicy(kNs, 64)).ok()); });
   if (HasFatalFailure()) return;
   EXPECT_EQ(a0.workers, 1);
-  EXPECT_TRUE(RunsWithWorkers(a0.command, 1)) << a0.command;
-  EXPECT_EQ(a0.command.find("grain_worker_count=-1"), std::string::npos) << a0.command;
-  EXPECT_EQ(a0.most_grain_processes, a0.workers) << "Grain worker processes MaxText started";
-  EXPECT_EQ(a0.exporter_workers, a0.workers) << "the exporter's count from /proc";
-  EXPECT_EQ(a0.malformed, 0);
-  EXPECT_EQ(a0.exporter_malformed, 0);
-  EXPECT_EQ(static_cast<int>(a0.step_seconds.size()), a0.lines) << "a line per step, no eval lines";
+  ExpectRanItsValue(a0);
   EXPECT_GE(static_cast<int>(a0.step_seconds.size()), kTinySteps - 1);
 
   // The trial the operator stored has every steady sample of the file and a verdict the steps
@@ -197,15 +162,11 @@ TEST_F(MaxTextE2E, RealMaxTextRunsGraintunesValueAndItsRestartRunsTheRecommendat
 
   // Attempt 0 fails; JobSet restarts the slice; attempt 1 runs the recommendation.
   ASSERT_TRUE(cp->Kubectl({"annotate", "pod", "-n", kNs, a0.pod, "graintune.dev/test-terminate=Error"}).ok());
-  AttemptSeen a1;
+  MaxTextAttemptSeen a1;
   RunAttempt(*cp, runner, 1, a1);
   if (HasFatalFailure()) return;
   EXPECT_EQ(a1.workers, recommended) << "the restart runs the recommendation";
-  EXPECT_TRUE(RunsWithWorkers(a1.command, a1.workers)) << a1.command;
-  EXPECT_EQ(a1.most_grain_processes, a1.workers);
-  EXPECT_EQ(a1.exporter_workers, a1.workers);
-  EXPECT_EQ(a1.malformed, 0);
-  EXPECT_EQ(a1.exporter_malformed, 0);
+  ExpectRanItsValue(a1);
   Result<Trial> whole1 = SummarizeSteps(a1.step_seconds, 1.0, kOperatorWarmupSteps);
   ASSERT_TRUE(whole1.ok()) << whole1.error();
   std::optional<Json> gt;

@@ -6,6 +6,7 @@
 #include <sstream>
 
 #include "tests/controlplane/child_process.h"
+#include "tests/controlplane/process_tree.h"
 #include "tests/controlplane/wait_for.h"
 
 namespace graintune::testing {
@@ -167,6 +168,21 @@ std::vector<int> PodProcesses(const std::string& pod_uid, const std::string& pro
     if (cgroup.str().find("pod" + pod_uid) != std::string::npos) out.push_back(std::stoi(pid));
   }
   return out;
+}
+
+PodTrainer FindPodTrainer(const std::string& pod_uid, const std::string& shell,
+                          const std::string& trainer_pattern) {
+  PodTrainer found;
+  for (int pid : PodProcesses(pod_uid, shell)) {
+    const int trainer = TrainerIn(Descendants(pid), trainer_pattern);
+    if (trainer != 0 && (found.shell == 0 || pid < found.shell)) found = {pid, trainer};
+  }
+  return found;
+}
+
+std::string EmptyDirOnNode(const std::string& node_dir, const std::string& pod_uid, const std::string& volume) {
+  // The kubelet runs with --root-dir NODE_DIR/kubelet (real_node.cc).
+  return node_dir + "/kubelet/pods/" + pod_uid + "/volumes/kubernetes.io~empty-dir/" + volume;
 }
 
 }  // namespace graintune::testing

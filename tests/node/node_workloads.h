@@ -82,4 +82,17 @@ std::string SingleHostJobSet(const std::string& ns, const std::string& name,
 // in the cgroup of the pod with `pod_uid` (the kubelet's cgroupfs layout names pod<uid>).
 std::vector<int> PodProcesses(const std::string& pod_uid, const std::string& program);
 
+// A pod's trainer as this machine sees it: the container's first process (argv[0] `shell`; the
+// outer one when the script starts subshells) in the pod's cgroup, and the first process below
+// it whose command line holds `trainer_pattern` (process_tree.h's TrainerIn). Zeros until both
+// are there.
+struct PodTrainer {
+  int shell = 0, trainer = 0;
+};
+PodTrainer FindPodTrainer(const std::string& pod_uid, const std::string& shell,
+                          const std::string& trainer_pattern);
+
+// Where the kubelet of `node_dir` (RealNode::dir()) keeps the emptyDir `volume` of pod `pod_uid`.
+std::string EmptyDirOnNode(const std::string& node_dir, const std::string& pod_uid, const std::string& volume);
+
 }  // namespace graintune::testing

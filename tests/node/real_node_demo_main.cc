@@ -8,21 +8,30 @@
 // trainer fails and the restart gets the recommended value. Then a trainer whose Grain-like
 // workers outgrow the memory limit is OOMKilled and its restart is capped below that value.
 //
+// With --trainer maxtext (scripts/demo.sh --real-node --trainer maxtext) the story after the
+// install is demo_maxtext_story.h's instead: MaxText's own trainer in a container of the test
+// image, with this machine's pinned MaxText environment mounted (node_maxtext_pods.h), its Grain
+// worker processes counted in the pod's cgroup, its metrics file read from the pod's emptyDir.
+//
 // Needs root (the node changes sysctls, mounts and cgroups; all restored when it stops) and the
-// image variables scripts/image.sh prints. Stops everything it started when it ends or on
+// image variables scripts/image.sh prints (and, for MaxText, the GRAINTUNE_MAXTEXT_* variables
+// scripts/lib/maxtext_trainer.sh prints). Stops everything it started when it ends or on
 // Ctrl-C. Exit 0 when every step happened as told, 1 when one did not, 130 when interrupted.
 //
-//   graintune-demo-real-node --bin-dir DIR --source-dir DIR
+//   graintune-demo-real-node --bin-dir DIR --source-dir DIR [--trainer emulator|maxtext]
 #include <signal.h>
 
 #include <cstdio>
 #include <functional>
 #include <iostream>
+#include <optional>
 
 #include "tests/controlplane/control_plane.h"
+#include "tests/controlplane/demo_maxtext_story.h"
 #include "tests/controlplane/demo_output.h"
 #include "tests/controlplane/wait_for.h"
 #include "tests/node/chart_on_node.h"
+#include "tests/node/node_maxtext_pods.h"
 #include "tests/node/node_test_support.h"
 #include "tests/node/node_workloads.h"
 
@@ -31,19 +40,32 @@ namespace {
 using graintune::kube::Json;
 using namespace graintune::testing::demo;
 
+// On the real node MaxText is asked for far more steps than the story needs and stopped once it
+// wrote kTinySteps: a trainer that ends by itself would complete the Job, not fail it.
+constexpr int kMaxTextStepsAsked = 1000;
+
 }  // namespace
 
 int main(int argc, char** argv) {
   using namespace graintune;
   using namespace graintune::testing;
-  std::string bin_dir, source_dir;
+  std::string bin_dir, source_dir, trainer_kind = "emulator";
+  bool usage_error = argc % 2 == 0;
   for (int i = 1; i + 1 < argc; i += 2) {
     const std::string f = argv[i];
     if (f == "--bin-dir") bin_dir = argv[i + 1];
     else if (f == "--source-dir") source_dir = argv[i + 1];
+    else if (f == "--trainer") trainer_kind = argv[i + 1];
+    else usage_error = true;
   }
-  if (bin_dir.empty() || source_dir.empty()) {
-    std::cerr << "usage: graintune-demo-real-node --bin-dir DIR --source-dir DIR\n";
+  if (usage_error || bin_dir.empty() || source_dir.empty() || (trainer_kind != "emulator" && trainer_kind != "maxtext")) {
+    std::cerr << "usage: graintune-demo-real-node --bin-dir DIR --source-dir DIR [--trainer emulator|maxtext]\n";
+    return 2;
+  }
+  std::optional<MaxTextEnv> maxtext;
+  if (trainer_kind == "maxtext" && !(maxtext = MaxTextFromEnvironment())) {
+    std::cerr << "graintune-demo-real-node: --trainer maxtext needs the GRAINTUNE_MAXTEXT_* variables "
+                 "(run it as: bash scripts/demo.sh --real-node --trainer maxtext)\n";
     return 2;
   }
   ::setenv("GRAINTUNE_CONTROLPLANE_BIN", bin_dir.c_str(), 1);
@@ -86,6 +108,14 @@ int main(int argc, char** argv) {
     return Stop("helm install failed");
   }
   Say(Indent(Text(cp->Kubectl({"get", "pods", "-n", kReleaseNamespace, "-o", "wide"}))));
+
+  if (maxtext) {
+    Say("   MaxText's pods run the test image (" + images->test_ref + ") with this machine's pinned MaxText");
+    Say("   environment mounted read-only (hostPath), as root, on the node's " +
+        Text(cp->Kubectl({"get", "node", RealNode::kName, "-o", "jsonpath={.status.allocatable.cpu}"})) + " cpu.");
+    const NodeMaxTextPods pods(*cp, *maxtext, images->test_ref);
+    return TellMaxTextStory(*cp, pods, *maxtext, kMaxTextStepsAsked);
+  }
 
   Step("3. A single-host JobSet with grain_worker_count=-1");
   if (Status s = CreateNamespaceWithPolicy(*cp, "demo", 64); !s.ok()) return Stop(s.message());
