@@ -1,5 +1,6 @@
 #include "bench/scale/scale_cluster.h"
 
+#include <algorithm>
 #include <cstdlib>
 #include <map>
 
@@ -121,6 +122,65 @@ Status FailOnePodOfEach(testing::ControlPlane& cp, const std::vector<Json>& pods
   args.push_back("graintune.dev/test-terminate=Error");
   Result<std::string> out = cp.Kubectl(args);
   return out.ok() ? Status::Ok() : Status::Error("kubectl annotate: " + out.error().substr(0, 2000));
+}
+
+namespace {
+
+// "  value: count" lines, largest count first, at most `limit` of them.
+std::string Counted(const std::map<std::string, int>& counts, size_t limit) {
+  std::vector<std::pair<int, std::string>> sorted;
+  for (const auto& [what, n] : counts) sorted.emplace_back(n, what);
+  std::sort(sorted.rbegin(), sorted.rend());
+  std::string out;
+  for (size_t i = 0; i < sorted.size() && i < limit; ++i)
+    out += "\n    " + std::to_string(sorted[i].first) + "  " + sorted[i].second;
+  return out;
+}
+
+Result<Json> KubectlJson(testing::ControlPlane& cp, const std::vector<std::string>& args) {
+  Result<std::string> out = cp.Kubectl(args);
+  if (!out.ok()) return Status::Error(out.error().substr(0, 500));
+  Json parsed = Json::parse(*out, nullptr, /*allow_exceptions=*/false);
+  if (parsed.is_discarded()) return Status::Error("kubectl's output is not JSON");
+  return parsed;
+}
+
+}  // namespace
+
+std::string SchedulingPicture(testing::ControlPlane& cp) {
+  std::string out = "\n  pods in namespace " + std::string(kNamespace) + ":";
+  if (Result<Json> pods = KubectlJson(cp, {"get", "pods", "-n", kNamespace, "-o", "json"}); !pods.ok()) {
+    out += " not listed: " + pods.error();
+  } else {
+    std::map<std::string, int> states, reasons;
+    for (const Json& p : pods->value("items", Json::array())) {
+      const Json status = p.value("status", Json::object());
+      const bool bound = !p.value("spec", Json::object()).value("nodeName", "").empty();
+      const bool terminating = p.value("metadata", Json::object()).contains("deletionTimestamp");
+      ++states[status.value("phase", "?") + (bound ? ", bound" : ", unbound") + (terminating ? ", terminating" : "")];
+      for (const Json& c : status.value("conditions", Json::array()))
+        if (c.value("type", "") == "PodScheduled" && c.value("status", "") == "False")
+          ++reasons[c.value("message", c.value("reason", "?"))];
+    }
+    out += Counted(states, 20);
+    if (!reasons.empty()) out += "\n  the scheduler's reasons for the pods it could not place:" + Counted(reasons, 5);
+  }
+  out += "\n  nodes:";
+  if (Result<Json> nodes = KubectlJson(cp, {"get", "nodes", "-o", "json"}); !nodes.ok()) {
+    out += " not listed: " + nodes.error();
+  } else {
+    std::map<std::string, int> ready, taints;
+    for (const Json& n : nodes->value("items", Json::array())) {
+      std::string r = "Ready condition missing";
+      for (const Json& c : n.value("status", Json::object()).value("conditions", Json::array()))
+        if (c.value("type", "") == "Ready") r = "Ready=" + c.value("status", "?") + " " + c.value("reason", "");
+      ++ready[r];
+      for (const Json& t : n.value("spec", Json::object()).value("taints", Json::array()))
+        ++taints["taint " + t.value("key", "?") + ":" + t.value("effect", "?")];
+    }
+    out += Counted(ready, 10) + Counted(taints, 10);
+  }
+  return out;
 }
 
 }  // namespace graintune::bench

@@ -49,4 +49,10 @@ Status FailOnePodOfEach(testing::ControlPlane& cp, const std::vector<kube::Json>
 // Job's name; -1 when neither.
 int PodIndexInWorkload(const kube::Json& pod);
 
+// Why pods are not running, for a benchmark that stopped waiting: the namespace's pods by phase
+// (terminating apart), the scheduler's distinct reasons for those it could not place, and the
+// Nodes by Ready status and taint. Best effort: what kubectl could not list is said as such.
+std::string SchedulingPicture(testing::ControlPlane& cp);
+
 }  // namespace graintune::bench
+
