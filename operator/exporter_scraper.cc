@@ -81,6 +81,14 @@ std::optional<StepsDocument> ExporterScraper::Latest(const TuningKey& key, const
   return e.steps;
 }
 
+ExporterScraper::Known ExporterScraper::KnownOf(const std::string& pod_uid) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = exporters_.find(pod_uid);
+  if (it == exporters_.end()) return Known::kNothing;
+  if (it->second.steps) return Known::kRead;
+  return it->second.failures > 0 ? Known::kFailing : Known::kNothing;
+}
+
 std::optional<StepsDocument> ExporterScraper::Peek(const std::string& pod_uid) const {
   std::lock_guard<std::mutex> lock(mu_);
   auto it = exporters_.find(pod_uid);

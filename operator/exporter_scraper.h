@@ -82,6 +82,11 @@ class ExporterScraper {
   ExporterScraper& operator=(const ExporterScraper&) = delete;
 
   std::optional<StepsDocument> Latest(const TuningKey& key, const PodFacts& pod);
+  // What is known of a pod's exporter, without queuing a read: steps were read from it (kept
+  // also while a later scrape fails), its scrapes have only failed so far, or nothing yet (never
+  // asked, or its first scrape still queued or running).
+  enum class Known { kNothing, kRead, kFailing };
+  Known KnownOf(const std::string& pod_uid) const;
   // The steps last read from the pod's exporter, without queuing a read: for a pod that stopped
   // running (its exporter is gone or going), whose last read steps are its attempt's final
   // record. nullopt when none was read or the pod was forgotten.

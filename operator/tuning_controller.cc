@@ -265,6 +265,42 @@ Status TuningController::MarkAttemptsEnded(const json& gt) {
   return Status::Ok();
 }
 
+void TuningController::ReadRunningAttempts(const TuningKey& key, ReconcileInput& in,
+                                           std::map<int, bool>& scraped) {
+  std::map<int, std::vector<const PodFacts*>> running;  // attempt -> its running pods, in order
+  for (const PodFacts& p : in.pods)
+    if (p.phase == "Running" && !p.pod_ip.empty() && !scraped[p.attempt]) running[p.attempt].push_back(&p);
+  std::vector<std::string> asked;
+  for (const auto& [attempt, pods] : running) {
+    // A pod whose exporter was read: its steps (Latest also queues a fresh read when due).
+    for (const PodFacts* p : pods) {
+      if (scraper_->KnownOf(p->uid) != ExporterScraper::Known::kRead) continue;
+      asked.push_back(p->uid);
+      if (std::optional<StepsDocument> doc = scraper_->Latest(key, *p)) {
+        in.steps[attempt] = std::move(doc).value();
+        scraped[attempt] = true;
+        break;
+      }
+    }
+    if (scraped[attempt]) continue;
+    // None yet: ask a few pods at a time, those not known to fail first (a failing one is
+    // retried only when its backoff allows). Asking every pod of a new 256-host slice at once
+    // queued thousands of first reads at scale, and the blackholed ones among them held every
+    // scrape slot for a minute; the scraper calls the key back as soon as one answers.
+    int probing = 0;
+    for (const ExporterScraper::Known wanted : {ExporterScraper::Known::kNothing, ExporterScraper::Known::kFailing})
+      for (const PodFacts* p : pods) {
+        if (probing >= std::max(1, options_.first_reads_per_attempt)) break;
+        if (scraper_->KnownOf(p->uid) != wanted) continue;
+        asked.push_back(p->uid);
+        (void)scraper_->Latest(key, *p);
+        ++probing;
+      }
+  }
+  std::lock_guard<std::mutex> lock(states_mu_);
+  scraped_pods_[key].insert(asked.begin(), asked.end());
+}
+
 ReconcileOutcome TuningController::ReconcileKey(const TuningKey& tuning_key,
                                                 const std::vector<IndexedPod>& pods) {
   const std::string& ns = tuning_key.ns;
@@ -304,9 +340,9 @@ ReconcileOutcome TuningController::ReconcileKey(const TuningKey& tuning_key,
 
   // Steps of each attempt still running, from one of its pods.
   std::map<int, bool> scraped;
-  for (const PodFacts& p : in.pods) {
-    if (p.phase != "Running" || p.pod_ip.empty() || scraped[p.attempt]) continue;
-    if (options_.prometheus) {
+  if (options_.prometheus)
+    for (const PodFacts& p : in.pods) {
+      if (p.phase != "Running" || p.pod_ip.empty() || scraped[p.attempt]) continue;
       const double run_seconds = SecondsSince(p.started);
       if (run_seconds <= 0 || !in.inputs) continue;
       Result<Trial> t = TrialFromPrometheus(*options_.prometheus, p.uid, run_seconds, p.attempt,
@@ -317,17 +353,8 @@ ReconcileOutcome TuningController::ReconcileKey(const TuningKey& tuning_key,
       }
       in.measured[p.attempt] = *t;
       scraped[p.attempt] = true;
-      continue;
     }
-    std::optional<StepsDocument> doc = scraper_->Latest(tuning_key, p);
-    {
-      std::lock_guard<std::mutex> lock(states_mu_);
-      scraped_pods_[tuning_key].insert(p.uid);
-    }
-    if (!doc) continue;  // not read yet: the scraper queues the key when it is
-    in.steps[p.attempt] = *doc;
-    scraped[p.attempt] = true;
-  }
+  if (scraper_ && !options_.prometheus) ReadRunningAttempts(tuning_key, in, scraped);
   // An attempt none of whose pods runs any more: the steps last read from one of its pods are
   // its final record (a trial's progress deferred below is not lost when the attempt ends).
   if (scraper_ && !options_.prometheus)

@@ -81,6 +81,9 @@ struct ControllerOptions {
   std::chrono::milliseconds scrape_timeout{3000};
   size_t max_scrape_bytes = 8u << 20;
   int scrape_concurrency = 8;
+  // An attempt none of whose exporters was read yet has this many of its pods' exporters asked
+  // at a time (one answer is enough: a slice's hosts step in lockstep).
+  int first_reads_per_attempt = 2;
   // Empty: FetchExporterSteps (HTTP); tests pass their own.
   StepsFetch fetch;
   int warmup_steps = 2;
@@ -136,6 +139,10 @@ class TuningController {
 
  private:
   ReconcileOutcome ReconcileKey(const TuningKey& key, const std::vector<IndexedPod>& pods);
+  // For each attempt in `in` with running pods and not in `scraped`: the steps last read from
+  // one of its pods' exporters, into in.steps (and `scraped`); when none was read yet, queues
+  // first reads of at most options_.first_reads_per_attempt of its pods.
+  void ReadRunningAttempts(const TuningKey& key, ReconcileInput& in, std::map<int, bool>& scraped);
   // Where a key stands between reconciles.
   struct KeyState {
     std::string pods_version;  // its pods' uids and resourceVersions when last reconciled

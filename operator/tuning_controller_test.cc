@@ -6,9 +6,11 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <atomic>
 #include <mutex>
 #include <thread>
+#include <vector>
 
 #include "kube/fake_api_server.h"
 #include "workload/graintune_objects.h"
@@ -242,6 +244,55 @@ TEST_F(TuningControllerTest, AnExporterThatNeverAnswersDelaysNoReconcileAndNoOth
   EXPECT_EQ(gemma.value("/status/trials/0/samples"_json_pointer, 0), 10) << gemma.dump();
   EXPECT_EQ(controller_->scraper_figures().in_flight, 1) << "llama's exporter stopped hanging";
   controller_.reset();  // cancels the hanging read
+}
+
+TEST_F(TuningControllerTest, ANewSlicesExportersAreAskedAFewAtATimeUntilOneAnswers) {
+  // Ten hosts of one attempt; the first eight exporters never answer (blackholed), the last two do.
+  std::mutex mu;
+  std::vector<std::string> asked;  // pod names, in the order their exporters were read
+  fetch_ = [&](const PodFacts& pod, const ScraperOptions&, std::stop_token) -> Result<StepsDocument> {
+    {
+      std::lock_guard<std::mutex> lock(mu);
+      asked.push_back(pod.name);
+    }
+    if (pod.name < "llama-8") return Status::Error("blackholed");
+    StepsDocument doc;
+    doc.pod_uid = pod.uid;
+    for (long i = 0; i < 22; ++i) doc.steps.push_back({.step = i, .step_time_seconds = 4.3});
+    return doc;
+  };
+  auto host = [](int i) {
+    json pod = ManagedPod("Running");
+    pod["metadata"]["name"] = "llama-" + std::to_string(i);
+    pod["metadata"]["uid"] = "uid-" + std::to_string(i);
+    pod["status"]["podIP"] = "10.0.0." + std::to_string(i + 1);
+    return pod;
+  };
+  for (int i = 1; i < 10; ++i) api_->Put(kube::resources::kPods, host(i));
+  StartWith(host(0));
+  WaitFor([&] { return keys_->handled() >= 10; });
+  auto asked_so_far = [&] {
+    std::lock_guard<std::mutex> lock(mu);
+    return asked;
+  };
+  // Each reconcile asks two exporters not asked before; those that failed wait their backoff.
+  std::vector<std::string> expected;
+  for (int round = 0; round < 5; ++round) {
+    if (round > 0) Advance(6s);  // the running requeue (5 s) and the failed reads' backoff (5 s)
+    controller_->ProcessReady();
+    expected.push_back("llama-" + std::to_string(2 * round));
+    expected.push_back("llama-" + std::to_string(2 * round + 1));
+    WaitFor([&] { return asked_so_far().size() >= expected.size(); });
+    std::vector<std::string> got = asked_so_far();
+    std::sort(got.end() - 2, got.end());  // the two reads of a round run on two threads
+    EXPECT_EQ(got, expected) << "round " << round;
+  }
+  // llama-8's steps call the key back; its trial is written.
+  WaitFor([&] {
+    controller_->ProcessReady();
+    return StoredTuning().value_or(json::object()).value("/status/trials/0/samples"_json_pointer, 0) > 0;
+  });
+  EXPECT_EQ(asked_so_far().size(), 10u) << "an exporter was asked again before one answered";
 }
 
 TEST_F(TuningControllerTest, ATrialsProgressIsWrittenAtMostOncePerIntervalAndNeverLost) {

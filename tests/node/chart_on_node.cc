@@ -94,4 +94,11 @@ Status HelmInstallOnNode(ControlPlane& cp, const std::string& chart_dir, const s
       .status();
 }
 
+ControlPlaneOptions WithChartImagesOnNode(ControlPlaneOptions env, const BuiltImages& images) {
+  env.jobset = true;
+  env.real_node = RealNodeOptions{.images = {images.pause_archive, images.archive, images.test_archive},
+                                  .sandbox_image = images.pause_ref};
+  return env;
+}
+
 }  // namespace graintune::testing

@@ -27,6 +27,10 @@ struct BuiltImages {
 // An error names the first variable missing or archive absent.
 Result<BuiltImages> BuiltImagesFromEnvironment();
 
+// `env` with the JobSet controller and a real node whose containerd holds the images (the pause
+// image its sandbox): the control plane the chart's node tests and the real-node demo start.
+ControlPlaneOptions WithChartImagesOnNode(ControlPlaneOptions env, const BuiltImages& images);
+
 // An OCI archive's single image: its manifest and config digests ("sha256:...") and labels.
 struct ArchivedImage {
   std::string manifest_digest, config_digest;

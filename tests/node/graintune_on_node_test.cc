@@ -28,7 +28,6 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
-#include <filesystem>
 #include <fstream>
 #include <functional>
 #include <sstream>
@@ -44,7 +43,6 @@
 namespace graintune::testing {
 namespace {
 
-namespace fs = std::filesystem;
 using kube::Json;
 using std::chrono::seconds;
 
@@ -62,12 +60,7 @@ TEST(GraintuneOnNode, HelmInstalledFromTheImageTunesAJobSetThatRunsForReal) {
       << "the archive is not the one scripts/image.sh built for this source hash";
 
   const HostFootprint before = CaptureHostFootprint();
-  ControlPlaneOptions options = *env;
-  options.jobset = true;
-  options.real_node = RealNodeOptions{
-      .images = {images->pause_archive, images->archive, images->test_archive},
-      .sandbox_image = images->pause_ref};
-  Result<std::unique_ptr<ControlPlane>> started = ControlPlane::Start(options);
+  Result<std::unique_ptr<ControlPlane>> started = ControlPlane::Start(WithChartImagesOnNode(*env, *images));
   ASSERT_TRUE(started.ok()) << started.error();
   std::unique_ptr<ControlPlane> cp = std::move(started).value();
   const std::string cp_dir = cp->dir();
@@ -287,11 +280,7 @@ TEST(GraintuneOnNode, HelmInstalledFromTheImageTunesAJobSetThatRunsForReal) {
 
   // Stopped, the host is as it was.
   cp.reset();
-  const std::vector<std::string> differences = HostDifferences(before, CaptureHostFootprint());
-  std::string listed;
-  for (const std::string& d : differences) listed += "  " + d + "\n";
-  EXPECT_TRUE(differences.empty()) << "the host differs after the node stopped:\n" << listed;
-  EXPECT_FALSE(fs::exists(cp_dir)) << cp_dir;
+  ExpectHostAsBefore(before, cp_dir);
   const std::chrono::duration<double> took = std::chrono::steady_clock::now() - test_start;
   std::printf("test took %.1f s\n", took.count());
 }

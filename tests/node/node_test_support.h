@@ -1,5 +1,6 @@
 // What the node tests share: whether a missing part fails or skips them, the control plane
-// options a real node needs, and reading container statuses out of a Pod.
+// options a real node needs, reading container statuses out of a Pod, and the check that a
+// stopped node left the host as it found it.
 //
 // Under GRAINTUNE_REQUIRE_CONTROLPLANE=1 (scripts/test.sh) a missing part (root, kubelet,
 // containerd, an image archive) fails a test; otherwise it is skipped with a loud line on stderr.
@@ -10,9 +11,12 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
 #include <string>
+#include <vector>
 
 #include "tests/controlplane/control_plane.h"
+#include "tests/controlplane/host_footprint.h"
 
 namespace graintune::testing {
 
@@ -53,6 +57,15 @@ inline kube::Json ContainerStatusOf(const kube::Json& pod, const std::string& li
 
 inline bool IsRunning(const kube::Json& status) {
   return status.is_object() && status.value("state", kube::Json::object()).contains("running");
+}
+
+// Expects the host as `before` (sysctls, mounts, network, processes: HostFootprint) once the
+// control plane that ran in `cp_dir` has stopped, and `cp_dir` gone. Use in a TEST body only.
+inline void ExpectHostAsBefore(const HostFootprint& before, const std::string& cp_dir) {
+  std::string listed;
+  for (const std::string& d : HostDifferences(before, CaptureHostFootprint())) listed += "  " + d + "\n";
+  EXPECT_EQ(listed, "") << "the host differs after the node stopped:\n" << listed;
+  EXPECT_FALSE(std::filesystem::exists(cp_dir)) << cp_dir;
 }
 
 }  // namespace graintune::testing

@@ -82,12 +82,7 @@ int main(int argc, char** argv) {
   StopOnSignals();
 
   Step("1. A local control plane with one real node (kubelet + containerd + runc)");
-  ControlPlaneOptions options = *env;
-  options.jobset = true;
-  options.real_node = RealNodeOptions{
-      .images = {images->pause_archive, images->archive, images->test_archive},
-      .sandbox_image = images->pause_ref};
-  Result<std::unique_ptr<ControlPlane>> started = ControlPlane::Start(options);
+  Result<std::unique_ptr<ControlPlane>> started = ControlPlane::Start(WithChartImagesOnNode(*env, *images));
   if (!started.ok()) {
     std::cerr << "graintune-demo-real-node: " << started.error() << "\n";
     return 1;
