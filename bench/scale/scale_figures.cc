@@ -58,6 +58,14 @@ double Round(double v, int digits) {
 
 std::string Verdict(bool met) { return met ? "met" : "MISSED"; }
 
+// The p99 of a few hundred pod creations on a loaded 2-core machine swings by more than a
+// webhook adds (a 2,048-host run measured p99 faster with the webhook than without, while its
+// p50 was 54 ms slower): the target is met only when the median is within it too.
+std::string AdmissionVerdict(double added_p50, double added_p99) {
+  if (added_p50 > 10 || added_p99 > 10) return "MISSED";
+  return added_p99 < 0 ? "met (p99 within noise)" : "met";
+}
+
 std::string Verbs(const WindowFigures& w) {
   std::string out;
   for (const auto& [verb, rpm] : w.requests_per_minute)
@@ -147,7 +155,7 @@ json PrintReport(const ScaleReport& r) {
       Fixed(added_p50) + " / " + Fixed(added_p99) + " ms (with " + Fixed(r.admission_p50_hooked_ms) +
           " / " + Fixed(r.admission_p99_hooked_ms) + ", without " + Fixed(r.admission_p50_plain_ms) +
           " / " + Fixed(r.admission_p99_plain_ms) + ")",
-      "", "<= 10 ms p99 added", Verdict(added_p99 <= 10));
+      "", "<= 10 ms p99 added", AdmissionVerdict(added_p50, added_p99));
   Row("  a webhook that does nothing, same bursts: added p50 / p99",
       Fixed(r.admission_p50_noop_ms - r.admission_p50_plain_ms) + " / " +
           Fixed(r.admission_p99_noop_ms - r.admission_p99_plain_ms) + " ms (with it " +

@@ -421,7 +421,7 @@ int main(int argc, char** argv) {
   if (!bad_steady.ok()) return fail(bad_steady.error());
   report.bad.steady = *bad_steady;
   report.measured.push_back("steady bad");
-  for (const std::string& e : tracker.errors()) Say("stand-in: " + e);
+  for (const std::string& e : tracker.errors()) Say("stand-in (retried at its next sync): " + e);
 
   PrintReport(report);
   tracker.Stop();

@@ -61,7 +61,7 @@ void WorkloadTracker::OnTuning(const Json& gt) {
 
 void WorkloadTracker::Sync() {
   const SteadyTime now = std::chrono::steady_clock::now();
-  std::map<std::string, const Json*> running;  // by uid
+  std::map<std::string, size_t> running;  // uid -> index in pods and facts
   std::map<std::pair<std::string, int>, int> running_per_attempt;
   const std::vector<Json> pods = pods_->List();
   std::vector<op::PodFacts> facts;
@@ -70,21 +70,11 @@ void WorkloadTracker::Sync() {
   for (size_t i = 0; i < pods.size(); ++i) {
     const op::PodFacts& f = facts[i];
     if (f.phase != "Running" || f.pod_ip.empty() || f.terminating) continue;
-    running[f.uid] = &pods[i];
+    running[f.uid] = i;
     ++running_per_attempt[{f.tuning_key, f.attempt}];
-    if (served_.count(f.uid)) continue;
-    const int index = PodIndexInWorkload(pods[i]);
-    ExporterBehaviour b = ExporterBehaviour::kServes;
-    if (bad_ && BadIndex(index))
-      b = (index / 10) % 2 == 0 ? ExporterBehaviour::kBlackholed : ExporterBehaviour::kSlow;
-    if (Status s = standin_.Add({.uid = f.uid, .ip = f.pod_ip, .port = f.exporter_port,
-                                 .key = f.tuning_key, .attempt = f.attempt, .behaviour = b});
-        !s.ok()) {
-      if (errors_.size() < 20) errors_.push_back(s.message());
-      continue;
-    }
-    served_.insert(f.uid);
   }
+  // Gone pods first: KWOK hands a restarted pod's address to a new one, which could not listen
+  // there while the old pod's stand-in still did.
   for (auto it = served_.begin(); it != served_.end();) {
     if (running.count(*it)) {
       ++it;
@@ -92,6 +82,22 @@ void WorkloadTracker::Sync() {
     }
     standin_.Remove(*it);
     it = served_.erase(it);
+  }
+  for (const auto& [uid, i] : running) {
+    if (served_.count(uid)) continue;
+    const op::PodFacts& f = facts[i];
+    const int index = PodIndexInWorkload(pods[i]);
+    ExporterBehaviour b = ExporterBehaviour::kServes;
+    if (bad_ && BadIndex(index))
+      b = (index / 10) % 2 == 0 ? ExporterBehaviour::kBlackholed : ExporterBehaviour::kSlow;
+    if (Status s = standin_.Add({.uid = f.uid, .ip = f.pod_ip, .port = f.exporter_port,
+                                 .key = f.tuning_key, .attempt = f.attempt, .behaviour = b});
+        !s.ok()) {
+      // Retried at the next sync.
+      if (errors_.size() < 20) errors_.push_back(s.message());
+      continue;
+    }
+    served_.insert(f.uid);
   }
   for (const auto& [key_attempt, count] : running_per_attempt) {
     auto want = pods_per_key_.find(key_attempt.first);
