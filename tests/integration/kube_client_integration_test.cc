@@ -145,9 +145,10 @@ TEST(KubeClientIntegration, InformerLosesNoEventAcrossAnApiServerRestart) {
   EXPECT_EQ(informer.List().size(), static_cast<size_t>(initial));
   ASSERT_TRUE(cp->StartApiServer().ok());
 
-  for (int i = 0; i < 5; ++i)
-    ASSERT_TRUE(c->Create(resources::kConfigMaps, "watched",
-                          ConfigMap("watched", "after-" + std::to_string(i), "0")).ok());
+  for (int i = 0; i < 5; ++i) {
+    auto made = c->Create(resources::kConfigMaps, "watched", ConfigMap("watched", "after-" + std::to_string(i), "0"));
+    ASSERT_TRUE(made.ok()) << "creating after-" << i << " once the API server is back: " << made.error().ToString();
+  }
   ASSERT_TRUE(c->Patch(resources::kConfigMaps, "watched", "before-1", PatchType::kMerge,
                        {{"data", {{"value", "1"}}}}).ok());
   ASSERT_TRUE(c->Delete(resources::kConfigMaps, "watched", "before-2").ok());
