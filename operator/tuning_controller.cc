@@ -354,10 +354,10 @@ ReconcileOutcome TuningController::ReconcileKey(const TuningKey& tuning_key,
       in.measured[p.attempt] = *t;
       scraped[p.attempt] = true;
     }
-  if (scraper_ && !options_.prometheus) ReadRunningAttempts(tuning_key, in, scraped);
-  // An attempt none of whose pods runs any more: the steps last read from one of its pods are
-  // its final record (a trial's progress deferred below is not lost when the attempt ends).
-  if (scraper_ && !options_.prometheus)
+  if (scraper_ && !options_.prometheus) {
+    ReadRunningAttempts(tuning_key, in, scraped);
+    // An attempt none of whose pods runs any more: the steps last read from one of its pods are
+    // its final record (a trial's progress deferred below is not lost when the attempt ends).
     for (const PodFacts& p : in.pods) {
       if (p.phase == "Running" || scraped[p.attempt] || p.oom_killed) continue;
       if (std::optional<StepsDocument> last = scraper_->Peek(p.uid)) {
@@ -365,6 +365,7 @@ ReconcileOutcome TuningController::ReconcileKey(const TuningKey& tuning_key,
         scraped[p.attempt] = true;
       }
     }
+  }
 
   ReconcileOutput out = ReconcileTuning(in);
   if (!out.problem.empty()) Log(LogLevel::kWarning, ns + "/" + key + ": " + out.problem);

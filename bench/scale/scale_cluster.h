@@ -55,4 +55,3 @@ int PodIndexInWorkload(const kube::Json& pod);
 std::string SchedulingPicture(testing::ControlPlane& cp);
 
 }  // namespace graintune::bench
-
