@@ -1,7 +1,8 @@
 // cpprestsdk's http_client under HttpTransport. cpprestsdk completes a request's task when the
 // headers arrive and fills the body stream as bytes come, which is what a watch needs; its
 // timeout is re-armed on every read. A stop token cancels the request through a pplx
-// cancellation token. All cpprestsdk and Boost exceptions end here, as ApiError values.
+// cancellation token. A request that could not be written on a kept-alive connection is sent
+// once more on a new one. All cpprestsdk and Boost exceptions end here, as ApiError values.
 #include <cpprest/http_client.h>
 #include <cpprest/producerconsumerstream.h>
 
@@ -100,57 +101,46 @@ class CpprestTransport : public HttpTransport {
     return c;
   }
 
+  // A shared client whose kept-alive connection turned out dead is swapped for a new one (with
+  // an empty pool), unless another request already did.
+  std::shared_ptr<wclient::http_client> ReplaceSharedHttpClient(
+      const HttpRequest& request, const std::shared_ptr<wclient::http_client>& dead) {
+    std::lock_guard<std::mutex> lock(clients_mu_);
+    std::shared_ptr<wclient::http_client>& c = clients_[request.timeout];
+    if (c == dead) c = NewHttpClient(request);
+    return c;
+  }
+
+  // cpprestsdk's words for a request that never left whole: the server cannot have acted on
+  // it, so it may be sent again, POST included. A kept-alive connection the server closed
+  // (an API server restart) fails this way on its next use.
+  static bool NeverSentWhole(const web::http::http_exception& e) {
+    const std::string what = e.what();
+    return what.find("Failed to write request headers") != std::string::npos ||
+           what.find("Failed to write request body") != std::string::npos;
+  }
+
   ApiResult<HttpResponse> Exchange(const HttpRequest& request,
                                    const std::function<bool(std::string_view)>* on_chunk,
                                    std::stop_token stop) {
     pplx::cancellation_token_source cancel;
     std::stop_callback on_stop(stop, [&cancel] { cancel.cancel(); });
+    // A watch gets an http_client of its own (its connection stays open, and is dropped when
+    // the watch ends); other requests share one per timeout, so they reuse kept-alive
+    // connections instead of setting up TLS each time (with OpenSSL 3 a new context and
+    // handshake cost tens of milliseconds of CPU: most of an idle operator's time).
+    std::shared_ptr<wclient::http_client> http_client =
+        on_chunk ? NewHttpClient(request) : SharedHttpClient(request);
     try {
-      // A watch gets an http_client of its own (its connection stays open, and is dropped when
-      // the watch ends); other requests share one per timeout, so they reuse kept-alive
-      // connections instead of setting up TLS each time (with OpenSSL 3 a new context and
-      // handshake cost tens of milliseconds of CPU: most of an idle operator's time).
-      std::shared_ptr<wclient::http_client> http_client =
-          on_chunk ? NewHttpClient(request) : SharedHttpClient(request);
-      http::http_request req(utility::conversions::to_string_t(request.method));
-      req.set_request_uri(utility::conversions::to_string_t(request.path_and_query));
-      req.headers().add(U("Accept"), utility::conversions::to_string_t(request.accept));
-      req.headers().add(U("User-Agent"), U("graintune/0.1"));
-      if (std::string token = tokens_.Get(); !token.empty())
-        req.headers().add(U("Authorization"), U("Bearer ") + utility::conversions::to_string_t(token));
-      if (!request.body.empty() || request.method == "POST" || request.method == "PUT" ||
-          request.method == "PATCH")
-        req.set_body(request.body, request.content_type.empty() ? "application/json"
-                                                                  : request.content_type);
-      http::http_response resp = http_client->request(req, cancel.get_token()).get();
-      HttpResponse out;
-      out.status = resp.status_code();
-      Concurrency::streams::streambuf<uint8_t> body = resp.body().streambuf();
-      const bool streaming = on_chunk && out.status == 200;
-      size_t total = 0;
-      std::string chunk(64 * 1024, '\0');
-      while (true) {
-        if (stop.stop_requested()) return ApiError{0, "Cancelled", "stopped"};
-        // getn(count) waits until `count` bytes are there (or the end), which would hold back
-        // watch events: wait for one byte, then take whatever else has already arrived.
-        uint8_t* buf = reinterpret_cast<uint8_t*>(chunk.data());
-        size_t n = body.getn(buf, 1).get();
-        if (n == 0) break;
-        const size_t ready = std::min(chunk.size() - 1, body.in_avail());
-        if (ready > 0) n += body.getn(buf + 1, ready).get();
-        if (streaming) {
-          if (!(*on_chunk)(std::string_view(chunk.data(), n))) break;
-          continue;
-        }
-        total += n;
-        if (total > request.max_response_bytes)
-          return ApiError{out.status, "TooLarge",
-                          "response to " + request.method + " " + request.path_and_query +
-                              " is larger than " + std::to_string(request.max_response_bytes) +
-                              " bytes"};
-        out.body.append(chunk.data(), n);
+      try {
+        return ExchangeOn(*http_client, request, on_chunk, stop, cancel.get_token());
+      } catch (const web::http::http_exception& e) {
+        // Once only, on a new client (a new connection): if that cannot take the request
+        // either, the failure is real. A watch's client is new already.
+        if (on_chunk || stop.stop_requested() || !NeverSentWhole(e)) throw;
+        http_client = ReplaceSharedHttpClient(request, http_client);
+        return ExchangeOn(*http_client, request, on_chunk, stop, cancel.get_token());
       }
-      return out;
     } catch (const pplx::task_canceled&) {
       return ApiError{0, "Cancelled", "stopped"};
     } catch (const web::http::http_exception& e) {
@@ -164,6 +154,51 @@ class CpprestTransport : public HttpTransport {
       if (stop.stop_requested()) return ApiError{0, "Cancelled", "stopped"};
       return TransportError(request.method + " " + request.path_and_query + ": " + e.what());
     }
+  }
+
+  // One exchange on `http_client`; cpprestsdk and Boost failures are thrown to Exchange.
+  ApiResult<HttpResponse> ExchangeOn(wclient::http_client& http_client, const HttpRequest& request,
+                                     const std::function<bool(std::string_view)>* on_chunk,
+                                     std::stop_token stop, pplx::cancellation_token cancel) {
+    http::http_request req(utility::conversions::to_string_t(request.method));
+    req.set_request_uri(utility::conversions::to_string_t(request.path_and_query));
+    req.headers().add(U("Accept"), utility::conversions::to_string_t(request.accept));
+    req.headers().add(U("User-Agent"), U("graintune/0.1"));
+    if (std::string token = tokens_.Get(); !token.empty())
+      req.headers().add(U("Authorization"), U("Bearer ") + utility::conversions::to_string_t(token));
+    if (!request.body.empty() || request.method == "POST" || request.method == "PUT" ||
+        request.method == "PATCH")
+      req.set_body(request.body, request.content_type.empty() ? "application/json"
+                                                                : request.content_type);
+    http::http_response resp = http_client.request(req, cancel).get();
+    HttpResponse out;
+    out.status = resp.status_code();
+    Concurrency::streams::streambuf<uint8_t> body = resp.body().streambuf();
+    const bool streaming = on_chunk && out.status == 200;
+    size_t total = 0;
+    std::string chunk(64 * 1024, '\0');
+    while (true) {
+      if (stop.stop_requested()) return ApiError{0, "Cancelled", "stopped"};
+      // getn(count) waits until `count` bytes are there (or the end), which would hold back
+      // watch events: wait for one byte, then take whatever else has already arrived.
+      uint8_t* buf = reinterpret_cast<uint8_t*>(chunk.data());
+      size_t n = body.getn(buf, 1).get();
+      if (n == 0) break;
+      const size_t ready = std::min(chunk.size() - 1, body.in_avail());
+      if (ready > 0) n += body.getn(buf + 1, ready).get();
+      if (streaming) {
+        if (!(*on_chunk)(std::string_view(chunk.data(), n))) break;
+        continue;
+      }
+      total += n;
+      if (total > request.max_response_bytes)
+        return ApiError{out.status, "TooLarge",
+                        "response to " + request.method + " " + request.path_and_query +
+                            " is larger than " + std::to_string(request.max_response_bytes) +
+                            " bytes"};
+      out.body.append(chunk.data(), n);
+    }
+    return out;
   }
 
   const ClientConfig config_;

@@ -3,7 +3,9 @@
 //
 // Contract: every call ends: by the request's timeout (counted from the last byte received, so a
 // long watch stays open while the server talks), by the stop token, or by the response growing
-// past max_response_bytes. Transport failures come back as ApiError with code 0.
+// past max_response_bytes. Transport failures come back as ApiError with code 0. A request the
+// server cannot have received whole (a kept-alive connection it closed, as a restarted API server
+// does) is sent once more on a new connection, whatever its method.
 #pragma once
 
 #include <chrono>

@@ -12,6 +12,7 @@
 #include "tests/controlplane/https_call.h"
 #include "tests/controlplane/operator_under_test.h"
 #include "tests/controlplane/pod_runner.h"
+#include "tests/controlplane/settled_recommendation.h"
 #include "tests/controlplane/shared_control_plane.h"
 #include "tests/controlplane/tpu_nodes.h"
 #include "tests/controlplane/wait_for.h"
@@ -147,6 +148,15 @@ class OperatorE2E : public ::testing::Test {
   static int WorkersOf(const Json& pod) {
     return std::stoi(pod["metadata"]["annotations"].value("graintune.dev/worker-count", "0"));
   }
+
+  // The recommendation for attempt 1 once attempt 0's trial has settled, or 0 when it does not
+  // within a minute.
+  static int SettledRecommendationFor1(ControlPlane& cp, const std::string& ns, const std::string& name) {
+    SettledRecommendation for_attempt_1(1);
+    const bool settled = WaitFor([&] { return for_attempt_1.Settled(TuningStatus(cp, ns, name)); },
+                                 std::chrono::seconds(60));
+    return settled ? for_attempt_1.workers() : 0;
+  }
 };
 
 TEST_F(OperatorE2E, DataBoundAttemptIsRestartedWithTheValueItsTrialImplies) {
@@ -205,24 +215,9 @@ TEST_F(OperatorE2E, DataBoundAttemptIsRestartedWithTheValueItsTrialImplies) {
     return rec.value("attempt", 0) == 1 && next > 4;
   }, std::chrono::seconds(30))) << Text(cp->Kubectl({"get", "graintunings", "-n", ns, "-o", "yaml"}));
   EXPECT_GE(next, 8) << "a jump to what the measurement implies, not +1";
-  // Attempt 0 is still running: each scrape may refine its trial and with it the value for
-  // attempt 1 (seen in CI: 16, then 14 a few steps later). Take the value once the trial has
-  // stopped changing for 3 s, i.e. its trainer has written its last step.
-  int last_samples = -1;
-  auto stable_since = std::chrono::steady_clock::now();
-  ASSERT_TRUE(WaitFor([&] {
-    auto gt = Tuning(*cp, ns, "llama");
-    if (!gt) return false;
-    const int samples = gt->value("/status/trials/0/samples"_json_pointer, 0);
-    const auto now = std::chrono::steady_clock::now();
-    if (samples != last_samples) {
-      last_samples = samples;
-      stable_since = now;
-    }
-    const Json rec = StatusOf(*gt).value("recommendation", Json::object());
-    next = rec.value("workers", 0);
-    return rec.value("attempt", 0) == 1 && now - stable_since >= std::chrono::seconds(3);
-  }, std::chrono::seconds(60))) << Text(cp->Kubectl({"get", "graintunings", "-n", ns, "-o", "yaml"}));
+  // Attempt 0 is still running: the value for attempt 1 is read once its trial has settled.
+  next = SettledRecommendationFor1(*cp, ns, "llama");
+  ASSERT_GT(next, 0) << Text(cp->Kubectl({"get", "graintunings", "-n", ns, "-o", "yaml"}));
   EXPECT_GE(next, 8);
 
   // Attempt 0 fails; JobSet restarts it; attempt 1's pods get the recommended value.
@@ -319,6 +314,8 @@ TEST_F(OperatorE2E, APlainJobsPodRetryGetsTheNextValue) {
     next = TuningStatus(*cp, ns, "single-host").value("recommendation", Json::object()).value("workers", 0);
     return next > 4;
   }, std::chrono::seconds(30)));
+  next = SettledRecommendationFor1(*cp, ns, "single-host");
+  ASSERT_GT(next, 4) << Text(cp->Kubectl({"get", "graintunings", "-n", ns, "-o", "yaml"}));
   // The pod fails; the Job controller retries it; the retry is attempt 1 and gets the new value.
   ASSERT_TRUE(cp->Kubectl({"annotate", "pod", "-n", ns, first["metadata"]["name"],
                            "graintune.dev/test-terminate=Error"}).ok());

@@ -89,20 +89,6 @@ std::optional<Json> AdmittedAsDryRun(ControlPlane& cp, const std::string& manife
   return j;
 }
 
-bool SettledRecommendation::Settled(const Json& status) {
-  const std::string trial = "/trials/" + std::to_string(attempt_ - 1) + "/samples";
-  const int samples = status.value(Json::json_pointer(trial), 0);
-  const auto now = std::chrono::steady_clock::now();
-  if (samples != last_samples_) {
-    last_samples_ = samples;
-    stable_since_ = now;
-  }
-  const Json rec = status.value("recommendation", Json::object());
-  workers_ = rec.value("workers", 0);
-  return samples > 0 && rec.value("attempt", 0) == attempt_ && workers_ >= 1 &&
-         now - stable_since_ >= std::chrono::seconds(3);
-}
-
 Status CreateNamespaceWithPolicy(ControlPlane& cp, const std::string& ns, int max_workers) {
   if (Result<std::string> r = cp.Kubectl({"create", "namespace", ns}); !r.ok()) return r.status();
   return cp.Kubectl({"apply", "-f", "-"},

@@ -13,6 +13,7 @@
 #include "base/status.h"
 #include "kube/client.h"
 #include "tests/controlplane/control_plane.h"
+#include "tests/controlplane/settled_recommendation.h"
 
 namespace graintune::testing {
 
@@ -47,21 +48,6 @@ Result<std::string> HttpGet(const std::string& url);
 // API server runs admission, nothing is stored); nullopt when it cannot be had. The webhook
 // learns of a policy through its watch, so a caller polls this to see a new one take effect.
 std::optional<kube::Json> AdmittedAsDryRun(ControlPlane& cp, const std::string& manifest);
-
-// The recommendation for `attempt` as a restart reads it: polled with each GrainTuning status,
-// Settled() holds once the recommendation is there and the previous attempt's trial has not
-// changed for 3 s (its trainer wrote its last step), which each scrape could still refine.
-class SettledRecommendation {
- public:
-  explicit SettledRecommendation(int attempt) : attempt_(attempt) {}
-  bool Settled(const kube::Json& status);
-  int workers() const { return workers_; }
-
- private:
-  int attempt_;
-  int workers_ = 0, last_samples_ = -1;
-  std::chrono::steady_clock::time_point stable_since_ = std::chrono::steady_clock::now();
-};
 
 // A namespace with a GrainTunePolicy named after it, sized for this machine: the real node has
 // this machine's cores (2 in CI), so the policy leaves the trainer no reserved cpu or memory and
