@@ -1,8 +1,8 @@
 // cpprestsdk's http_client under HttpTransport. cpprestsdk completes a request's task when the
 // headers arrive and fills the body stream as bytes come, which is what a watch needs; its
 // timeout is re-armed on every read. A stop token cancels the request through a pplx
-// cancellation token. A request that could not be written on a kept-alive connection is sent
-// once more on a new one. All cpprestsdk and Boost exceptions end here, as ApiError values.
+// cancellation token. A request (not a watch) that could not be written whole is sent once more
+// on a new connection. All cpprestsdk and Boost exceptions end here, as ApiError values.
 #include <cpprest/http_client.h>
 #include <cpprest/producerconsumerstream.h>
 
@@ -113,8 +113,11 @@ class CpprestTransport : public HttpTransport {
 
   // cpprestsdk's words for a request that never left whole: the server cannot have acted on
   // it, so it may be sent again, POST included. A kept-alive connection the server closed
-  // (an API server restart) fails this way on its next use.
+  // (an API server restart) fails this way when the server's reset arrives before or during
+  // the write. A write that ran out of time says the same words with timed_out: sending it
+  // again would stretch the call past its timeout.
   static bool NeverSentWhole(const web::http::http_exception& e) {
+    if (e.error_code() == std::errc::timed_out) return false;
     const std::string what = e.what();
     return what.find("Failed to write request headers") != std::string::npos ||
            what.find("Failed to write request body") != std::string::npos;
@@ -129,9 +132,10 @@ class CpprestTransport : public HttpTransport {
     // the watch ends); other requests share one per timeout, so they reuse kept-alive
     // connections instead of setting up TLS each time (with OpenSSL 3 a new context and
     // handshake cost tens of milliseconds of CPU: most of an idle operator's time).
-    std::shared_ptr<wclient::http_client> http_client =
-        on_chunk ? NewHttpClient(request) : SharedHttpClient(request);
     try {
+      // http_client's constructor throws on a server URL it cannot parse.
+      std::shared_ptr<wclient::http_client> http_client =
+          on_chunk ? NewHttpClient(request) : SharedHttpClient(request);
       try {
         return ExchangeOn(*http_client, request, on_chunk, stop, cancel.get_token());
       } catch (const web::http::http_exception& e) {

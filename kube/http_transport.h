@@ -3,9 +3,14 @@
 //
 // Contract: every call ends: by the request's timeout (counted from the last byte received, so a
 // long watch stays open while the server talks), by the stop token, or by the response growing
-// past max_response_bytes. Transport failures come back as ApiError with code 0. A request the
-// server cannot have received whole (a kept-alive connection it closed, as a restarted API server
-// does) is sent once more on a new connection, whatever its method.
+// past max_response_bytes. Transport failures come back as ApiError with code 0.
+//
+// Resending: Send() sends a request the server cannot have received whole (its write failed, as
+// on a kept-alive connection a restarted API server closed) once more on a new connection,
+// whatever its method; a write that timed out is not resent, and Stream() never resends.
+// Beneath that, cpprestsdk itself resends any method when a reused connection closes before the
+// status line arrives; the server may have acted on that one, so a Create can come back
+// AlreadyExists after an API server restart.
 #pragma once
 
 #include <chrono>
