@@ -5,9 +5,50 @@
 
 namespace graintune {
 
+namespace {
+
+// Rule 0's reason: why this attempt keeps the run's value, and what the next run gets.
+std::string PinnedReason(const AttemptQuery& query, int attempt, int workers,
+                         const std::optional<TuningHistory>& history) {
+  std::string reason = "this run resumes Grain's iterator from its checkpoints (" +
+                       query.checkpoint_dir + "); attempt " + std::to_string(attempt) +
+                       " keeps " + std::to_string(workers) + " workers";
+  if (history && history->next_run_workers)
+    reason += "; the next run of this workload gets " + std::to_string(*history->next_run_workers);
+  return reason;
+}
+
+}  // namespace
+
 AttemptValue ValueForAttempt(const TuningInputs& inputs,
                              const std::optional<TuningHistory>& history,
                              const AttemptQuery& query) {
+  if (query.pins_workers) {
+    AttemptValue v;
+    v.attempt = query.attempt;
+    const RunRecord* run = nullptr;
+    if (history)
+      if (auto it = history->runs.find(query.checkpoint_dir); it != history->runs.end())
+        run = &it->second;
+    if (run && run->workers > 0) {
+      v.workers = run->workers;
+    } else if (query.only_applied_values && query.written_workers && *query.written_workers > 0) {
+      v.workers = *query.written_workers;
+    } else if (history && history->next_run_workers && *history->next_run_workers > 0) {
+      v.workers = *history->next_run_workers;
+      v.reason = "first attempt of run " + query.checkpoint_dir + ": " + history->next_run_reason +
+                 "; the run keeps this value (its checkpoints will hold Grain's iterator)";
+    } else {
+      AttemptQuery unpinned = query;
+      unpinned.pins_workers = false;
+      v = ValueForAttempt(inputs, history, unpinned);
+      if (v.keep_as_written) return v;
+      v.reason += "; the run keeps this value (its checkpoints will hold Grain's iterator)";
+    }
+    if (v.reason.empty()) v.reason = PinnedReason(query, v.attempt, v.workers, history);
+    if (v.reason.size() > kMaxReasonBytes) v.reason.resize(kMaxReasonBytes);
+    return v;
+  }
   AttemptValue v;
   v.attempt = query.attempt;
   std::string new_run;

@@ -2,6 +2,11 @@
 // operator recorded (TuningHistory) and Decide().
 //
 // All pods of one attempt get one value, and an attempt's value is decided once:
+//   0. A run that may restore Grain's iterator from its checkpoints keeps one value (a resume
+//      with another grain_worker_count stops MaxText early with exit 0): the value recorded for
+//      its checkpoint directory, else the value its templates already hold (a JobSet restart,
+//      a Job retry, a Kueue re-admission); a run seen for the first time gets the value learned
+//      for the next run (TuningHistory::next_run_workers), else the rules below, and keeps it.
 //   1. A run of an attempt whose pods are all gone (an ended attempt: a Kueue re-admission
 //      after preemption, a resubmission under the same tuning key) is a new attempt: the one
 //      the recommendation is for.
@@ -18,6 +23,7 @@
 // CLI and tests alike.
 #pragma once
 
+#include <map>
 #include <optional>
 #include <set>
 #include <string>
@@ -27,6 +33,12 @@
 #include "tuner/trial.h"
 
 namespace graintune {
+
+// The value a run (one checkpoint directory) was started with.
+struct RunRecord {
+  int workers = 0;
+  int first_attempt = 0;
+};
 
 // What the operator recorded for one tuning key (a GrainTuning's status).
 struct TuningHistory {
@@ -38,6 +50,11 @@ struct TuningHistory {
   // names one of them starts a new run, the recommended attempt.
   std::set<int> ended_attempts;
   std::string mode = "Auto";  // Auto | Initial | Off
+  // Runs that keep their value, by checkpoint directory (status.runs).
+  std::map<std::string, RunRecord> runs;
+  // The value for the next run of this workload, learned from earlier ones (status.nextRun).
+  std::optional<int> next_run_workers;
+  std::string next_run_reason;
 };
 
 // The object under admission, as far as the rules care.
@@ -50,6 +67,11 @@ struct AttemptQuery {
   bool announces_first_attempt = false;
   // Every site found holds a value graintune applied earlier (none asks for -1).
   bool only_applied_values = false;
+  // The attempt may restore Grain's iterator from `checkpoint_dir` (workload/run_resume.h).
+  bool pins_workers = false;
+  std::string checkpoint_dir;
+  // With only_applied_values: the training value the sites hold.
+  std::optional<int> written_workers;
 };
 
 struct AttemptValue {

@@ -120,3 +120,79 @@ TEST(AttemptValueTest, EvalWorkersAreAQuarterAndTheTwoFitTheCeiling) {
 
 }  // namespace
 }  // namespace graintune
+
+namespace graintune {
+namespace {
+
+constexpr char kDir[] = "gs://ckpt/llama/checkpoints";
+
+AttemptQuery Pinned(int attempt) {
+  AttemptQuery q;
+  q.attempt = attempt;
+  q.has_restart_label = true;
+  q.pins_workers = true;
+  q.checkpoint_dir = kDir;
+  return q;
+}
+
+TEST(AttemptValuePinnedTest, AResumeKeepsTheValueRecordedForItsRunOverTheRecommendation) {
+  TuningHistory h = Recommending9ForAttempt1();
+  h.runs[kDir] = {4, 0};
+  h.next_run_workers = 9;
+  const AttemptValue v = ValueForAttempt(Inputs(), h, Pinned(1));
+  EXPECT_EQ(v.workers, 4);
+  EXPECT_EQ(v.attempt, 1);
+  EXPECT_EQ(v.reason,
+            "this run resumes Grain's iterator from its checkpoints (gs://ckpt/llama/checkpoints); "
+            "attempt 1 keeps 4 workers; the next run of this workload gets 9");
+}
+
+TEST(AttemptValuePinnedTest, WithoutARecordTheValueTheTemplatesHoldIsKept) {
+  AttemptQuery q = Pinned(2);
+  q.only_applied_values = true;
+  q.written_workers = 6;
+  const AttemptValue v = ValueForAttempt(Inputs(), Recommending9ForAttempt1(), q);
+  EXPECT_EQ(v.workers, 6);
+  EXPECT_FALSE(v.keep_as_written);
+  EXPECT_NE(v.reason.find("attempt 2 keeps 6 workers"), std::string::npos) << v.reason;
+}
+
+TEST(AttemptValuePinnedTest, AnotherRunStartsWithTheNextRunsValueAndKeepsIt) {
+  TuningHistory h = Recommending9ForAttempt1();
+  h.runs["gs://ckpt/older-run/checkpoints"] = {4, 0};
+  h.next_run_workers = 7;
+  h.next_run_reason = "measured 2.1k tok/s per worker";
+  const AttemptValue v = ValueForAttempt(Inputs(), h, Pinned(0));
+  EXPECT_EQ(v.workers, 7);
+  EXPECT_EQ(v.reason, std::string("first attempt of run ") + kDir +
+                          ": measured 2.1k tok/s per worker; the run keeps this value (its "
+                          "checkpoints will hold Grain's iterator)");
+}
+
+TEST(AttemptValuePinnedTest, AFirstRunWithoutHistoryIsDecidedAndSaysItKeepsTheValue) {
+  const AttemptValue v = ValueForAttempt(Inputs(), std::nullopt, Pinned(0));
+  const AttemptValue unpinned = ValueForAttempt(Inputs(), std::nullopt, {});
+  EXPECT_EQ(v.workers, unpinned.workers);
+  EXPECT_EQ(v.reason, unpinned.reason + "; the run keeps this value (its checkpoints will hold "
+                                        "Grain's iterator)");
+}
+
+TEST(AttemptValuePinnedTest, ARecordWithoutAValueIsNotARecord) {
+  TuningHistory h = Recommending9ForAttempt1();
+  h.runs[kDir] = {0, 0};
+  AttemptQuery q = Pinned(1);
+  q.only_applied_values = true;
+  q.written_workers = 5;
+  EXPECT_EQ(ValueForAttempt(Inputs(), h, q).workers, 5);
+}
+
+TEST(AttemptValuePinnedTest, AnUnpinnedAttemptStillTakesTheRecommendation) {
+  TuningHistory h = Recommending9ForAttempt1();
+  h.runs[kDir] = {4, 0};
+  AttemptQuery q = Pinned(1);
+  q.pins_workers = false;
+  EXPECT_EQ(ValueForAttempt(Inputs(), h, q).workers, 9);
+}
+
+}  // namespace
+}  // namespace graintune

@@ -1,0 +1,88 @@
+// RunResume: whether an attempt of a MaxText container may restore a Grain data iterator from a
+// checkpoint, and which checkpoint directory (which run) it writes, read from the container's
+// effective MaxText config the way MaxText reads it.
+//
+// Why it matters (checked on maxtext 0.2.5 with grain 0.2.18): MaxText saves Grain's iterator
+// state with every checkpoint, one state per worker process, and a run resumed with another
+// grain_worker_count stops training early (IndexError inside the iterator's set_state) and exits
+// 0. So an attempt that may restore an iterator must get its run's value; only where nothing
+// restores one may the value change.
+//
+// The effective config, highest first: argv `key=value` words and M_<KEY> env (ContainerOverrides;
+// argv wins), the mounted YAML (ConfigValues, from a ConfigMap), MaxText's own defaults
+// (kMaxTextDefaults, its base.yml). A config file MaxText reads that graintune cannot (a YAML
+// baked into the image, or a base_config it does not follow) makes every key it might set
+// unknown.
+//
+// The rule: the value is pinned unless the config says, for sure, one of
+//   - the input is not Grain (dataset_type, as set or by default, is not "grain"),
+//   - checkpointing is off (enable_checkpointing false),
+//   - the elastic iterator is on (grain_use_elastic_iterator true: one global index, not one
+//     state per worker).
+// Anything unknown or unparseable holds the value (pins_workers stays true).
+//
+// The checkpoint directory is {base_output_directory}/{run_name}/checkpoints, as MaxText derives
+// it. run_name, when unset, is $JOBSET_NAME (the container's env, else the JobSet the object
+// belongs to), else MaxText's "{model_name}_{minute timestamp}": a directory per start minute,
+// shown with a placeholder (an attempt restarted within the same minute still resumes it, so the
+// value is pinned there too).
+//
+// Pure: plain values in, a plain value out; never throws.
+#pragma once
+
+#include <map>
+#include <optional>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "workload/container_overrides.h"
+#include "workload/mounted_config.h"
+
+namespace graintune::workload {
+
+// The maxtext and grain versions the rule above was checked against (shown to users).
+inline constexpr char kCheckedMaxTextVersions[] = "maxtext 0.2.5, grain 0.2.18";
+
+// The keys of MaxText's base.yml (0.2.5) the rule reads, with their default values.
+extern const std::map<std::string, std::string> kMaxTextDefaults;
+
+// What graintune could read of the MaxText config file a container passes.
+enum class ConfigFileView {
+  kNone,         // no config argument, or MaxText's own base.yml: the defaults apply
+  kRead,         // read from a ConfigMap (ConfigValues given)
+  kUnreadable,   // a file graintune cannot read (in the image): its keys are unknown
+};
+
+struct RunResumeQuery {
+  const ContainerOverrides& overrides;
+  const ConfigValues* config = nullptr;  // with kRead
+  ConfigFileView view = ConfigFileView::kNone;
+  // $JOBSET_NAME as MaxText will see it: the container's literal env value, else the name of the
+  // JobSet the object belongs to; "" when neither is known.
+  std::string jobset_name;
+};
+
+struct RunResume {
+  bool pins_workers = true;
+  std::string checkpoint_dir;    // as MaxText derives it; "" only when base_output_directory is unknown
+  std::string why;               // one sentence for reasons, warnings and `explain`
+  std::optional<long> steps;     // the configured `steps`, when known (a run that ends before
+                                 // steps - 1 ended early)
+};
+
+RunResume ResumeOf(const RunResumeQuery& query);
+
+// How a config argument is seen: MaxText's own base.yml (any path ending in configs/base.yml,
+// or plain base.yml) is the defaults; otherwise kRead when `config` was read, else kUnreadable.
+// No config argument at all: kNone.
+ConfigFileView ViewOfConfig(const ContainerOverrides& overrides, const ConfigValues* config);
+
+// $JOBSET_NAME in `container`'s env when it is a literal value; "" otherwise.
+std::string LiteralJobSetNameEnv(const nlohmann::json& container);
+
+// {"pins_workers": bool, "checkpoint_dir": "...", "why": "..."} (and "steps" when known), for
+// `graintune explain -o json`.
+nlohmann::json ToJson(const RunResume& resume);
+
+}  // namespace graintune::workload
