@@ -3,7 +3,7 @@
 // excluded namespaces, bad annotations) through the whole Admitter, each compared with its exact
 // expected JSONPatch (testdata/admission_table.expected.json). Only the free-text reason is
 // redacted from the comparison. Every expected patch was reviewed by hand when recorded; to
-// re-record after a deliberate change: GRAINTUNE_UPDATE_GOLDEN=1 build/webhook/webhook_core_test
+// re-record after a deliberate change: GRAINTUNE_UPDATE_GOLDEN=1 build/webhook/admission_test
 // --gtest_filter='AdmissionTable*' and review the diff.
 #include <gtest/gtest.h>
 

@@ -8,6 +8,7 @@
 #include "webhook/site_finders.h"
 #include "workload/identity.h"
 #include "workload/mounted_config.h"
+#include "workload/run_resume.h"
 #include "workload/tuning_inputs.h"
 #include "workload/workload_annotations.h"
 
@@ -153,6 +154,22 @@ std::vector<std::string> Touches(WorkloadKind kind, const std::vector<TemplateSi
   return touched;
 }
 
+// What the primary container's effective config says about resuming (workload/run_resume.h).
+// $JOBSET_NAME: the container's literal env, else (set from a field) the JobSet the object is or
+// belongs to.
+workload::RunResume ResumeOfPrimary(const json& object, WorkloadKind kind, const TemplateSites& primary) {
+  const std::optional<std::string> env = workload::JobSetNameEnv(*primary.container);
+  std::string jobset = env.value_or("");
+  if (env && env->empty()) {
+    jobset = kind == WorkloadKind::kJobSet
+                 ? workload::MetadataString(object, "name")
+                 : workload::StringMap(workload::MetadataOf(object), "labels")[workload::kJobSetNameLabel];
+  }
+  const workload::ConfigValues* config = primary.config ? &*primary.config : nullptr;
+  return workload::ResumeOf(
+      {primary.overrides, config, workload::ViewOfConfig(primary.overrides, config), jobset});
+}
+
 // PlanWorkerCount's work on `object`, which it rewrites in place.
 Plan PlanInPlace(json& object, WorkloadKind kind, const std::string& ns, PlannerSources sources,
                  const ExporterInjection* exporter, WorkBudget* budget) {
@@ -201,9 +218,20 @@ Plan PlanInPlace(json& object, WorkloadKind kind, const std::string& ns, Planner
     return std::all_of(t.edits.begin(), t.edits.end(),
                        [](const Edit& e) { return e.before != "-1" && e.before != "(unset)"; });
   });
+  // Whether this attempt may restore Grain's iterator from its run's checkpoints.
+  plan.resume = ResumeOfPrimary(object, kind, primary);
+  query.pins_workers = plan.resume.pins_workers;
+  query.checkpoint_dir = plan.resume.checkpoint_dir;
+  if (query.only_applied_values)
+    for (const Edit& e : primary.edits)
+      if (!IsEvalKey(e.key)) {
+        query.written_workers = ParseInt(e.before);
+        break;
+      }
   // A JobSet's restart: its Jobs and pods come from templates holding the value graintune gave
-  // attempt 0 (the fallback above); that value is not this attempt's, so it is re-picked.
-  if (query.only_applied_values && query.has_restart_label &&
+  // attempt 0 (the fallback above); unless the run keeps its value, that value is not this
+  // attempt's, so it is re-picked.
+  if (query.only_applied_values && query.has_restart_label && !query.pins_workers &&
       primary.annotations.applied_attempt != std::optional<int>(query.attempt))
     query.only_applied_values = false;
   // A plain Job's pod created after some of its pods failed is a retry: the next attempt(s).
@@ -230,6 +258,16 @@ Plan PlanInPlace(json& object, WorkloadKind kind, const std::string& ns, Planner
   } else {
     plan.warnings.push_back("graintune: history unavailable (" + h.error() +
                             "); deciding without earlier trials");
+  }
+  // A run this key has not recorded may have been started by another workload.
+  if (query.pins_workers && !query.checkpoint_dir.empty() &&
+      query.checkpoint_dir.find('<') == std::string::npos &&
+      !(history && history->runs.count(query.checkpoint_dir))) {
+    if (Result<std::optional<RunRecord>> run = sources.history.RunFor(ns, query.checkpoint_dir);
+        run.ok() && *run) {
+      if (!history) history = TuningHistory{};
+      history->runs[query.checkpoint_dir] = **run;
+    }
   }
   AttemptValue value = ValueForAttempt(*inputs, history, query);
   if (value.keep_as_written) {  // a pod of an attempt graintune already set
@@ -282,6 +320,10 @@ Plan PlanInPlace(json& object, WorkloadKind kind, const std::string& ns, Planner
       {workload::kReasonAnnotation, plan.reason},
       {workload::kAttemptAnnotation, std::to_string(plan.attempt)}};
   if (has_eval) applied[workload::kEvalWorkerCountAnnotation] = std::to_string(plan.eval_workers);
+  applied[workload::kResumeAnnotation] = plan.resume.pins_workers ? workload::kPinsWorkers : "free";
+  if (!plan.resume.checkpoint_dir.empty())
+    applied[workload::kCheckpointDirAnnotation] = plan.resume.checkpoint_dir;
+  if (plan.resume.steps) applied[workload::kStepsAnnotation] = std::to_string(*plan.resume.steps);
   if (failures_counted > 0)
     applied[workload::kFailedPodsCountedAnnotation] = std::to_string(failures_counted);
   // A JobSet's templates get the first attempt's value like a Job's, so that its pods never
@@ -302,8 +344,11 @@ Plan PlanInPlace(json& object, WorkloadKind kind, const std::string& ns, Planner
              {});
     plan.warnings.push_back(
         "graintune: grain_worker_count=-1 will be " + std::to_string(plan.workers) +
-        " for the first attempt (" + plan.reason +
-        "); each restart is re-picked, and starts with this value if graintune cannot answer");
+        " for the first attempt (" + plan.reason + "); " +
+        (plan.resume.pins_workers
+             ? "every restart keeps it: " + plan.resume.why
+             : "each restart is re-picked (" + plan.resume.why +
+                   "), and starts with this value if graintune cannot answer"));
   }
   plan.patch = ScopedPatch(before, object, plan.touched);
   plan.changed = !plan.patch.empty();

@@ -10,8 +10,12 @@
 //           graintune.dev/managed=true so pod retries can be re-picked.
 //   Pod:    a -1, or the value graintune applied earlier (managed pods), becomes the value
 //           current for its attempt.
-//   JobSet: the spec keeps -1 so every restart re-picks; the JobSet is annotated with the value
-//           its first attempt will get, and a warning says so.
+//   JobSet: the templates hold the first attempt's value; the JobSet is annotated with it, and a
+//           warning says so and whether restarts keep it.
+// Runs: an attempt that may restore Grain's iterator from its checkpoints keeps its run's value
+// (tuner/attempt_value.h rule 0; the run read by workload/run_resume.h, looked up under this
+// tuning key, then under any in the namespace). Pods and Jobs carry what was read of the run:
+// graintune.dev/resume, graintune.dev/checkpoint-dir, graintune.dev/steps.
 // Attempts: a JobSet restart's label, a plain Job's failed pods, graintune's own annotation.
 // Everything else in the object stays byte-for-byte as written. Never throws; a failure to
 // decide (no host shape, a source down) leaves the object unchanged with a warning.
@@ -28,6 +32,7 @@
 #include "webhook/work_budget.h"
 #include "webhook/worker_count_edit.h"
 #include "workload/pod_templates.h"
+#include "workload/run_resume.h"
 #include "workload/sources.h"
 
 namespace graintune::webhook {
@@ -79,6 +84,7 @@ struct Plan {
   std::string reason;
   std::string tuning_key;
   HostShape host;
+  workload::RunResume resume;              // of the first MaxText container, once inputs were read
 };
 
 // `object` is taken by value and rewritten in place (an admission moves the request's object in:

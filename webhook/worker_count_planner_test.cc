@@ -157,6 +157,94 @@ TEST_F(PlannerTest, AJobSetsRestartRepicksTheValueItsTemplateHolds) {
   EXPECT_EQ(fresh.mutated["spec"]["template"]["metadata"]["annotations"][workload::kAttemptAnnotation], "2");
 }
 
+// SmallJobSet as a real pre-training run writes it: Grain input and checkpoints (MaxText's
+// default) under gs://ckpt/<run_name>.
+json CheckpointingJobSet(const std::string& name, const std::string& run_name) {
+  json js = SmallJobSet();
+  js["metadata"]["name"] = name;
+  json& args = js["spec"]["replicatedJobs"][0]["template"]["spec"]["template"]["spec"]["containers"][0]["args"];
+  for (const std::string& word : std::vector<std::string>{"dataset_type=grain", "base_output_directory=gs://ckpt",
+                                 "run_name=" + run_name, "steps=1000"})
+    args.push_back(word);
+  return js;
+}
+
+// A run that checkpoints Grain's iterator keeps its first attempt's value at every restart,
+// whatever the operator recommends: a resume with another count stops MaxText early.
+TEST_F(PlannerTest, ARestartOfARunThatResumesGrainsIteratorKeepsItsValue) {
+  const Plan jobset = Run(CheckpointingJobSet("js", "pretrain"), workload::WorkloadKind::kJobSet);
+  ASSERT_EQ(jobset.outcome, PlanOutcome::kTuned);
+  EXPECT_TRUE(jobset.resume.pins_workers);
+  EXPECT_EQ(jobset.resume.checkpoint_dir, "gs://ckpt/pretrain/checkpoints");
+  ASSERT_FALSE(jobset.warnings.empty());
+  EXPECT_NE(jobset.warnings.back().find("every restart keeps it"), std::string::npos) << jobset.warnings.back();
+  const int first = jobset.workers;
+  const json& tmpl_annotations =
+      jobset.mutated["spec"]["replicatedJobs"][0]["template"]["spec"]["template"]["metadata"]["annotations"];
+  EXPECT_EQ(tmpl_annotations[workload::kResumeAnnotation], "pins-workers");
+  EXPECT_EQ(tmpl_annotations[workload::kCheckpointDirAnnotation], "gs://ckpt/pretrain/checkpoints");
+  EXPECT_EQ(tmpl_annotations[workload::kStepsAnnotation], "1000");
+
+  TuningHistory h;
+  h.recommended_workers = first + 5;
+  h.recommendation_attempt = 1;
+  h.recommendation_reason = "data-bound at " + std::to_string(first);
+  history_.Put("team-a", "js", h);
+  // No run recorded yet: the value the restart's template holds.
+  const Plan restart = Run(ChildJob(jobset.mutated, 1), workload::WorkloadKind::kJob);
+  ASSERT_EQ(restart.outcome, PlanOutcome::kTuned);
+  EXPECT_EQ(restart.workers, first);
+  EXPECT_EQ(Args(restart.mutated, "/spec/template")[2], "grain_worker_count=" + std::to_string(first));
+  EXPECT_NE(restart.reason.find("attempt 1 keeps " + std::to_string(first) + " workers"), std::string::npos)
+      << restart.reason;
+  // The run recorded (by the operator) wins over a template that says otherwise.
+  h.runs["gs://ckpt/pretrain/checkpoints"] = {first + 1, 0};
+  h.next_run_workers = first + 5;
+  history_.Put("team-a", "js", h);
+  const Plan recorded = Run(ChildJob(jobset.mutated, 2), workload::WorkloadKind::kJob);
+  EXPECT_EQ(recorded.workers, first + 1);
+  EXPECT_NE(recorded.reason.find("the next run of this workload gets " + std::to_string(first + 5)),
+            std::string::npos) << recorded.reason;
+}
+
+// A new workload resuming a directory another workload's run wrote gets that run's value; a new
+// directory of the same workload starts with the next run's value.
+TEST_F(PlannerTest, ANewWorkloadResumingAKnownDirectoryGetsItsRunsValue) {
+  TuningHistory older;
+  older.runs["gs://ckpt/pretrain/checkpoints"] = {7, 0};
+  older.next_run_workers = 11;
+  older.next_run_reason = "measured";
+  history_.Put("team-a", "first-submission", older);
+  const Plan resumed = Run(CheckpointingJobSet("second-submission", "pretrain"), workload::WorkloadKind::kJobSet);
+  EXPECT_EQ(resumed.workers, 7);
+  history_.Put("team-a", "first-submission", older);
+  history_.Put("team-a", "js", older);
+  const Plan next_run = Run(CheckpointingJobSet("js", "pretrain-2"), workload::WorkloadKind::kJobSet);
+  EXPECT_EQ(next_run.workers, 11);
+  EXPECT_NE(next_run.reason.find("first attempt of run gs://ckpt/pretrain-2/checkpoints"), std::string::npos)
+      << next_run.reason;
+  // Another namespace's run is not this one's.
+  history_.Put("team-b", "other", older);
+  const Plan elsewhere = PlanWorkerCount(CheckpointingJobSet("z", "pretrain"), workload::WorkloadKind::kJobSet,
+                                         "team-c", PlannerSources{shapes_, history_, configmaps_, policies_});
+  EXPECT_NE(elsewhere.workers, 7);
+}
+
+// With checkpointing off, a restart is re-picked as before.
+TEST_F(PlannerTest, ARunWithoutCheckpointsIsRepickedAtARestart) {
+  json js = CheckpointingJobSet("js", "pretrain");
+  js["spec"]["replicatedJobs"][0]["template"]["spec"]["template"]["spec"]["containers"][0]["args"].push_back(
+      "enable_checkpointing=false");
+  const Plan jobset = Run(js, workload::WorkloadKind::kJobSet);
+  EXPECT_FALSE(jobset.resume.pins_workers);
+  EXPECT_NE(jobset.warnings.back().find("each restart is re-picked"), std::string::npos);
+  TuningHistory h;
+  h.recommended_workers = jobset.workers + 5;
+  h.recommendation_attempt = 1;
+  history_.Put("team-a", "js", h);
+  EXPECT_EQ(Run(ChildJob(jobset.mutated, 1), workload::WorkloadKind::kJob).workers, jobset.workers + 5);
+}
+
 TEST_F(PlannerTest, DecisionUsesThePrimaryTemplatesOwnAnnotations) {
   json jobset = json::parse(R"({"apiVersion": "jobset.x-k8s.io/v1alpha2", "kind": "JobSet",
     "metadata": {"name": "two"}, "spec": {"replicatedJobs": [

@@ -47,6 +47,19 @@ Result<std::optional<TuningHistory>> GrainTuningHistory::Lookup(const std::strin
   return std::optional<TuningHistory>(HistoryFromGrainTuning(*gt));
 }
 
+Result<std::optional<RunRecord>> GrainTuningHistory::RunFor(const std::string& ns,
+                                                           const std::string& checkpoint_dir) {
+  if (!graintunings_->Synced()) return Status::Error("the GrainTuning cache is not synced yet");
+  std::optional<RunRecord> found;
+  graintunings_->Visit([&](const kube::Json& gt) {
+    if (found || !gt.is_object()) return;
+    const kube::Json& meta = gt.contains("metadata") ? gt["metadata"] : kube::Json();
+    if (!meta.is_object() || meta.value("namespace", "") != ns) return;
+    if (std::optional<RunRecord> run = RunOf(gt, checkpoint_dir)) found = run;
+  });
+  return found;
+}
+
 std::optional<DatasetProfile> GrainTuningHistory::LearnedProfile(const std::string& dataset) {
   // Per admission, over every GrainTuning in the cluster: read in place, and only the newest
   // match (by its recommendation's decidedAt) is turned into a profile afterwards.

@@ -53,6 +53,9 @@ class GrainTuningHistory : public HistorySource {
                                               const std::string& tuning_key) override;
   // The newest learned per-worker throughput among GrainTunings with spec.dataset == dataset.
   std::optional<DatasetProfile> LearnedProfile(const std::string& dataset) override;
+  // Over the namespace's GrainTunings' status.runs, read in place.
+  Result<std::optional<RunRecord>> RunFor(const std::string& ns,
+                                          const std::string& checkpoint_dir) override;
 
  private:
   std::shared_ptr<kube::Informer> graintunings_;

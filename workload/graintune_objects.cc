@@ -179,8 +179,60 @@ std::vector<Trial> TrialsOf(const json& gt) {
   return out;
 }
 
+namespace {
+
+const json& StatusList(const json& gt, const char* field) {
+  static const json kNone = json::array();
+  if (!gt.is_object()) return kNone;
+  auto status = gt.find("status");
+  if (status == gt.end() || !status->is_object()) return kNone;
+  auto list = status->find(field);
+  return list != status->end() && list->is_array() ? *list : kNone;
+}
+
+// One status.runs entry, when it names a directory and a value.
+std::optional<std::pair<std::string, RunRecord>> ReadRun(const json& entry) {
+  if (!entry.is_object()) return std::nullopt;
+  auto dir = entry.find("checkpointDir");
+  auto workers = entry.find("workers");
+  if (dir == entry.end() || !dir->is_string() || dir->get_ref<const std::string&>().empty() ||
+      workers == entry.end() || !workers->is_number_integer() || workers->get<int>() <= 0)
+    return std::nullopt;
+  RunRecord run;
+  run.workers = workers->get<int>();
+  auto first = entry.find("firstAttempt");
+  if (first != entry.end() && first->is_number_integer()) run.first_attempt = first->get<int>();
+  return std::make_pair(dir->get<std::string>(), run);
+}
+
+}  // namespace
+
+std::map<std::string, RunRecord> RunsOf(const json& gt) {
+  std::map<std::string, RunRecord> runs;
+  for (const json& entry : StatusList(gt, "runs"))
+    if (auto run = ReadRun(entry)) runs.insert(*run);
+  return runs;
+}
+
+std::optional<RunRecord> RunOf(const json& gt, const std::string& checkpoint_dir) {
+  for (const json& entry : StatusList(gt, "runs"))
+    if (auto run = ReadRun(entry); run && run->first == checkpoint_dir) return run->second;
+  return std::nullopt;
+}
+
+json RunToJson(const std::string& checkpoint_dir, const RunRecord& run) {
+  return {{"checkpointDir", checkpoint_dir}, {"workers", run.workers}, {"firstAttempt", run.first_attempt}};
+}
+
 TuningHistory HistoryFromGrainTuning(const json& gt) {
   TuningHistory h;
+  h.runs = RunsOf(gt);
+  const json next = gt.value("status", json::object()).value("nextRun", json::object());
+  if (next.is_object() && next.contains("workers") && next["workers"].is_number_integer() &&
+      next["workers"].get<int>() > 0) {
+    h.next_run_workers = next["workers"].get<int>();
+    if (next.contains("reason") && next["reason"].is_string()) h.next_run_reason = next["reason"];
+  }
   h.trials = TrialsOf(gt);
   const json spec = gt.value("spec", json::object());
   h.mode = spec.value("mode", "Auto");

@@ -36,8 +36,16 @@ Trial TrialFromJson(const nlohmann::json& trial);
 // status.trials of a GrainTuning, oldest first (empty when none).
 std::vector<Trial> TrialsOf(const nlohmann::json& grain_tuning);
 
-// What the webhook needs from a GrainTuning: trials, the recommendation and its attempt, mode.
+// What the webhook needs from a GrainTuning: trials, the recommendation and its attempt, mode,
+// the runs that keep their value (status.runs) and the next run's value (status.nextRun).
 TuningHistory HistoryFromGrainTuning(const nlohmann::json& grain_tuning);
+
+// status.runs[] entries: {"checkpointDir": "...", "workers": N, "firstAttempt": A}. Entries
+// without a directory or a positive worker count are skipped.
+std::map<std::string, RunRecord> RunsOf(const nlohmann::json& grain_tuning);
+// The run recorded for `checkpoint_dir`, without copying the others.
+std::optional<RunRecord> RunOf(const nlohmann::json& grain_tuning, const std::string& checkpoint_dir);
+nlohmann::json RunToJson(const std::string& checkpoint_dir, const RunRecord& run);
 
 // GrainTunePolicies from a file, for the standalone webhook (--policy-file): every policy must
 // parse, or the file is refused with the reason. Namespace labels are not known there; a

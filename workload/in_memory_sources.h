@@ -30,6 +30,16 @@ class InMemoryHistory : public HistorySource {
     if (it == histories_.end()) return std::optional<TuningHistory>();
     return std::optional<TuningHistory>(it->second);
   }
+  Result<std::optional<RunRecord>> RunFor(const std::string& ns,
+                                          const std::string& checkpoint_dir) override {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (!failure_.empty()) return Status::Error(failure_);
+    for (const auto& [where, history] : histories_)
+      if (where.first == ns)
+        if (auto run = history.runs.find(checkpoint_dir); run != history.runs.end())
+          return std::optional<RunRecord>(run->second);
+    return std::optional<RunRecord>();
+  }
   std::optional<DatasetProfile> LearnedProfile(const std::string& dataset) override {
     std::lock_guard<std::mutex> lock(mu_);
     auto it = profiles_.find(dataset);

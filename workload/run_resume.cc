@@ -8,12 +8,15 @@
 namespace graintune::workload {
 namespace {
 
-// MaxText's booleans as its config loader accepts them; nullopt when it is neither.
+// MaxText's booleans as its config loader accepts them (str2bool for M_ env, OmegaConf for
+// argv); nullopt when it is neither.
 std::optional<bool> ParseBool(std::string text) {
   std::transform(text.begin(), text.end(), text.begin(),
                  [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-  if (text == "true" || text == "1") return true;
-  if (text == "false" || text == "0") return false;
+  for (const char* yes : {"true", "t", "yes", "y", "on", "1"})
+    if (text == yes) return true;
+  for (const char* no : {"false", "f", "no", "n", "off", "0"})
+    if (text == no) return false;
   return std::nullopt;
 }
 
@@ -64,16 +67,17 @@ std::string CheckpointDir(const EffectiveConfig& config, const std::string& jobs
       run_name = config.Get("model_name").value_or("<model_name>") + "_<start minute>";
     }
   }
-  std::string dir = *base;
+  // MaxText makes an empty base_output_directory "maxtext_output" under its working directory.
+  std::string dir = base->empty() ? "maxtext_output" : *base;
   while (dir.size() > 1 && dir.back() == '/') dir.pop_back();
-  return (dir.empty() ? "" : dir + "/") + run_name + "/checkpoints";
+  return dir + "/" + run_name + "/checkpoints";
 }
 
 }  // namespace
 
 // maxtext 0.2.5's base.yml values for the keys read here.
 const std::map<std::string, std::string> kMaxTextDefaults = {
-    {"dataset_type", "tfds"},
+    {"dataset_type", "synthetic"},
     {"enable_checkpointing", "true"},
     {"grain_use_elastic_iterator", "false"},
     {"base_output_directory", ""},
@@ -87,16 +91,17 @@ ConfigFileView ViewOfConfig(const ContainerOverrides& overrides, const ConfigVal
   return config ? ConfigFileView::kRead : ConfigFileView::kUnreadable;
 }
 
-std::string LiteralJobSetNameEnv(const nlohmann::json& container) {
+std::optional<std::string> JobSetNameEnv(const nlohmann::json& container) {
   auto env = container.find("env");
-  if (env == container.end() || !env->is_array()) return "";
-  std::string value;
-  for (const nlohmann::json& var : *env)
-    if (var.is_object() && var.value("name", nlohmann::json()).is_string() &&
-        var["name"].get<std::string>() == "JOBSET_NAME") {
-      auto v = var.find("value");
-      value = v != var.end() && v->is_string() ? v->get<std::string>() : "";
-    }
+  if (env == container.end() || !env->is_array()) return std::nullopt;
+  std::optional<std::string> value;
+  for (const nlohmann::json& var : *env) {
+    if (!var.is_object()) continue;
+    auto name = var.find("name");
+    if (name == var.end() || !name->is_string() || *name != "JOBSET_NAME") continue;
+    auto v = var.find("value");
+    value = v != var.end() && v->is_string() ? v->get<std::string>() : "";
+  }
   return value;
 }
 

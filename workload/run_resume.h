@@ -22,8 +22,9 @@
 // Anything unknown or unparseable holds the value (pins_workers stays true).
 //
 // The checkpoint directory is {base_output_directory}/{run_name}/checkpoints, as MaxText derives
-// it. run_name, when unset, is $JOBSET_NAME (the container's env, else the JobSet the object
-// belongs to), else MaxText's "{model_name}_{minute timestamp}": a directory per start minute,
+// it (an empty base_output_directory is "maxtext_output" under the trainer's working directory).
+// run_name, when unset, is $JOBSET_NAME (the container's env: a literal, or a field of the JobSet
+// the object belongs to, as xpk sets it), else MaxText's "{model_name}_{%Y-%m-%d-%H-%M}": a directory per start minute,
 // shown with a placeholder (an attempt restarted within the same minute still resumes it, so the
 // value is pinned there too).
 //
@@ -58,8 +59,8 @@ struct RunResumeQuery {
   const ContainerOverrides& overrides;
   const ConfigValues* config = nullptr;  // with kRead
   ConfigFileView view = ConfigFileView::kNone;
-  // $JOBSET_NAME as MaxText will see it: the container's literal env value, else the name of the
-  // JobSet the object belongs to; "" when neither is known.
+  // $JOBSET_NAME as MaxText will see it: the container's literal env value, else (set from a
+  // field, as xpk does) the name of the JobSet the object belongs to; "" when unset.
   std::string jobset_name;
 };
 
@@ -78,8 +79,9 @@ RunResume ResumeOf(const RunResumeQuery& query);
 // No config argument at all: kNone.
 ConfigFileView ViewOfConfig(const ContainerOverrides& overrides, const ConfigValues* config);
 
-// $JOBSET_NAME in `container`'s env when it is a literal value; "" otherwise.
-std::string LiteralJobSetNameEnv(const nlohmann::json& container);
+// $JOBSET_NAME in `container`'s env: its literal value, "" when it comes from elsewhere (xpk's
+// fieldRef to the JobSet's name), nullopt when the container does not set it.
+std::optional<std::string> JobSetNameEnv(const nlohmann::json& container);
 
 // {"pins_workers": bool, "checkpoint_dir": "...", "why": "..."} (and "steps" when known), for
 // `graintune explain -o json`.

@@ -17,8 +17,9 @@ json Container(const std::string& words, json env = json::array()) {
 RunResume Read(const json& container, const ConfigValues* config = nullptr,
                const std::string& jobset = "") {
   const ContainerOverrides overrides = ScanContainer(container);
-  return ResumeOf({overrides, config, ViewOfConfig(overrides, config),
-                   jobset.empty() ? LiteralJobSetNameEnv(container) : jobset});
+  std::string jobset_name = JobSetNameEnv(container).value_or("");
+  if (jobset_name.empty() && JobSetNameEnv(container)) jobset_name = jobset;
+  return ResumeOf({overrides, config, ViewOfConfig(overrides, config), jobset_name});
 }
 
 TEST(RunResumeTest, GrainWithMaxTextsDefaultsPinsTheValue) {
@@ -31,7 +32,7 @@ TEST(RunResumeTest, GrainWithMaxTextsDefaultsPinsTheValue) {
 }
 
 TEST(RunResumeTest, CheckpointingOffFreesTheValue) {
-  for (const char* off : {"false", "False", "0"}) {
+  for (const char* off : {"false", "False", "0", "no", "off", "n"}) {
     const RunResume r = Read(Container(std::string("dataset_type=grain enable_checkpointing=") + off));
     EXPECT_FALSE(r.pins_workers) << off;
     EXPECT_NE(r.why.find("checkpointing is off"), std::string::npos) << r.why;
@@ -46,7 +47,7 @@ TEST(RunResumeTest, TheElasticIteratorFreesTheValue) {
 
 TEST(RunResumeTest, ANonGrainInputFreesTheValue) {
   EXPECT_FALSE(Read(Container("dataset_type=hf grain_worker_count=-1")).pins_workers);
-  // MaxText's default input is tfds: a grain_worker_count alone does not make it Grain.
+  // MaxText's default input is synthetic: a grain_worker_count alone does not make it Grain.
   EXPECT_FALSE(Read(Container("grain_worker_count=-1")).pins_workers);
 }
 
@@ -101,10 +102,16 @@ TEST(RunResumeTest, ABaseConfigGraintuneDoesNotFollowMakesTheRestUnknown) {
 
 TEST(RunResumeTest, RunNameDefaultsToTheJobSetThenToTheStartMinute) {
   const std::string words = "dataset_type=grain base_output_directory=/out model_name=llama3-8b";
-  EXPECT_EQ(Read(Container(words), nullptr, "pretrain").checkpoint_dir, "/out/pretrain/checkpoints");
+  // xpk: JOBSET_NAME from the JobSet's name.
+  const json from_field = json::array(
+      {{{"name", "JOBSET_NAME"},
+        {"valueFrom", {{"fieldRef", {{"fieldPath", "metadata.annotations['jobset.sigs.k8s.io/jobset-name']"}}}}}}});
+  EXPECT_EQ(Read(Container(words, from_field), nullptr, "pretrain").checkpoint_dir,
+            "/out/pretrain/checkpoints");
   json env = json::array({{{"name", "JOBSET_NAME"}, {"value", "from-env"}}});
-  EXPECT_EQ(Read(Container(words, env)).checkpoint_dir, "/out/from-env/checkpoints");
-  const RunResume minute = Read(Container(words));
+  EXPECT_EQ(Read(Container(words, env), nullptr, "pretrain").checkpoint_dir, "/out/from-env/checkpoints");
+  // No JOBSET_NAME in the container: MaxText names the run by model and start minute.
+  const RunResume minute = Read(Container(words), nullptr, "pretrain");
   EXPECT_EQ(minute.checkpoint_dir, "/out/llama3-8b_<start minute>/checkpoints");
   EXPECT_TRUE(minute.pins_workers);
   EXPECT_NE(minute.why.find("within that minute"), std::string::npos);
@@ -121,9 +128,13 @@ TEST(RunResumeTest, JsonHasTheFieldsExplainPrints) {
 TEST(RunResumeTest, HostileValuesHaveAnAnswer) {
   EXPECT_FALSE(Read(Container("dataset_type=grain steps=1e400")).steps.has_value());
   EXPECT_FALSE(Read(Container("dataset_type=grain steps=-3")).steps.has_value());
-  EXPECT_TRUE(Read(Container("dataset_type=grain grain_use_elastic_iterator=yes")).pins_workers);
-  EXPECT_EQ(LiteralJobSetNameEnv({{"env", {{{"name", "JOBSET_NAME"}, {"valueFrom", {}}}}}}), "");
-  EXPECT_EQ(LiteralJobSetNameEnv({{"env", "not-a-list"}}), "");
+  EXPECT_TRUE(Read(Container("dataset_type=grain grain_use_elastic_iterator=sometimes")).pins_workers);
+  EXPECT_FALSE(Read(Container("dataset_type=grain grain_use_elastic_iterator=yes")).pins_workers);
+  EXPECT_EQ(JobSetNameEnv({{"env", {{{"name", "JOBSET_NAME"}, {"valueFrom", {}}}}}}), "");
+  EXPECT_EQ(JobSetNameEnv({{"env", "not-a-list"}}), std::nullopt);
+  EXPECT_EQ(JobSetNameEnv({{"env", {{{"name", 7}}, "x"}}}), std::nullopt);
+  // An empty base_output_directory is MaxText's "maxtext_output".
+  EXPECT_EQ(Read(Container("dataset_type=grain run_name=r")).checkpoint_dir, "maxtext_output/r/checkpoints");
 }
 
 }  // namespace

@@ -45,6 +45,10 @@ class HistorySource {
                                                       const std::string& tuning_key) = 0;
   // A profile learned for a dataset name from earlier workloads (graintune.dev/dataset).
   virtual std::optional<DatasetProfile> LearnedProfile(const std::string& dataset) = 0;
+  // The value a run writing `checkpoint_dir` was started with, recorded under any tuning key in
+  // `ns` (a new workload resuming a directory graintune has seen); nullopt when none is.
+  virtual Result<std::optional<RunRecord>> RunFor(const std::string& ns,
+                                                  const std::string& checkpoint_dir) = 0;
 };
 
 class ConfigMapSource {

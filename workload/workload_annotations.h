@@ -38,6 +38,17 @@ inline constexpr char kAttemptAnnotation[] = "graintune.dev/attempt";
 // that a reinvocation of the webhook on the same pod counts them once, not twice.
 inline constexpr char kFailedPodsCountedAnnotation[] = "graintune.dev/failed-pods-counted";
 inline constexpr char kRestartAttemptLabel[] = "jobset.sigs.k8s.io/restart-attempt";
+inline constexpr char kJobSetNameLabel[] = "jobset.sigs.k8s.io/jobset-name";
+// What graintune read of the run an attempt belongs to (workload/run_resume.h), written beside
+// the value so the operator records the run and judges how it ended:
+//   graintune.dev/checkpoint-dir  the checkpoint directory MaxText writes
+//   graintune.dev/resume          "pins-workers" (a resume restores Grain's iterator: the run
+//                                 keeps one value) or "free"
+//   graintune.dev/steps           the configured steps (a run ending before steps - 1 ended early)
+inline constexpr char kCheckpointDirAnnotation[] = "graintune.dev/checkpoint-dir";
+inline constexpr char kResumeAnnotation[] = "graintune.dev/resume";
+inline constexpr char kStepsAnnotation[] = "graintune.dev/steps";
+inline constexpr char kPinsWorkers[] = "pins-workers";
 
 struct WorkloadAnnotations {
   bool requests_tuning = false;            // worker-count is "-1"
