@@ -17,9 +17,11 @@
 #include <cstdlib>
 #include <charconv>
 #include <csignal>
+#include <fstream>
 #include <iostream>
 #include <thread>
 
+#include "operator/last_step_message.h"
 #include "operator/metrics_file_follower.h"
 #include "operator/process_stats.h"
 #include "operator/step_log.h"
@@ -38,6 +40,7 @@ constexpr char kUsage[] = R"(graintune-exporter: the sidecar graintune adds to t
 usage:
   graintune-exporter --metrics-file PATH [--bind-address A] [--port N]
                      [--poll-interval-ms N] [--proc-root /proc] [--trainer-pattern MaxText]
+                     [--termination-message-path /dev/termination-log]
                      [--log-level error|warning|info|debug]
 )";
 
@@ -111,7 +114,7 @@ int main(int argc, char** argv) {
   const server::Flags flags = server::ExitOnUsageError(
       kProgram, server::Flags::Parse(server::Arguments(argc, argv),
                                      {"log-level", "metrics-file", "bind-address", "port", "poll-interval-ms",
-                                      "proc-root", "trainer-pattern"}));
+                                      "proc-root", "trainer-pattern", "termination-message-path"}));
   if (!flags.positional().empty())
     server::ExitWithUsageError(kProgram, "unexpected argument '" + flags.positional().front() + "'");
   server::SetUpLogging(kProgram, flags);
@@ -153,7 +156,20 @@ int main(int argc, char** argv) {
   std::signal(SIGINT, OnSignal);
   op::MetricsFileFollower follower(metrics_file);
   op::ProcessSampler sampler(proc_root, pattern);
-  while (!g_stop) {
+  // The last step, kept in the termination message as it moves: the kubelet reads the file
+  // whenever the sidecar stops, so a SIGKILL loses nothing written before it.
+  const std::string termination_path = flags.Get("termination-message-path").value_or("");
+  long written_step = -1;
+  auto write_last_step = [&] {
+    const op::StepLog::Totals t = log.totals();
+    if (termination_path.empty() || !t.last || t.last->step == written_step) return;
+    std::ofstream out(termination_path, std::ios::trunc);
+    out << op::LastStepMessage(t.last->step);
+    if (out.flush()) written_step = t.last->step;
+    else LogLine(LogLevel::kWarning) << "cannot write " << termination_path;
+  };
+  for (bool stopping = false; !stopping;) {
+    stopping = g_stop;  // after a stop, one more read of the file, then out
     op::MetricsFileFollower::Update u = follower.Poll();
     if (u.restarted) log.Restart();
     log.Add(u.samples, u.lines, u.malformed);
@@ -163,7 +179,8 @@ int main(int argc, char** argv) {
     }
     if (std::optional<op::ProcessFigures> p = sampler.Sample(std::chrono::steady_clock::now()))
       log.SetProcess(*p);
-    std::this_thread::sleep_for(std::chrono::milliseconds(poll_ms));
+    write_last_step();
+    if (!stopping) std::this_thread::sleep_for(std::chrono::milliseconds(poll_ms));
   }
   server.Stop();
   return 0;

@@ -146,7 +146,8 @@ int main(int argc, char** argv) {
   auto registry = std::make_shared<prometheus::Registry>();
   auto& counter_family = prometheus::BuildCounter()
                              .Name("graintune_operator_total")
-                             .Help("Operator activity by kind (reconciles, scrapes, writes, events)")
+                             .Help("Operator activity by kind (reconciles, scrapes, writes, events, "
+                                   "attempts that ended early)")
                              .Register(*registry);
   auto& leader_gauge = prometheus::BuildGauge().Name("graintune_operator_leader")
                            .Help("1 while this replica leads").Register(*registry).Add({});
@@ -171,7 +172,7 @@ int main(int argc, char** argv) {
           {"reconcile", c.reconciles}, {"reconcile_error", c.reconcile_errors},
           {"scrape", c.scrapes}, {"scrape_error", c.scrape_errors},
           {"status_write", c.status_writes}, {"status_progress_deferred", c.progress_deferred},
-          {"event", c.events}, {"forgotten", c.forgotten}};
+          {"event", c.events}, {"forgotten", c.forgotten}, {"ended_early", c.ended_early}};
       for (const auto& [kind, v] : now) {
         counter_family.Add({{"kind", kind}}).Increment(v - exported[kind]);
         exported[kind] = v;

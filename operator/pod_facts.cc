@@ -3,6 +3,7 @@
 #include <optional>
 
 #include "base/numbers.h"
+#include "operator/last_step_message.h"
 #include "workload/identity.h"
 #include "workload/pod_templates.h"
 #include "workload/workload_annotations.h"
@@ -15,6 +16,20 @@ using json = nlohmann::json;
 int PositiveInt(const std::string& text, int fallback) {
   const std::optional<int> v = ParseInt(text);
   return v && *v > 0 ? *v : fallback;
+}
+
+// The exporter's last step, from its current or last terminated state's message.
+std::optional<long> LastStepOf(const json& container_status) {
+  for (const char* state : {"state", "lastState"}) {
+    auto s = container_status.find(state);
+    if (s == container_status.end() || !s->is_object()) continue;
+    auto t = s->find("terminated");
+    if (t == s->end() || !t->is_object()) continue;
+    auto message = t->find("message");
+    if (message != t->end() && message->is_string())
+      if (std::optional<long> step = ParseLastStepMessage(message->get<std::string>())) return step;
+  }
+  return std::nullopt;
 }
 
 bool TerminatedOom(const json& status) {
@@ -45,6 +60,13 @@ PodFacts PodFactsFromJson(const json& pod) {
     f.exporter_port = PositiveInt(it->second, kDefaultExporterPort);
   if (auto it = annotations.find("graintune.dev/dataset"); it != annotations.end())
     f.dataset = it->second;
+  if (auto it = annotations.find(workload::kResumeAnnotation); it != annotations.end())
+    f.pins_workers = it->second == workload::kPinsWorkers;
+  if (auto it = annotations.find(workload::kCheckpointDirAnnotation); it != annotations.end())
+    f.checkpoint_dir = it->second;
+  if (auto it = annotations.find(workload::kStepsAnnotation); it != annotations.end())
+    if (std::optional<double> n = ParseFiniteNumber(it->second); n && *n >= 0 && *n < 1e15)
+      f.steps = static_cast<long>(*n);
   if (auto it = labels.find("jobset.sigs.k8s.io/jobset-name"); it != labels.end()) {
     f.owner_kind = "JobSet";
     f.owner_name = it->second;
@@ -61,8 +83,12 @@ PodFacts PodFactsFromJson(const json& pod) {
   f.started = status.value("startTime", "");
   for (const char* list : {"containerStatuses", "initContainerStatuses"}) {
     if (!status.contains(list) || !status[list].is_array()) continue;
-    for (const json& cs : status[list])
-      if (cs.is_object() && TerminatedOom(cs)) f.oom_killed = true;
+    for (const json& cs : status[list]) {
+      if (!cs.is_object()) continue;
+      if (TerminatedOom(cs)) f.oom_killed = true;
+      if (cs.value("name", json()) == workload::kExporterContainerName)
+        if (std::optional<long> step = LastStepOf(cs)) f.last_step = step;
+    }
   }
   return f;
 }

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -28,6 +29,14 @@ struct PodFacts {
   std::string created;       // metadata.creationTimestamp
   std::string started;       // status.startTime
   bool terminating = false;  // metadata.deletionTimestamp is set
+  // What the webhook read of the run (workload/run_resume.h): whether a resume restores Grain's
+  // iterator (the run keeps its value), its checkpoint directory and configured steps.
+  bool pins_workers = false;
+  std::string checkpoint_dir;
+  std::optional<long> steps;
+  // The last training step the exporter saw, from its termination message (the exporter
+  // writes it as MaxText goes; the kubelet puts it in the sidecar's terminated state).
+  std::optional<long> last_step;
 
   // Pending or Running and not being deleted: its attempt is still under way.
   bool Alive() const { return !terminating && (phase == "Pending" || phase == "Running"); }

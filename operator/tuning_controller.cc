@@ -444,6 +444,9 @@ ReconcileOutcome TuningController::ReconcileKey(const TuningKey& tuning_key,
   }
   const bool alive = std::any_of(in.pods.begin(), in.pods.end(), [](const PodFacts& p) { return p.Alive(); });
   const ReconcileResult result{alive ? options_.running_requeue : std::chrono::milliseconds(0)};
+  if (wrote)
+    counters_.ended_early += std::count_if(out.events.begin(), out.events.end(),
+                                           [](const EventToRecord& e) { return e.reason == "EndedEarly"; });
   if (out.events.empty() || in.pods.empty() || !wrote) return result;
   // Events go on the workload people look at (the JobSet or Job), else on the GrainTuning.
   const PodFacts& any = in.pods.front();

@@ -109,6 +109,7 @@ struct ControllerOptions {
 struct ControllerCounters {
   std::atomic<long> reconciles{0}, reconcile_errors{0}, scrapes{0}, scrape_errors{0},
       status_writes{0}, events{0}, forgotten{0},
+      ended_early{0},        // attempts whose trainer exited 0 before its configured steps
       deferred{0},           // keys handed out but not reconciled: backing off, or parked
       progress_deferred{0};  // progress-only status writes put off (progress_write_interval)
 };

@@ -4,6 +4,7 @@
 #include <set>
 #include <string_view>
 
+#include "operator/run_records.h"
 #include "workload/graintune_objects.h"
 
 namespace graintune::op {
@@ -182,9 +183,20 @@ ReconcileOutput ReconcileTuning(const ReconcileInput& in) {
         t.workers = workers;
         t.oom_killed = true;
         trials[attempt] = t;
-        out.events.push_back({"Warning", "CappedByOOM",
-                              "attempt " + std::to_string(attempt) + " was OOMKilled with " +
-                                  std::to_string(workers) + " Grain workers; later attempts stay below"});
+        const PodFacts& pod = *pods.front();
+        if (pod.pins_workers)
+          out.events.push_back(
+              {"Warning", "OOMKilledInPinnedRun",
+               "attempt " + std::to_string(attempt) + " was OOMKilled with " + std::to_string(workers) +
+                   " Grain workers, and this run resumes Grain's iterator from its checkpoints (" +
+                   pod.checkpoint_dir + "): its next attempt keeps " + std::to_string(workers) +
+                   " (another count would stop MaxText early). Ways out: grain_use_elastic_iterator=true "
+                   "with packing=false, a new run_name, or a smaller grain_per_worker_buffer_size; "
+                   "the next run of this workload stays below " + std::to_string(workers)});
+        else
+          out.events.push_back({"Warning", "CappedByOOM",
+                                "attempt " + std::to_string(attempt) + " was OOMKilled with " +
+                                    std::to_string(workers) + " Grain workers; later attempts stay below"});
       }
       continue;
     }
@@ -216,6 +228,11 @@ ReconcileOutput ReconcileTuning(const ReconcileInput& in) {
   }
   if (std::vector<int> ended = EndedAttempts(status, in.pods); !ended.empty())
     status["endedAttempts"] = ended;
+  if (json runs = RunsStatus(old_status, in.pods); !runs.empty()) status["runs"] = runs;
+  const std::optional<PinnedAttempt> pinned =
+      NewestPinnedAttempt(status.value("runs", json::array()), in.pods);
+  const std::optional<EndedEarly> ended_early = NewestEndedEarly(in.pods);
+  if (ended_early) status["endedEarly"] = ToJson(*ended_early);
 
   const int newest = attempts.empty() ? (list.empty() ? 0 : list.back().attempt)
                                       : attempts.rbegin()->first;
@@ -229,8 +246,15 @@ ReconcileOutput ReconcileTuning(const ReconcileInput& in) {
     const Decision d = Decide(*in.inputs, list);
     phase = ToString(d.phase);
     if (trials.count(newest)) {
-      rec = {{"workers", d.workers}, {"perWorkerBuffer", d.per_worker_buffer},
-             {"attempt", newest + 1}, {"reason", d.reason}};
+      // The next run of this workload (a new checkpoint directory) starts from what all its
+      // attempts measured; a run that resumes Grain's iterator keeps its own value meanwhile.
+      status["nextRun"] = {{"workers", d.workers}, {"reason", d.reason}};
+      if (pinned)
+        rec = {{"workers", pinned->run.workers}, {"attempt", newest + 1},
+               {"reason", PinnedRunReason(pinned->checkpoint_dir, newest + 1, pinned->run.workers, d.workers)}};
+      else
+        rec = {{"workers", d.workers}, {"perWorkerBuffer", d.per_worker_buffer},
+               {"attempt", newest + 1}, {"reason", d.reason}};
     } else if (!rec.contains("workers") && !attempts.empty() && attempts.rbegin()->second.front()->workers > 0) {
       rec = {{"workers", attempts.rbegin()->second.front()->workers},
              {"attempt", newest},
@@ -266,6 +290,27 @@ ReconcileOutput ReconcileTuning(const ReconcileInput& in) {
                  list.empty() ? "no attempt has reported enough steady-state steps yet"
                               : std::to_string(list.size()) + " trial(s) recorded",
                  old_conditions, in.now)});
+  const std::string pinned_message =
+      pinned ? PinnedRunReason(pinned->checkpoint_dir, newest + (trials.count(newest) ? 1 : 0),
+                               pinned->run.workers,
+                               status.contains("nextRun") ? std::optional<int>(status["nextRun"].value("workers", 0))
+                                                          : std::nullopt)
+             : "";
+  status["conditions"].push_back(Condition(
+      "ValuePinned", pinned.has_value(), pinned ? "GrainIteratorCheckpoint" : "NothingRestoresIt",
+      pinned ? pinned_message
+             : "no running attempt restores Grain's iterator from a checkpoint: the value may change",
+      old_conditions, in.now));
+  const std::string ended_message =
+      ended_early ? "attempt " + std::to_string(ended_early->attempt) + " (pod " + ended_early->pod +
+                        ") exited 0 after step " + std::to_string(ended_early->last_step) + " of " +
+                        std::to_string(ended_early->steps) +
+                        ": MaxText stopped before its last step (a resume that could not restore "
+                        "Grain's iterator does that); look for 'Training stopped' in its log"
+                  : "";
+  status["conditions"].push_back(Condition(
+      "EndedEarly", ended_early.has_value(), ended_early ? "StoppedBeforeLastStep" : "NoneEndedEarly",
+      ended_early ? ended_message : "no attempt exited before its configured steps", old_conditions, in.now));
 
   out.status_changed = Comparable(status) != Comparable(old_status);
   const int old_workers = old_rec.value("workers", 0);
@@ -274,6 +319,18 @@ ReconcileOutput ReconcileTuning(const ReconcileInput& in) {
                           std::to_string(old_workers) + " -> " + std::to_string(rec["workers"].get<int>()) +
                               " Grain workers for attempt " + std::to_string(rec.value("attempt", 0)) +
                               ": " + rec.value("reason", "")});
+  if (ended_early && old_status.value("endedEarly", json::object()) != status["endedEarly"])
+    out.events.push_back({"Warning", "EndedEarly", ended_message});
+  // Once per restart of a pinned run: the attempt that kept its run's value.
+  if (pinned && pinned->attempt > pinned->run.first_attempt) {
+    status["pinnedAttempt"] = pinned->attempt;
+    if (old_status.value("pinnedAttempt", -1) != pinned->attempt)
+      out.events.push_back({"Normal", "ValuePinned",
+                            PinnedRunReason(pinned->checkpoint_dir, pinned->attempt, pinned->run.workers,
+                                            status.contains("nextRun")
+                                                ? std::optional<int>(status["nextRun"].value("workers", 0))
+                                                : std::nullopt)});
+  }
   if (phase == "Converged" && old_status.value("phase", "") != "Converged")
     out.events.push_back({"Normal", "Converged",
                           "grain_worker_count " + std::to_string(rec.value("workers", 0)) +
@@ -311,6 +368,7 @@ json Verdicts(json status) {
   if (status.contains("learnedTokensPerSecondPerWorker")) status["learnedTokensPerSecondPerWorker"] = true;
   if (status.contains("recommendation") && status["recommendation"].is_object())
     status["recommendation"].erase("reason");
+  if (status.contains("nextRun") && status["nextRun"].is_object()) status["nextRun"].erase("reason");
   return status;
 }
 

@@ -287,3 +287,100 @@ TEST(TuningReconcilerTest, ModeOffIsPausedAndUnreadablePodsAreAProblem) {
 
 }  // namespace
 }  // namespace graintune::op
+
+namespace graintune::op {
+namespace {
+
+PodFacts PinnedPod(int attempt, int workers, const std::string& phase = "Running", bool oom = false) {
+  PodFacts p = Pod(attempt, workers, phase, oom);
+  p.pins_workers = true;
+  p.checkpoint_dir = "gs://ckpt/llama/checkpoints";
+  p.steps = 40;
+  return p;
+}
+
+json ConditionOf(const json& status, const std::string& type) {
+  for (const json& c : status["conditions"])
+    if (c["type"] == type) return c;
+  return nullptr;
+}
+
+// A data-bound attempt of a run that resumes Grain's iterator: the next attempt keeps the run's
+// value, and what it measured goes to the next run.
+TEST(ReconcilePinnedTest, TheNextAttemptKeepsTheRunsValueAndTheNextRunGetsTheMeasuredOne) {
+  const ReconcileOutput out = ReconcileTuning(Input(std::nullopt, {PinnedPod(0, 4)}, {{0, DataBoundSteps(20)}}));
+  ASSERT_EQ(out.status["runs"].size(), 1u);
+  EXPECT_EQ(out.status["runs"][0]["workers"], 4);
+  const int next_run = out.status["nextRun"]["workers"];
+  EXPECT_GT(next_run, 4);  // data-bound at 4
+  EXPECT_EQ(out.status["recommendation"]["workers"], 4);
+  EXPECT_EQ(out.status["recommendation"]["attempt"], 1);
+  EXPECT_EQ(out.status["recommendation"]["reason"],
+            "this run resumes Grain's iterator from its checkpoints (gs://ckpt/llama/checkpoints); "
+            "attempt 1 keeps 4 workers; the next run of this workload gets " + std::to_string(next_run));
+  const json pinned = ConditionOf(out.status, "ValuePinned");
+  EXPECT_EQ(pinned["status"], "True");
+  EXPECT_EQ(pinned["reason"], "GrainIteratorCheckpoint");
+
+  // Attempt 1 starts (a restart): the Event says it keeps the value, once.
+  const ReconcileOutput restarted = ReconcileTuning(
+      Input(Stored(out), {PinnedPod(0, 4, "Failed"), PinnedPod(1, 4)}, {}));
+  auto pinned_events = [](const ReconcileOutput& o) {
+    return std::count_if(o.events.begin(), o.events.end(),
+                         [](const EventToRecord& e) { return e.reason == "ValuePinned"; });
+  };
+  ASSERT_EQ(pinned_events(restarted), 1);
+  EXPECT_NE(std::find_if(restarted.events.begin(), restarted.events.end(), [](const EventToRecord& e) {
+              return e.note.find("attempt 1 keeps 4 workers") != std::string::npos;
+            }), restarted.events.end());
+  EXPECT_EQ(restarted.status["recommendation"]["workers"], 4);
+  EXPECT_EQ(pinned_events(ReconcileTuning(
+                Input(Stored(restarted), {PinnedPod(0, 4, "Failed"), PinnedPod(1, 4)}, {}))),
+            0);
+}
+
+TEST(ReconcilePinnedTest, AnUnpinnedRunIsRetunedAsBefore) {
+  const ReconcileOutput out = ReconcileTuning(Input(std::nullopt, {Pod(0, 4)}, {{0, DataBoundSteps(20)}}));
+  EXPECT_GT(out.status["recommendation"]["workers"].get<int>(), 4);
+  EXPECT_EQ(out.status["recommendation"]["workers"], out.status["nextRun"]["workers"]);
+  EXPECT_EQ(ConditionOf(out.status, "ValuePinned")["status"], "False");
+  EXPECT_FALSE(out.status.contains("runs"));
+}
+
+TEST(ReconcilePinnedTest, AnOomKilledPinnedAttemptKeepsItsValueAndSaysTheWaysOut) {
+  const ReconcileOutput out =
+      ReconcileTuning(Input(std::nullopt, {PinnedPod(0, 8, "Failed", /*oom=*/true)}, {}));
+  ASSERT_FALSE(out.events.empty());
+  EXPECT_EQ(out.events[0].type, "Warning");
+  EXPECT_EQ(out.events[0].reason, "OOMKilledInPinnedRun");
+  for (const char* way : {"grain_use_elastic_iterator=true", "packing=false", "run_name",
+                          "grain_per_worker_buffer_size"})
+    EXPECT_NE(out.events[0].note.find(way), std::string::npos) << way;
+  EXPECT_EQ(out.status["recommendation"]["workers"], 8) << "never a lower value silently";
+  EXPECT_LT(out.status["nextRun"]["workers"].get<int>(), 8) << "the cap applies to the next run";
+}
+
+TEST(ReconcilePinnedTest, ARunThatExitsBeforeItsLastStepEndedEarly) {
+  PodFacts stopped = PinnedPod(1, 2, "Succeeded");
+  stopped.last_step = 12;
+  const ReconcileOutput out = ReconcileTuning(Input(std::nullopt, {PinnedPod(0, 2, "Failed"), stopped}, {}));
+  EXPECT_EQ(out.status["endedEarly"], (json{{"attempt", 1}, {"pod", "llama-1"}, {"lastStep", 12}, {"steps", 40}}));
+  const json c = ConditionOf(out.status, "EndedEarly");
+  EXPECT_EQ(c["status"], "True");
+  EXPECT_NE(c["message"].get<std::string>().find("exited 0 after step 12 of 40"), std::string::npos);
+  ASSERT_EQ(std::count_if(out.events.begin(), out.events.end(),
+                          [](const EventToRecord& e) { return e.reason == "EndedEarly" && e.type == "Warning"; }),
+            1);
+  // Once stored, the same stop is not announced again.
+  const ReconcileOutput again = ReconcileTuning(Input(Stored(out), {PinnedPod(0, 2, "Failed"), stopped}, {}));
+  EXPECT_EQ(std::count_if(again.events.begin(), again.events.end(),
+                          [](const EventToRecord& e) { return e.reason == "EndedEarly"; }),
+            0);
+  // A run that reached its last step did not end early.
+  PodFacts finished = stopped;
+  finished.last_step = 39;
+  EXPECT_EQ(ConditionOf(ReconcileTuning(Input(std::nullopt, {finished}, {})).status, "EndedEarly")["status"], "False");
+}
+
+}  // namespace
+}  // namespace graintune::op

@@ -5,20 +5,15 @@
 
 namespace graintune {
 
-namespace {
-
-// Rule 0's reason: why this attempt keeps the run's value, and what the next run gets.
-std::string PinnedReason(const AttemptQuery& query, int attempt, int workers,
-                         const std::optional<TuningHistory>& history) {
+std::string PinnedRunReason(const std::string& checkpoint_dir, int attempt, int workers,
+                            std::optional<int> next_run_workers) {
   std::string reason = "this run resumes Grain's iterator from its checkpoints (" +
-                       query.checkpoint_dir + "); attempt " + std::to_string(attempt) +
-                       " keeps " + std::to_string(workers) + " workers";
-  if (history && history->next_run_workers)
-    reason += "; the next run of this workload gets " + std::to_string(*history->next_run_workers);
+                       checkpoint_dir + "); attempt " + std::to_string(attempt) + " keeps " +
+                       std::to_string(workers) + " workers";
+  if (next_run_workers)
+    reason += "; the next run of this workload gets " + std::to_string(*next_run_workers);
   return reason;
 }
-
-}  // namespace
 
 AttemptValue ValueForAttempt(const TuningInputs& inputs,
                              const std::optional<TuningHistory>& history,
@@ -45,7 +40,9 @@ AttemptValue ValueForAttempt(const TuningInputs& inputs,
       if (v.keep_as_written) return v;
       v.reason += "; the run keeps this value (its checkpoints will hold Grain's iterator)";
     }
-    if (v.reason.empty()) v.reason = PinnedReason(query, v.attempt, v.workers, history);
+    if (v.reason.empty())
+      v.reason = PinnedRunReason(query.checkpoint_dir, v.attempt, v.workers,
+                                 history ? history->next_run_workers : std::nullopt);
     if (v.reason.size() > kMaxReasonBytes) v.reason.resize(kMaxReasonBytes);
     return v;
   }

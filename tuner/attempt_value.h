@@ -90,6 +90,12 @@ AttemptValue ValueForAttempt(const TuningInputs& inputs,
 
 inline constexpr size_t kMaxReasonBytes = 1024;
 
+// Why an attempt of a run that resumes Grain's iterator keeps the run's value, and what the next
+// run gets: "this run resumes Grain's iterator from its checkpoints (DIR); attempt 2 keeps 4
+// workers; the next run of this workload gets 9".
+std::string PinnedRunReason(const std::string& checkpoint_dir, int attempt, int workers,
+                            std::optional<int> next_run_workers);
+
 struct WorkerSplit {
   int workers = 0;
   int eval_workers = 0;

@@ -45,7 +45,10 @@ void InjectExporter(json& object, const std::string& spec_pointer,
       {"name", kExporterContainerName},
       {"image", options.image},
       {"restartPolicy", "Always"},
-      {"args", {"--metrics-file", file, "--port", port}},
+      // The exporter keeps the last step it read in the sidecar's termination message (the
+      // kubelet's default path), where the operator finds it after the pod ended.
+      {"args", {"--metrics-file", file, "--port", port, "--termination-message-path",
+                "/dev/termination-log"}},
       // The exporter names its pod in every answer, so the operator never takes another pod's
       // figures for this one when a pod IP is reused.
       {"env", {{{"name", "GRAINTUNE_POD_UID"},

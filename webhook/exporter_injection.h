@@ -16,10 +16,11 @@
 #include <vector>
 
 #include "workload/container_overrides.h"
+#include "workload/workload_annotations.h"
 
 namespace graintune::webhook {
 
-inline constexpr char kExporterContainerName[] = "graintune-exporter";
+using workload::kExporterContainerName;
 inline constexpr char kMetricsVolumeName[] = "graintune-metrics";
 
 struct ExporterInjection {

@@ -337,7 +337,8 @@ TEST_F(ExporterPlannerTest, TunedJobGetsANativeSidecarAndAMetricsFile) {
   const json& sidecar = spec["initContainers"][0];
   EXPECT_EQ(sidecar["name"], kExporterContainerName);
   EXPECT_EQ(sidecar["restartPolicy"], "Always");  // native sidecar: never keeps the Job alive
-  EXPECT_EQ(sidecar["args"], json({"--metrics-file", "/graintune-metrics/metrics.jsonl", "--port", "9431"}));
+  EXPECT_EQ(sidecar["args"], json({"--metrics-file", "/graintune-metrics/metrics.jsonl", "--port", "9431",
+                                     "--termination-message-path", "/dev/termination-log"}));
   const json& trainer = spec["containers"][0];
   EXPECT_EQ(trainer["env"][0], json({{"name", "M_METRICS_FILE"}, {"value", "/graintune-metrics/metrics.jsonl"}}));
   EXPECT_EQ(trainer["volumeMounts"][0]["name"], kMetricsVolumeName);

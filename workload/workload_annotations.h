@@ -49,6 +49,9 @@ inline constexpr char kCheckpointDirAnnotation[] = "graintune.dev/checkpoint-dir
 inline constexpr char kResumeAnnotation[] = "graintune.dev/resume";
 inline constexpr char kStepsAnnotation[] = "graintune.dev/steps";
 inline constexpr char kPinsWorkers[] = "pins-workers";
+// The exporter sidecar graintune injects into tuned pods (the webhook names it; the operator
+// reads its status).
+inline constexpr char kExporterContainerName[] = "graintune-exporter";
 
 struct WorkloadAnnotations {
   bool requests_tuning = false;            // worker-count is "-1"

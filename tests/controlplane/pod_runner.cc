@@ -26,6 +26,13 @@ std::vector<std::string> ExporterArgs(const Json& sidecar, const std::string& me
       ++i;
       continue;
     }
+    // The kubelet's /dev/termination-log is a file of the pod's here (TerminationMessagePath).
+    if (v == "--termination-message-path" && i + 1 < a.size()) {
+      args.push_back(v);
+      args.push_back(metrics_file + ".termination-log");
+      ++i;
+      continue;
+    }
     args.push_back(v);
   }
   args.insert(args.end(), {"--bind-address", pod_ip, "--poll-interval-ms", "100"});

@@ -56,7 +56,7 @@ TEST(AlertRules, NameOnlyExportedMetricsAndFireOnTheFailuresTheyDescribe) {
   std::map<std::string, Json> rules;
   for (const Json& g : groups)
     for (const Json& r : g["rules"]) rules[r.value("alert", "")] = r;
-  ASSERT_EQ(rules.size(), 6u);
+  ASSERT_EQ(rules.size(), 7u);
 
   // What the binaries export.
   Result<Exposition> scraped = ScrapeGraintuneBinaries(
@@ -118,6 +118,10 @@ TEST(AlertRules, NameOnlyExportedMetricsAndFireOnTheFailuresTheyDescribe) {
            rules["GraintuneExportersUnreachable"], true),
       Case("10% of scrapes fail", {{op_total + "\"scrape\"}", "0+10x40"}, {op_total + "\"scrape_error\"}", "0+1x40"}},
            rules["GraintuneExportersUnreachable"], false),
+      Case("a run ended early 10 minutes ago", {{op_total + "\"ended_early\"}", "0x20 1x20"}},
+           rules["GraintuneRunEndedEarly"], true),
+      Case("no run ended early", {{op_total + "\"ended_early\"}", "0x40"}, {op_total + "\"reconcile\"}", "0+10x40"}},
+           rules["GraintuneRunEndedEarly"], false),
   });
   const std::string tests_file = cp->dir() + "/graintune-rules-test.json";
   ASSERT_TRUE(WriteFile(tests_file, Json{{"rule_files", {rules_file}}, {"evaluation_interval", "1m"},

@@ -41,6 +41,16 @@ binaries and runs these rules through promtool (syntax and tests/integration/tes
       annotations:
         summary: No graintune-operator replica leads.
         description: No attempt is measured and no recommendation improves until one leads (Lease in the release namespace).
+    - alert: GraintuneRunEndedEarly
+      expr: sum(increase(graintune_operator_total{kind="ended_early"}[1h])) > 0
+      labels: {severity: warning}
+      annotations:
+        summary: A MaxText trainer graintune tunes exited 0 before its configured steps.
+        description: >-
+          The GrainTuning's EndedEarly condition and a Warning Event on the workload name the attempt and
+          its last step. MaxText stops this way, exit code 0, when a resumed run cannot restore Grain's
+          iterator (another grain_worker_count than its checkpoint was saved with); its log says
+          "Training stopped".
     - alert: GraintuneOperatorReconcileErrors
       expr: |
         sum(rate(graintune_operator_total{kind="reconcile_error"}[15m]))

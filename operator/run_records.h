@@ -1,0 +1,47 @@
+// What the operator keeps of runs (one MaxText checkpoint directory each) and how they ended,
+// as pure functions over the key's pods and its stored status.
+//
+//  - status.runs: one entry per run whose attempts restore Grain's iterator (pods annotated
+//    graintune.dev/resume: pins-workers), with the value its first attempt ran: the webhook gives
+//    every later attempt of that run the same value. An entry is never changed once written;
+//    at most kMaxStoredRuns are kept (the newest by first attempt).
+//  - Ended early: a pod that succeeded (its trainer exited 0) whose exporter's last step is below
+//    the run's configured steps - 1 (maxtext 0.2.5 exits 0 when a resumed Grain iterator fails).
+#pragma once
+
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "operator/pod_facts.h"
+#include "tuner/attempt_value.h"
+
+namespace graintune::op {
+
+inline constexpr size_t kMaxStoredRuns = 32;
+
+// status.runs as it should be: the stored entries, plus a run for each checkpoint directory a
+// pinned attempt's pods name that none records yet (its value: the lowest such attempt's pods').
+nlohmann::json RunsStatus(const nlohmann::json& old_status, const std::vector<PodFacts>& pods);
+
+// The newest attempt among `pods` and, when its pods restore Grain's iterator, its run.
+struct PinnedAttempt {
+  int attempt = 0;
+  std::string checkpoint_dir;
+  RunRecord run;
+};
+std::optional<PinnedAttempt> NewestPinnedAttempt(const nlohmann::json& runs,
+                                                 const std::vector<PodFacts>& pods);
+
+struct EndedEarly {
+  int attempt = 0;
+  std::string pod;
+  long last_step = 0;
+  long steps = 0;
+};
+// The newest attempt with a pod that ended early; nullopt when none did (or nothing tells).
+std::optional<EndedEarly> NewestEndedEarly(const std::vector<PodFacts>& pods);
+nlohmann::json ToJson(const EndedEarly& ended);
+
+}  // namespace graintune::op
