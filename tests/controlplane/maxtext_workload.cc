@@ -31,7 +31,8 @@ std::string TinyMaxTextJobSet(const MaxTextEnv& env, const TinyJobSetOptions& o)
   const std::string train = "python3 -m maxtext.trainers.pre_train.train " + env.tiny_args +
                             " grain_train_files=" + env.records + " tokenizer_path=" + env.tokenizer +
                             " run_name=" + o.name + " base_output_directory=" + o.out_dir +
-                            " steps=" + std::to_string(o.steps) + " grain_worker_count=-1";
+                            " steps=" + std::to_string(o.steps) + " grain_worker_count=-1" +
+                            (o.extra_args.empty() ? "" : " " + o.extra_args);
   const std::string selector = o.node_selector.empty()
                                    ? "{" + std::string(kMaxTextHostLabel) + ": " + kMaxTextHostValue + "}"
                                    : o.node_selector;

@@ -55,6 +55,9 @@ struct TinyJobSetOptions {
   std::string path;                     // the container's PATH; empty: not set
   bool run_as_root = false;
   std::string memory_limit;             // empty: none
+  // More MaxText overrides after grain_worker_count=-1 (a later word wins in MaxText), e.g.
+  // "enable_checkpointing=true checkpoint_period=5" for a run that checkpoints.
+  std::string extra_args;
 };
 // xpk's `bash -c` wrapper around `python3 -m maxtext.trainers.pre_train.train` with the tiny
 // model's overrides and grain_worker_count=-1; single-threaded XLA on the CPU, no network.
