@@ -7,7 +7,11 @@
 // built-in machine-type table (or --machine-type); tuned Jobs and Pods get the exporter
 // sidecar as the webhook adds it (--no-exporter as the webhook's flag). Prints per object
 // what it made of it (tuned, deferred, recommend only, ...), each -1 found, the value, the
-// reason, the warnings and the JSONPatch the webhook would return.
+// reason, the warnings and the JSONPatch the webhook would return, and what it read of the run:
+// whether a resume restores Grain's iterator (the run keeps its value), its checkpoint directory.
+// GrainTunings in the input are the history the webhook would read (their trials, runs and
+// recommendations); --attempt N also explains the pods of attempt N (a JobSet restart's, a Job
+// retry's) as the webhook would create them.
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <sstream>
@@ -23,6 +27,8 @@
 #include "workload/graintune_objects.h"
 #include "workload/in_memory_sources.h"
 #include "workload/pod_templates.h"
+#include "workload/run_resume.h"
+#include "workload/workload_annotations.h"
 #include "workload/yaml_json.h"
 
 namespace graintune::cli {
@@ -73,12 +79,16 @@ const CommandSpec& ExplainSpec() {
          "the exporter sidecar's memory request"},
         {"exporter-memory-limit", 0, "QUANTITY", ExporterInjection{}.memory_limit,
          "the exporter sidecar's memory limit"},
+        {"attempt", 0, "N", "",
+         "also explain the pods of attempt N of each Job and JobSet (a restart: JobSet's "
+         "restart-attempt label, a Job's retry), with the GrainTunings in the input as history"},
     };
     spec.max_positionals = 1000;
     spec.examples =
         "  graintune explain examples/llama3-8b-v6e-32-jobset.yaml\n"
         "  kubectl get jobset my-run -o yaml | graintune explain - -o json\n"
-        "  graintune explain -f job.yaml --policy examples/policies.yaml --machine-type v6e-32\n";
+        "  graintune explain -f job.yaml --policy examples/policies.yaml --machine-type v6e-32\n"
+        "  kubectl get jobset,graintuning -o yaml | graintune explain - --attempt 2\n";
     return spec;
   }();
   return kSpec;
@@ -122,6 +132,44 @@ std::string Headline(const json& entry) {
   return "no grain_worker_count=-1 to tune";
 }
 
+// The child Jobs the JobSet controller makes from a (mutated) JobSet for restart `attempt`: the
+// first replicatedJob's, labelled as JobSet labels them.
+std::vector<json> AttemptJobs(const json& jobset, int attempt) {
+  std::vector<json> jobs;
+  const json meta = jobset.value("metadata", json::object());
+  const json replicated = jobset.value("spec", json::object()).value("replicatedJobs", json::array());
+  if (!replicated.is_array() || replicated.empty() || !replicated[0].is_object()) return jobs;
+  const json& r = replicated[0];
+  json job = {{"apiVersion", "batch/v1"}, {"kind", "Job"},
+              {"metadata", r.value("template", json::object()).value("metadata", json::object())},
+              {"spec", r.value("template", json::object()).value("spec", json::object())}};
+  job["metadata"]["name"] = meta.value("name", "") + "-" + r.value("name", "") + "-0";
+  job["metadata"]["namespace"] = meta.value("namespace", "default");
+  job["metadata"]["labels"][workload::kJobSetNameLabel] = meta.value("name", "");
+  job["metadata"]["labels"][workload::kRestartAttemptLabel] = std::to_string(attempt);
+  job["spec"]["template"]["metadata"]["labels"][workload::kRestartAttemptLabel] = std::to_string(attempt);
+  jobs.push_back(std::move(job));
+  return jobs;
+}
+
+// A pod of attempt `attempt` made from a (mutated) Job's template: a JobSet's carries the
+// JobSet's labels; a plain Job's retry is numbered by graintune's attempt annotation.
+json AttemptPod(const json& job, const std::string& owner, bool of_jobset, int attempt) {
+  const json tmpl = job.value("spec", json::object()).value("template", json::object());
+  json pod = {{"apiVersion", "v1"}, {"kind", "Pod"},
+              {"metadata", tmpl.value("metadata", json::object())},
+              {"spec", tmpl.value("spec", json::object())}};
+  pod["metadata"]["namespace"] = job.value("metadata", json::object()).value("namespace", "default");
+  if (of_jobset) {
+    pod["metadata"]["labels"][workload::kJobSetNameLabel] = owner;
+    pod["metadata"]["labels"][workload::kRestartAttemptLabel] = std::to_string(attempt);
+  } else {
+    pod["metadata"]["labels"]["batch.kubernetes.io/job-name"] = owner;
+    pod["metadata"]["annotations"][workload::kAttemptAnnotation] = std::to_string(attempt);
+  }
+  return pod;
+}
+
 void PrintText(const json& report, std::ostream& out) {
   for (const json& e : report) {
     out << e["object"].get<std::string>() << "\n";
@@ -138,6 +186,9 @@ void PrintText(const json& report, std::ostream& out) {
           << Bytes(e["host"]["memory_bytes"].get<double>()) << ", "
           << e["host"]["tpu_chips"].get<int>() << " chips\n";
     out << "  policy  " << e["policy"].get<std::string>() << "\n";
+    if (e.contains("resume"))
+      out << "  resume  " << (e["resume"]["pins_workers"].get<bool>() ? "keeps its value" : "may change")
+          << ": " << e["resume"]["why"].get<std::string>() << "\n";
     if (!e["reason"].get<std::string>().empty())
       out << "  reason  " << e["reason"].get<std::string>() << "\n";
     for (const json& w : e["warnings"]) out << "  warning " << w.get<std::string>() << "\n";
@@ -195,6 +246,13 @@ int RunExplain(const Args& args, std::istream& in, std::ostream& out, std::ostre
       if (!doc.is_object()) continue;
       const std::string kind = doc.value("kind", "");
       if (kind == "GrainTunePolicy") policy_objects.push_back(doc);
+      if (kind == "GrainTuning") {
+        const json spec = doc.value("spec", json::object());
+        const json meta = doc.value("metadata", json::object());
+        if (spec.contains("tuningKey") && spec["tuningKey"].is_string())
+          history.Put(meta.value("namespace", "default"), spec["tuningKey"], workload::HistoryFromGrainTuning(doc));
+        continue;
+      }
       if (kind != "ConfigMap") continue;
       const json meta = doc.value("metadata", json::object());
       const json data = doc.value("data", json::object());
@@ -213,21 +271,21 @@ int RunExplain(const Args& args, std::istream& in, std::ostream& out, std::ostre
   if (!exporter_flags.ok()) return fail(exporter_flags.error());
   const std::optional<ExporterInjection>& exporter = *exporter_flags;
 
+  Result<std::optional<int>> attempt = flags.IntegerIn("attempt", 0, 1000000);
+  if (!attempt.ok()) return fail(attempt.error());
+
   json report = json::array();
-  for (const Input& input : inputs) {
-    for (const json& doc : input.documents) {
-      if (!doc.is_object()) continue;
-      const WorkloadKind kind =
-          workload::KindOf(workload::GroupOf(doc.value("apiVersion", "")), doc.value("kind", ""));
-      if (kind == WorkloadKind::kOther) continue;
+  // Plans one object as the webhook would, appends its entry, and returns the plan.
+  auto explain = [&](const json& doc, WorkloadKind kind, const std::string& file,
+                     const std::string& label) {
       const json meta = doc.value("metadata", json::object());
       const std::string ns = meta.value("namespace", "default");
       const Policy policy = policies->PolicyFor(ns, workload::StringMap(meta, "labels"));
-      const Plan plan = PlanWorkerCount(doc, kind, ns,
-                                        PlannerSources{*shapes, history, configmaps, *policies},
-                                        exporter ? &*exporter : nullptr);
-      json entry = {{"object", ToString(kind) + " " + ns + "/" + meta.value("name", "")},
-                    {"file", input.name},
+      Plan plan = PlanWorkerCount(doc, kind, ns,
+                                  PlannerSources{*shapes, history, configmaps, *policies},
+                                  exporter ? &*exporter : nullptr);
+      json entry = {{"object", ToString(kind) + " " + ns + "/" + (label.empty() ? meta.value("name", "") : label)},
+                    {"file", file},
                     {"outcome", ToString(plan.outcome)},
                     {"policy", policy.name},
                     {"workers", plan.workers},
@@ -240,6 +298,8 @@ int RunExplain(const Args& args, std::istream& in, std::ostream& out, std::ostre
                          {"tpu_chips", plan.host.tpu_chips}};
       }
       if (plan.eval_workers > 0) entry["eval_workers"] = plan.eval_workers;
+      if (!plan.host.machine_type.empty() || plan.host.cpu_cores > 0)
+        entry["resume"] = workload::ToJson(plan.resume);
       json found = json::array();
       for (const Finding& f : plan.findings) {
         found.push_back({{"container", f.container}, {"where", f.site}, {"key", f.key},
@@ -247,6 +307,25 @@ int RunExplain(const Args& args, std::istream& in, std::ostream& out, std::ostre
       }
       entry["found"] = found;
       report.push_back(entry);
+      return plan;
+  };
+  for (const Input& input : inputs) {
+    for (const json& doc : input.documents) {
+      if (!doc.is_object()) continue;
+      const WorkloadKind kind =
+          workload::KindOf(workload::GroupOf(doc.value("apiVersion", "")), doc.value("kind", ""));
+      if (kind == WorkloadKind::kOther) continue;
+      const Plan plan = explain(doc, kind, input.name, "");
+      if (!*attempt || kind == WorkloadKind::kPod) continue;
+      // Attempt N's pods: a JobSet's child Job for that restart, then its pod; a Job's retry pod.
+      const std::string name = doc.value("metadata", json::object()).value("name", "");
+      const std::string suffix = " (attempt " + std::to_string(**attempt) + ")";
+      json job = plan.mutated;
+      if (kind == WorkloadKind::kJobSet)
+        for (const json& child : AttemptJobs(plan.mutated, **attempt))
+          job = explain(child, WorkloadKind::kJob, input.name, child["metadata"]["name"].get<std::string>() + suffix).mutated;
+      explain(AttemptPod(job, name, kind == WorkloadKind::kJobSet, **attempt), WorkloadKind::kPod,
+              input.name, name + "-pod" + suffix);
     }
   }
 

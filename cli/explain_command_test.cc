@@ -196,3 +196,80 @@ TEST(ExplainCommandTest, AQueuedWorkloadWithoutHostsIsDeferredNotIgnored) {
 
 }  // namespace
 }  // namespace graintune::cli
+
+namespace graintune::cli {
+namespace {
+
+// A checkpointed Grain run, with the GrainTuning the operator wrote for it.
+constexpr char kPinnedRun[] = R"(apiVersion: jobset.x-k8s.io/v1alpha2
+kind: JobSet
+metadata: {name: pretrain, namespace: ml}
+spec:
+  replicatedJobs:
+  - name: slice
+    template:
+      spec:
+        template:
+          spec:
+            nodeSelector: {cloud.google.com/gke-tpu-accelerator: tpu-v6e-slice, cloud.google.com/gke-tpu-topology: 4x8}
+            containers:
+            - name: maxtext
+              command: [bash, -c, "python3 -m MaxText.train MaxText/configs/base.yml model_name=llama3-8b dataset_type=grain base_output_directory=gs://b/runs run_name=pretrain steps=1000 grain_worker_count=-1"]
+              resources: {limits: {google.com/tpu: 4}}
+)";
+constexpr char kItsTuning[] = R"(---
+apiVersion: graintune.dev/v1alpha1
+kind: GrainTuning
+metadata: {name: pretrain, namespace: ml}
+spec: {tuningKey: pretrain}
+status:
+  runs: [{checkpointDir: gs://b/runs/pretrain/checkpoints, workers: 6, firstAttempt: 0}]
+  nextRun: {workers: 9, reason: measured}
+  recommendation: {workers: 6, attempt: 2, reason: kept}
+)";
+
+json ExplainText(const std::string& manifests, std::vector<std::string> flags) {
+  std::ostringstream out, err;
+  std::istringstream in(manifests);
+  std::vector<std::string> args = {"-", "-o", "json", "--no-exporter"};
+  args.insert(args.end(), flags.begin(), flags.end());
+  const int code = RunExplain(args, in, out, err);
+  EXPECT_EQ(code, 0) << err.str();
+  return code == 0 ? json::parse(out.str()) : json::array();
+}
+
+TEST(ExplainResumeTest, EveryTunedObjectSaysWhetherItsRunKeepsItsValue) {
+  const json report = ExplainText(kPinnedRun, {});
+  ASSERT_EQ(report.size(), 1u);
+  EXPECT_EQ(report[0]["resume"]["pins_workers"], true);
+  EXPECT_EQ(report[0]["resume"]["checkpoint_dir"], "gs://b/runs/pretrain/checkpoints");
+  EXPECT_TRUE(report[0]["resume"]["why"].is_string());
+  std::string unpinned = kPinnedRun;
+  unpinned.replace(unpinned.find("steps=1000"), 10, "steps=1000 enable_checkpointing=false");
+  EXPECT_EQ(ExplainText(unpinned, {})[0]["resume"]["pins_workers"], false);
+}
+
+TEST(ExplainResumeTest, GrainTuningsInTheInputAreTheHistoryAndAttemptNShowsARestart) {
+  const json report = ExplainText(std::string(kPinnedRun) + kItsTuning, {"--attempt", "2"});
+  ASSERT_EQ(report.size(), 3u);  // the JobSet, its child Job for attempt 2, that Job's pod
+  EXPECT_EQ(report[0]["workers"], 6) << "the recorded run's value";
+  EXPECT_EQ(report[1]["object"], "Job ml/pretrain-slice-0 (attempt 2)");
+  EXPECT_EQ(report[2]["object"], "Pod ml/pretrain-pod (attempt 2)");
+  for (const json& e : report) EXPECT_EQ(e["workers"], 6) << e.dump();
+  EXPECT_NE(report[2]["reason"].get<std::string>().find("attempt 2 keeps 6 workers; the next run of this workload gets 9"),
+            std::string::npos) << report[2]["reason"];
+  // Without the history, attempt 2 still keeps the value its templates hold.
+  const json fresh = ExplainText(kPinnedRun, {"--attempt", "2"});
+  ASSERT_EQ(fresh.size(), 3u);
+  EXPECT_EQ(fresh[2]["workers"], fresh[0]["workers"]);
+}
+
+TEST(ExplainResumeTest, ABadAttemptIsAUsageError) {
+  std::ostringstream out, err;
+  std::istringstream in(kPinnedRun);
+  EXPECT_EQ(RunExplain({"-", "--attempt", "-3"}, in, out, err), 2);
+  EXPECT_NE(err.str().find("attempt"), std::string::npos) << err.str();
+}
+
+}  // namespace
+}  // namespace graintune::cli
