@@ -95,11 +95,28 @@ nlohmann::json TuningStatusJson(const nlohmann::json& gt) {
     recommendation = {{"workers", *history.recommended_workers},
                       {"attempt", history.recommendation_attempt},
                       {"reason", history.recommendation_reason}};
+  nlohmann::json next_run = nullptr;
+  if (history.next_run_workers)
+    next_run = {{"workers", *history.next_run_workers}, {"reason", history.next_run_reason}};
+  nlohmann::json runs = nlohmann::json::array();
+  for (const auto& [dir, run] : history.runs)
+    runs.push_back({{"checkpointDir", dir}, {"workers", run.workers}, {"firstAttempt", run.first_attempt}});
+  // The conditions a person acts on: a run that keeps its value, one that ended early.
+  nlohmann::json conditions = nlohmann::json::object();
+  const nlohmann::json stored = status.value("conditions", nlohmann::json::array());
+  if (stored.is_array())
+    for (const nlohmann::json& c : stored)
+      if (c.is_object() && c.value("status", "") == "True" &&
+          (c.value("type", "") == "ValuePinned" || c.value("type", "") == "EndedEarly"))
+        conditions[c.value("type", "")] = c.value("message", "");
   return {{"namespace", meta.value("namespace", "")},
           {"name", meta.value("name", "")},
           {"tuningKey", gt.value("spec", nlohmann::json::object()).value("tuningKey", "")},
           {"phase", status.value("phase", "")},
           {"recommendation", recommendation},
+          {"nextRun", next_run},
+          {"runs", runs},
+          {"conditions", conditions},
           {"trials", rows}};
 }
 
@@ -114,6 +131,16 @@ std::string TuningStatusText(const nlohmann::json& gt) {
            std::to_string(r["workers"].get<int>()) + " workers\n";
     if (!r["reason"].get<std::string>().empty()) out += "  why:  " + r["reason"].get<std::string>() + "\n";
   }
+  if (const nlohmann::json& n = s["nextRun"]; n.is_object())
+    out += "  next run: " + std::to_string(n["workers"].get<int>()) + " workers\n";
+  for (const nlohmann::json& run : s["runs"])
+    out += "  run:  " + run["checkpointDir"].get<std::string>() + " keeps " +
+           std::to_string(run["workers"].get<int>()) + " workers (from attempt " +
+           std::to_string(run["firstAttempt"].get<int>()) + ")\n";
+  if (s["conditions"].contains("ValuePinned"))
+    out += "  pinned: " + s["conditions"]["ValuePinned"].get<std::string>() + "\n";
+  if (s["conditions"].contains("EndedEarly"))
+    out += "  ENDED EARLY: " + s["conditions"]["EndedEarly"].get<std::string>() + "\n";
   const std::vector<TrialRow> rows = TrialRows(workload::HistoryFromGrainTuning(gt).trials);
   if (rows.empty()) return out + "  no trials yet\n";
   return out + "\n" + TrialTable(rows);

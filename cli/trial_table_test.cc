@@ -81,5 +81,27 @@ TEST(TuningStatus, HeadingRecommendationAndTrialsOfAGrainTuning) {
             "GrainTuning a/b\n  no trials yet\n");
 }
 
+TEST(TuningStatus, APinnedRunSaysItKeepsItsValueAndWhatTheNextRunGets) {
+  const nlohmann::json gt = nlohmann::json::parse(R"({
+    "metadata": {"namespace": "ml", "name": "pretrain"},
+    "spec": {"tuningKey": "pretrain"},
+    "status": {"phase": "Exploring",
+               "recommendation": {"workers": 4, "attempt": 2, "reason": "kept"},
+               "nextRun": {"workers": 9, "reason": "measured"},
+               "runs": [{"checkpointDir": "gs://b/pretrain/checkpoints", "workers": 4, "firstAttempt": 0}],
+               "conditions": [{"type": "ValuePinned", "status": "True", "reason": "GrainIteratorCheckpoint",
+                               "message": "attempt 2 keeps 4 workers"},
+                              {"type": "EndedEarly", "status": "False", "reason": "NoneEndedEarly", "message": "none"}]}})");
+  const std::string text = TuningStatusText(gt);
+  EXPECT_NE(text.find("  next run: 9 workers\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("  run:  gs://b/pretrain/checkpoints keeps 4 workers (from attempt 0)\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("  pinned: attempt 2 keeps 4 workers\n"), std::string::npos) << text;
+  EXPECT_EQ(text.find("ENDED EARLY"), std::string::npos) << "a False condition is not shown";
+  const nlohmann::json j = TuningStatusJson(gt);
+  EXPECT_EQ(j["nextRun"]["workers"], 9);
+  EXPECT_EQ(j["runs"][0]["workers"], 4);
+  EXPECT_EQ(j["conditions"], (nlohmann::json{{"ValuePinned", "attempt 2 keeps 4 workers"}}));
+}
+
 }  // namespace
 }  // namespace graintune::cli
