@@ -15,12 +15,30 @@ std::string PinnedRunReason(const std::string& checkpoint_dir, int attempt, int 
   return reason;
 }
 
+namespace {
+
+// Rule 1: a pod naming an attempt whose pods are all gone starts a new run, numbered as the
+// attempt the recommendation is for; `note` says so.
+int AttemptNumber(const std::optional<TuningHistory>& history, const AttemptQuery& query,
+                  std::string& note) {
+  if (!query.announces_first_attempt && history && history->ended_attempts.count(query.attempt) &&
+      history->recommendation_attempt > query.attempt) {
+    note = "attempt " + std::to_string(query.attempt) + " ended; this run is attempt " +
+           std::to_string(history->recommendation_attempt) + ". ";
+    return history->recommendation_attempt;
+  }
+  return query.attempt;
+}
+
+}  // namespace
+
 AttemptValue ValueForAttempt(const TuningInputs& inputs,
                              const std::optional<TuningHistory>& history,
                              const AttemptQuery& query) {
   if (query.pins_workers) {
     AttemptValue v;
-    v.attempt = query.attempt;
+    std::string new_run;
+    v.attempt = AttemptNumber(history, query, new_run);
     const RunRecord* run = nullptr;
     if (history)
       if (auto it = history->runs.find(query.checkpoint_dir); it != history->runs.end())
@@ -39,22 +57,18 @@ AttemptValue ValueForAttempt(const TuningInputs& inputs,
       v = ValueForAttempt(inputs, history, unpinned);
       if (v.keep_as_written) return v;
       v.reason += "; the run keeps this value (its checkpoints will hold Grain's iterator)";
+      new_run.clear();  // the unpinned rules said it already
     }
     if (v.reason.empty())
       v.reason = PinnedRunReason(query.checkpoint_dir, v.attempt, v.workers,
                                  history ? history->next_run_workers : std::nullopt);
+    v.reason = new_run + v.reason;
     if (v.reason.size() > kMaxReasonBytes) v.reason.resize(kMaxReasonBytes);
     return v;
   }
   AttemptValue v;
-  v.attempt = query.attempt;
   std::string new_run;
-  if (!query.announces_first_attempt && history && history->ended_attempts.count(v.attempt) &&
-      history->recommendation_attempt > v.attempt) {
-    new_run = "attempt " + std::to_string(v.attempt) + " ended; this run is attempt " +
-              std::to_string(history->recommendation_attempt) + ". ";
-    v.attempt = history->recommendation_attempt;
-  }
+  v.attempt = AttemptNumber(history, query, new_run);
   const Trial* measured = nullptr;
   if (history && history->recommendation_attempt > v.attempt)
     for (const Trial& t : history->trials)

@@ -196,3 +196,29 @@ TEST(AttemptValuePinnedTest, AnUnpinnedAttemptStillTakesTheRecommendation) {
 
 }  // namespace
 }  // namespace graintune
+
+namespace graintune {
+namespace {
+
+// A new workload under the same key (a resubmission with another run_name) after attempt 0's
+// pods are gone is numbered as the next attempt, and starts with the next run's value.
+TEST(AttemptValuePinnedTest, ANewRunAfterAnEndedAttemptIsTheNextAttemptWithTheNextRunsValue) {
+  TuningHistory h = Recommending9ForAttempt1();
+  h.ended_attempts = {0};
+  h.runs["gs://ckpt/first/checkpoints"] = {4, 0};
+  h.next_run_workers = 9;
+  h.next_run_reason = "measured";
+  AttemptQuery q;
+  q.attempt = 0;
+  q.has_restart_label = true;
+  q.pins_workers = true;
+  q.checkpoint_dir = "gs://ckpt/second/checkpoints";
+  const AttemptValue v = ValueForAttempt(Inputs(), h, q);
+  EXPECT_EQ(v.attempt, 1);
+  EXPECT_EQ(v.workers, 9);
+  EXPECT_EQ(v.reason.rfind("attempt 0 ended; this run is attempt 1. first attempt of run gs://ckpt/second", 0), 0u)
+      << v.reason;
+}
+
+}  // namespace
+}  // namespace graintune

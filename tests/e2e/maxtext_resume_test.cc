@@ -8,9 +8,11 @@
 //      checkpoint and trains every step to `steps` - 1, with no "Training stopped".
 //   2. Elastic: with grain_use_elastic_iterator=true packing=false the restart gets the
 //      recommended, different value and still reaches `steps` - 1.
-//   3. The hazard: a checkpoint written with 3 workers outside graintune, resumed under graintune
-//      with its own pick: MaxText stops early with exit 0, and graintune reports EndedEarly (the
-//      condition, a Warning Event, the counter). If a later MaxText trains on, the test says so.
+//   3. The hazard: a checkpoint written with 1 worker outside graintune, resumed under graintune
+//      with its own pick (2 on this machine): MaxText stops early with exit 0, and graintune
+//      reports EndedEarly (the condition, a Warning Event). If a later MaxText trains on, the test
+//      says so. (Resuming with fewer workers than the checkpoint's fails otherwise: 3 -> 2 raises
+//      orbax's NoEntryError for the `iter` item at restore.)
 //
 // Needs the GRAINTUNE_MAXTEXT_* variables (scripts/test.sh) and the control plane; it fails,
 // never skips, under GRAINTUNE_REQUIRE_CONTROLPLANE=1.
@@ -288,12 +290,12 @@ TEST_F(MaxTextResume, AnElasticCheckpointResumesWithTheRecommendedValue) {
 TEST_F(MaxTextResume, AChangedCountOnACheckpointStopsMaxTextEarlyAndGraintuneReportsIt) {
   Start("resume-hazard", 64);
   if (HasFatalFailure() || IsSkipped()) return;
-  // A run graintune never saw: 12 steps with 3 workers into the same checkpoint directory.
+  // A run graintune never saw: 12 steps with 1 worker into the same checkpoint directory.
   const std::string venv_bin = std::filesystem::path(maxtext_->python).parent_path();
   std::vector<std::string> argv = {maxtext_->python, "-m", "maxtext.trainers.pre_train.train"};
   std::istringstream words(maxtext_->tiny_args + " grain_train_files=" + maxtext_->records +
                            " tokenizer_path=" + maxtext_->tokenizer + " run_name=" + kJobSet +
-                           " base_output_directory=" + out_dir_ + " steps=12 grain_worker_count=3 " +
+                           " base_output_directory=" + out_dir_ + " steps=12 grain_worker_count=1 " +
                            kCheckpointing + " metrics_file=" + out_dir_ + "/before.jsonl");
   for (std::string w; words >> w;) argv.push_back(w);
   {
@@ -311,13 +313,13 @@ TEST_F(MaxTextResume, AChangedCountOnACheckpointStopsMaxTextEarlyAndGraintuneRep
   if (HasFatalFailure()) return;
   const Attempt a0 = WaitForAttempt(0);
   if (HasFatalFailure()) return;
-  ASSERT_NE(a0.workers, 3) << "graintune's pick must differ from the checkpoint's for this test";
+  ASSERT_GT(a0.workers, 1) << "graintune's pick must differ from the checkpoint's for this test";
   FinishAttempt(a0);
   if (HasFatalFailure()) return;
   const std::string log = ReadAll(a0.dir + "/trainer.log");
   const std::vector<long> steps = StepsInFile(a0.dir + "/metrics.jsonl");
   const bool stopped = log.find("Training stopped") != std::string::npos;
-  std::printf("resumed with %d workers from a 3-worker checkpoint (step %ld): metrics steps %s, %s\n",
+  std::printf("resumed with %d workers from a 1-worker checkpoint (step %ld): metrics steps %s, %s\n",
               a0.workers, RestoredStep(log),
               steps.empty() ? "none" : (std::to_string(steps.front()) + ".." + std::to_string(steps.back())).c_str(),
               stopped ? "\"Training stopped\"" : "no \"Training stopped\"");

@@ -25,17 +25,19 @@ using kube::Json;
 
 std::string Text(const Result<std::string>& r) { return r.ok() ? *r : r.error(); }
 
-// The example JobSet, made small for this machine: a v6e-8 slice (2 hosts), no host network
-// (KWOK gives every host-network pod the same address), in namespace `ns`.
+// The example JobSet with the elastic iterator (its restarts are re-tuned), made small for this
+// machine: a v6e-8 slice (2 hosts), no host network (KWOK gives every host-network pod the same
+// address), in namespace `ns`.
 std::string SmallJobSet(const std::string& ns, const std::string& name) {
   Result<std::string> text =
-      kube::ReadFileText(std::string(GRAINTUNE_EXAMPLES_DIR) + "/llama3-8b-v6e-32-jobset.yaml");
+      kube::ReadFileText(std::string(GRAINTUNE_EXAMPLES_DIR) + "/llama3-8b-v6e-32-elastic-jobset.yaml");
   std::string y = text.ok() ? *text : "";
   auto replace_all = [&](const std::string& from, const std::string& to) {
     for (size_t p = y.find(from); p != std::string::npos; p = y.find(from, p + to.size()))
       y.replace(p, from.size(), to);
   };
   replace_all("namespace: default", "namespace: " + ns);
+  replace_all("llama3-8b-v6e-32-elastic", name);
   replace_all("llama3-8b-v6e-32", name);
   replace_all("topology: 4x8", "topology: 2x4");
   replace_all("parallelism: 8", "parallelism: 2");

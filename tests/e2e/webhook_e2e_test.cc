@@ -59,13 +59,14 @@ TEST_F(WebhookE2E, MutatesExamplesWithValuesFromTheKwokNodes) {
   std::shared_ptr<kube::Client> c = cp->AdminClient();
   const std::string examples = GRAINTUNE_EXAMPLES_DIR;
 
-  // The xpk-style JobSet: its template holds the first attempt's value (each restart re-picks;
-  // with the webhook down a restart starts with it), the JobSet is annotated with it, and
-  // kubectl shows the admission warning.
+  // The xpk-style JobSet: its template holds the first attempt's value (the run checkpoints
+  // Grain's iterator, so every restart keeps it), the JobSet is annotated with it, and kubectl
+  // shows the admission warning, which says so.
   Result<std::string> applied = cp->Kubectl({"apply", "-f", examples + "/llama3-8b-v6e-32-jobset.yaml"});
   ASSERT_TRUE(applied.ok()) << applied.error() << "\nwebhook log:\n" << (*webhook)->Log();
   EXPECT_NE(applied->find("Warning: graintune: grain_worker_count=-1 will be"), std::string::npos)
       << *applied;
+  EXPECT_NE(applied->find("every restart keeps it"), std::string::npos) << *applied;
   kube::ApiResult<Json> js = c->Get(kube::resources::kJobSets, "default", "llama3-8b-v6e-32");
   ASSERT_TRUE(js.ok()) << js.status().message();
   const std::string first = Annotation(*js, "graintune.dev/first-attempt-worker-count");
