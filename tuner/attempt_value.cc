@@ -46,6 +46,11 @@ AttemptValue ValueForAttempt(const TuningInputs& inputs,
     if (run && run->workers > 0) {
       v.workers = run->workers;
     } else if (query.only_applied_values && query.written_workers && *query.written_workers > 0) {
+      // A JobSet reinvoked after graintune set its templates: nothing to change.
+      if (query.announces_first_attempt) {
+        v.keep_as_written = true;
+        return v;
+      }
       v.workers = *query.written_workers;
     } else if (history && history->next_run_workers && *history->next_run_workers > 0) {
       v.workers = *history->next_run_workers;

@@ -179,6 +179,11 @@ TEST_F(PlannerTest, ARestartOfARunThatResumesGrainsIteratorKeepsItsValue) {
   ASSERT_FALSE(jobset.warnings.empty());
   EXPECT_NE(jobset.warnings.back().find("every restart keeps it"), std::string::npos) << jobset.warnings.back();
   const int first = jobset.workers;
+  // A reinvocation of the webhook on the JobSet it already set changes nothing, and says nothing.
+  const Plan again = Run(jobset.mutated, workload::WorkloadKind::kJobSet);
+  EXPECT_EQ(again.outcome, PlanOutcome::kKeptAsWritten);
+  EXPECT_FALSE(again.changed);
+  EXPECT_TRUE(again.warnings.empty());
   const json& tmpl_annotations =
       jobset.mutated["spec"]["replicatedJobs"][0]["template"]["spec"]["template"]["metadata"]["annotations"];
   EXPECT_EQ(tmpl_annotations[workload::kResumeAnnotation], "pins-workers");

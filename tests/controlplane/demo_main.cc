@@ -2,8 +2,9 @@
 // KWOK TPU nodes shaped like a v6e-32 slice (8 x ct6e-standard-4t), installs graintune
 // from the Helm chart (local mode: the chart's CRDs, policy and webhook configuration; the
 // webhook and operator binaries run here instead of in pods), applies the xpk-style Llama3-8B
-// JobSet with grain_worker_count=-1, runs each pod's exporter and a trainer emulator, and tells
-// what happens across a restart. It stops everything it started when it ends or is interrupted.
+// JobSet with grain_worker_count=-1 (a run that checkpoints), runs each pod's exporter and a
+// trainer emulator, and tells what happens across a restart (the run keeps its value) and in the
+// next run of the workload (it starts with the value the first run measured). It stops everything it started when it ends or is interrupted.
 //
 //   graintune-demo --bin-dir DIR --source-dir DIR --build-dir DIR [--trainer emulator|maxtext]
 //                  [--scrape-targets FILE]
@@ -40,12 +41,14 @@ using namespace graintune::testing::demo;
 using namespace graintune;
 using namespace graintune::testing;
 
-// Steps 3 on with the emulator: the example Llama3-8B v6e-32 JobSet on 8 KWOK hosts, starved at
-// first, measured and re-tuned across two restarts. The exit code, as TellMaxTextStory's.
+// Steps 3 on with the emulator: the example Llama3-8B v6e-32 JobSet on 8 KWOK hosts, a run that
+// checkpoints (as real runs do): starved at first, measured, restarted with the value it started
+// with (its checkpoints hold Grain's iterator), then the next run of the workload starts with the
+// value the first one measured. The exit code, as TellMaxTextStory's.
 int TellLlamaStory(ControlPlane& cp, PodRunner& runner, const std::string& source_dir) {
   Step("3. Llama3-8B on v6e-32 with grain_worker_count=-1 (a deliberately starved start)");
   // The dataset annotation overstates what a worker delivers (as if the data were pre-tokenized),
-  // so attempt 0 starts with too few workers, like the measured 4-worker run.
+  // so the first run starts with too few workers, like the measured 4-worker run.
   Result<std::string> manifest = kube::ReadFileText(source_dir + "/examples/llama3-8b-v6e-32-jobset.yaml");
   std::string y = *manifest;
   y.replace(y.find("graintune.dev/dataset: c4-en-raw"), 32,
@@ -56,91 +59,113 @@ int TellLlamaStory(ControlPlane& cp, PodRunner& runner, const std::string& sourc
   Say(Indent(Text(cp.Kubectl({"apply", "-f", "-"}, y))));
   auto js = cp.AdminClient()->Get(kube::resources::kJobSets, "default", "llama3-8b-v6e-32");
   const Json ann = (*js)["metadata"].value("annotations", Json::object());
-  Say("   The JobSet's template now holds the first attempt's value (each restart re-picks it,");
-  Say("   and starts with it if graintune cannot answer); graintune annotated the JobSet:");
+  Say("   MaxText checkpoints this run (every 500 steps, with Grain's iterator), so the whole run keeps");
+  Say("   one value; graintune annotated the JobSet with it:");
   Say("     graintune.dev/first-attempt-worker-count: " + ann.value("graintune.dev/first-attempt-worker-count", ""));
   Say("     graintune.dev/reason: " + ann.value("graintune.dev/reason", ""));
 
+  // The pods of the newest attempt numbered `attempt` by graintune (a new run continues the count).
   auto pods_of = [&](int attempt) {
     kube::ListOptions lo;
-    lo.label_selector = "jobset.sigs.k8s.io/jobset-name=llama3-8b-v6e-32,jobset.sigs.k8s.io/restart-attempt=" +
-                        std::to_string(attempt);
+    lo.label_selector = "jobset.sigs.k8s.io/jobset-name=llama3-8b-v6e-32";
     auto r = cp.AdminClient()->List(kube::resources::kPods, "default", lo);
-    return r.ok() ? r->items : std::vector<Json>{};
+    std::vector<Json> out;
+    if (!r.ok()) return out;
+    for (const Json& p : r->items)
+      if (p["metadata"].value("annotations", Json::object()).value("graintune.dev/attempt", "") == std::to_string(attempt) &&
+          !p["metadata"].contains("deletionTimestamp"))
+        out.push_back(p);
+    return out;
   };
   auto tuning = [&]() -> Json {
     auto r = cp.AdminClient()->Get(kube::resources::kGrainTunings, "default", "llama3-8b-v6e-32");
     return r.ok() ? *r : Json();
   };
+  auto trial_of = [&](int attempt) -> Json {
+    for (const Json& t : tuning()["status"].value("trials", Json::array()))
+      if (t.value("attempt", -1) == attempt) return t;
+    return Json::object();
+  };
   // Prints the trial of `attempt` as the GrainTuning holds it.
   auto say_trial = [&](int attempt) {
-    const Json tr = tuning()["status"]["trials"][attempt];
+    const Json tr = trial_of(attempt);
     Say("   trial: attempt " + std::to_string(attempt) + ", " + std::to_string(tr.value("workers", 0)) +
         " workers, steady step " + std::to_string(tr.value("stepTimeMeanSeconds", 0.0)).substr(0, 5) +
         " s (mean), " + std::to_string(tr.value("tflopsPerDevice", 0.0)).substr(0, 5) +
         " TFLOP/s per chip, data-bound: " + (tr.value("dataBound", false) ? "yes" : "no"));
   };
+  auto value_of = [](const Json& pod) {
+    return pod["metadata"]["annotations"].value("graintune.dev/worker-count", "");
+  };
+  auto fail_attempt = [&](int attempt) {
+    for (const Json& p : pods_of(attempt))
+      cp.Kubectl({"annotate", "pod", p["metadata"]["name"], "graintune.dev/test-terminate=Error"});
+  };
   if (!WaitFor([&] { return pods_of(0).size() == 8 && runner.Started().size() >= 8; }, 90)) {
     return Stop("The pods of attempt 0 did not start");
   }
   const Json pod0 = pods_of(0)[0];
-  Say("\n   Attempt 0: 8 pods, each with grain_worker_count=" +
-      pod0["metadata"]["annotations"].value("graintune.dev/worker-count", "") +
+  const std::string first = value_of(pod0);
+  Say("\n   Attempt 0: 8 pods, each with grain_worker_count=" + first +
       " in its script and the graintune-exporter sidecar:");
   const std::string script = pod0["spec"]["containers"][0]["command"].back();
   const size_t at = script.find("grain_worker_count=");
   Say("     ..." + script.substr(at > 60 ? at - 60 : 0, 90) + "...");
 
   Step("4. The operator measures attempt 0");
-  if (!WaitFor([&] { Json g = tuning(); return g.is_object() && g["status"].contains("trials"); }, 120)) return 1;
+  if (!WaitFor([&] { return trial_of(0).contains("samples") &&
+                            tuning()["status"].contains("nextRun"); }, 120)) return 1;
   WaitFor([&] { return tuning()["status"]["recommendation"].value("attempt", 0) == 1; }, 30);
-  Json g = tuning();
   say_trial(0);
-  const int first_recommendation = g["status"]["recommendation"].value("workers", 0);
-  Say("   recommendation for attempt 1: " + std::to_string(first_recommendation) +
-      " workers (re-measured while attempt 0 keeps running)");
+  Json g = tuning();
+  Say("   recommendation for attempt 1: " + std::to_string(g["status"]["recommendation"].value("workers", 0)) +
+      " workers; for the next run: " + std::to_string(g["status"]["nextRun"].value("workers", 0)));
   Say("     " + g["status"]["recommendation"].value("reason", ""));
 
-  Step("5. Attempt 0 fails; JobSet restarts the slice");
-  for (const Json& p : pods_of(0))
-    cp.Kubectl({"annotate", "pod", p["metadata"]["name"], "graintune.dev/test-terminate=Error"});
+  Step("5. Attempt 0 fails; JobSet restarts the slice, which resumes from its checkpoint");
+  fail_attempt(0);
   if (!WaitFor([&] { return pods_of(1).size() == 8; }, 90)) return 1;
-  const std::string given = pods_of(1)[0]["metadata"]["annotations"].value("graintune.dev/worker-count", "");
-  Say("   Attempt 1: 8 new pods, each with grain_worker_count=" + given +
-      (given == std::to_string(first_recommendation)
-           ? std::string()
-           : " (the recommendation when attempt 0 ended, refined from " +
-                 std::to_string(first_recommendation) + " by its later steps: see the events below)"));
+  const std::string kept = value_of(pods_of(1)[0]);
+  Say("   Attempt 1: 8 new pods, each with grain_worker_count=" + kept +
+      (kept == first ? " (the run's value: a resume with another count would stop MaxText early, exit 0)"
+                     : " (NOT the run's value " + first + ")"));
+  WaitFor([&] { return tuning()["status"].value("pinnedAttempt", -1) == 1; }, 60);
+  for (const Json& c : tuning()["status"].value("conditions", Json::array()))
+    if (c.value("type", "") == "ValuePinned") Say("   condition ValuePinned=" + c.value("status", "") + ": " + c.value("message", ""));
 
-  Step("6. The operator measures attempt 1");
-  WaitFor([&] { return tuning()["status"].value("trials", Json::array()).size() == 2 &&
-                       tuning()["status"]["recommendation"].value("attempt", 0) == 2; }, 120);
-  say_trial(1);
-  const Json rec = tuning()["status"]["recommendation"];
-  Say("   recommendation for attempt 2: " + std::to_string(rec.value("workers", 0)) + " workers (" +
-      tuning()["status"].value("phase", "") + ")");
-  Say("     " + rec.value("reason", ""));
-  if (tuning()["status"].value("phase", "") != "Converged") {
-    Step("7. Attempt 1 ends; the slice restarts with the trimmed value");
-    for (const Json& p : pods_of(1))
-      cp.Kubectl({"annotate", "pod", p["metadata"]["name"], "graintune.dev/test-terminate=Error"});
-    if (!WaitFor([&] { return pods_of(2).size() == 8; }, 90)) return 1;
-    Say("   Attempt 2: 8 new pods, each with grain_worker_count=" +
-        pods_of(2)[0]["metadata"]["annotations"].value("graintune.dev/worker-count", ""));
-    WaitFor([&] { return tuning()["status"].value("phase", "") == "Converged" &&
-                         tuning()["status"].value("trials", Json::array()).size() == 3; }, 120);
-    say_trial(2);
-  }
+  Step("6. The run ends; the next run of the workload (a new run_name) starts with what it measured");
+  WaitFor([&] { return trial_of(1).contains("samples"); }, 120);
+  const int next_run = tuning()["status"]["nextRun"].value("workers", 0);
+  fail_attempt(1);
+  cp.Kubectl({"delete", "jobset", "llama3-8b-v6e-32", "--wait=false"});
+  if (!WaitFor([&] {
+        const Json e = tuning()["status"].value("endedAttempts", Json::array());
+        return e.size() >= 2 && pods_of(1).empty();
+      }, 90)) return 1;
+  std::string run2 = y;
+  for (size_t p = run2.find("run_name=llama3-8b-v6e-32 "); p != std::string::npos; p = std::string::npos)
+    run2.replace(p, 26, "run_name=llama3-8b-v6e-32-run2 ");
+  Say("   $ kubectl apply -f llama3-8b-v6e-32-run2.yaml   # the same JobSet, run_name=llama3-8b-v6e-32-run2");
+  Say(Indent(Text(cp.Kubectl({"apply", "-f", "-"}, run2))));
+  if (!WaitFor([&] { return pods_of(2).size() == 8; }, 90)) return 1;
+  const std::string second = value_of(pods_of(2)[0]);
+  Say("   The next run (graintune numbers it attempt 2): 8 pods, each with grain_worker_count=" + second +
+      (second == std::to_string(next_run) ? " (status.nextRun)" : " (status.nextRun said " + std::to_string(next_run) + ")"));
+  Say("     " + pods_of(2)[0]["metadata"]["annotations"].value("graintune.dev/reason", ""));
+  WaitFor([&] { return trial_of(2).contains("samples"); }, 120);
+  say_trial(2);
+  const bool fed = trial_of(2).contains("samples") && !trial_of(2).value("dataBound", true);
+
   Say("\n   $ kubectl get graintunings");
   Say(Indent(Text(cp.Kubectl({"get", "graintunings"}))));
   Say("\n   $ kubectl get events.events.k8s.io --field-selector regarding.kind=JobSet");
   Say(Indent(Text(cp.Kubectl({"get", "events.events.k8s.io", "--field-selector", "regarding.kind=JobSet",
                               "-o", "custom-columns=REASON:.reason,NOTE:.note"}))));
-  const bool converged = tuning()["status"].value("phase", "") == "Converged";
-  Say(converged ? "\nDone: stopping everything this demo started."
-                : "\nThe GrainTuning did not converge in time (logs in " + cp.dir() + ").");
+  const bool kept_value = kept == first;
+  Say(kept_value && fed ? "\nDone: stopping everything this demo started."
+                        : "\nThe story did not end as it should (logs in " + cp.dir() + ").");
   if (Interrupted()) return 130;
-  return converged ? 0 : 1;
+  return kept_value && fed ? 0 : 1;
 }
 
 }  // namespace
