@@ -150,6 +150,15 @@ def metrics_seeds():
     }
 
 
+def steps_seeds():
+    many = ",".join('{"step":%d,"step_time_seconds":1}' % i for i in range(200000))
+    return {
+        "deep-arrays-100k.json": '{"steps":[],"x":' + nested_arrays(100000, "1") + "}",
+        "steps-200k.json": '{"steps":[' + many + "]}",
+        "long-uid.json": '{"pod_uid":"' + "u" * (1024 * 1024) + '","steps":[]}',
+    }
+
+
 def quantity_seeds():
     return {
         "digits-1m.txt": "1" * (1024 * 1024),
@@ -164,7 +173,7 @@ def main():
     out = sys.argv[1]
     for target, seeds in [("admission", admission_seeds()), ("yaml_config", yaml_seeds()),
                           ("shell_words", shell_seeds()), ("metrics_line", metrics_seeds()),
-                          ("quantity", quantity_seeds())]:
+                          ("quantity", quantity_seeds()), ("steps_document", steps_seeds())]:
         os.makedirs(os.path.join(out, target), exist_ok=True)
         for name, text in seeds.items():
             with open(os.path.join(out, target, name), "w", encoding="utf-8") as f:

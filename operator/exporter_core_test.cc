@@ -300,3 +300,64 @@ TEST_F(ProcTest, NoTrainerVisibleIsNothingToReport) {
 
 }  // namespace
 }  // namespace graintune::op
+
+namespace graintune::op {
+namespace {
+
+// What a pod's owner can make its exporter answer: each absurd answer is refused with a reason
+// naming what is wrong, never an exception or a figure past the bounds.
+TEST(StepsDocumentTest, AbsurdAnswersAreRejectedWithAReason) {
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {R"({"steps":[{"step":1,"step_time_seconds":1e308}]})", "step_time_seconds"},
+      {R"({"steps":[{"step":1,"step_time_seconds":1e400}]})", "not a steps document"},  // out of range
+      {R"({"steps":[{"step":1,"step_time_seconds":-4}]})", "step_time_seconds"},
+      {R"({"steps":[{"step":5,"step_time_seconds":4},{"step":4,"step_time_seconds":4}]})", "step 4 after step 5"},
+      {R"({"steps":[{"step":5,"step_time_seconds":4},{"step":5,"step_time_seconds":4}]})", "step 5 after step 5"},
+      {R"({"steps":[{"step":1.5,"step_time_seconds":4}]})", "whole number"},
+      {R"({"steps":[{"step":1,"step_time_seconds":NaN}]})", "not a steps document"},
+      {R"({"steps":[{"step":1,"step_time_seconds":"4"}]})", "not a number"},
+      {R"({"steps":[{"step":1,"step_time_seconds":4,"tflops_per_device":1e300}]})", "tflops_per_device"},
+      {R"({"steps":[1,2,3]})", "not an object"},
+      {R"({"steps":[{"step":1}]})", "no step or step_time_seconds"},
+      {R"({"steps":[],"process":{"workers":1000000000}})", "workers"},
+      {R"({"steps":[],"process":{"worker_busy_fraction":7}})", "worker_busy_fraction"},
+      {R"({"steps":[],"process":{"worker_memory_bytes":-1}})", "worker_memory_bytes"},
+      {R"({"steps":[],"run":-3})", "run"},
+      {R"({"steps":[],"pod_uid":42})", "pod_uid"},
+      {R"([])", "not a steps document"},
+  };
+  for (const auto& [answer, why] : cases) {
+    Result<StepsDocument> doc = ParseStepsDocument(answer);
+    ASSERT_FALSE(doc.ok()) << answer;
+    EXPECT_EQ(doc.error().rfind("rejected: ", 0), 0u) << doc.error();
+    EXPECT_NE(doc.error().find(why), std::string::npos) << answer << " -> " << doc.error();
+  }
+}
+
+TEST(StepsDocumentTest, AMillionSamplesAreRejectedByCountNotRead) {
+  std::string answer = R"({"steps":[)";
+  for (int i = 0; i < 1000000; ++i) answer += (i ? "," : "") + std::string(R"({"step":)") + std::to_string(i) + R"(,"step_time_seconds":1})";
+  answer += "]}";
+  Result<StepsDocument> doc = ParseStepsDocument(answer);
+  ASSERT_FALSE(doc.ok());
+  EXPECT_NE(doc.error().find("1000000 steps in one answer"), std::string::npos) << doc.error();
+  // At the cap it is read.
+  std::string at_cap = R"({"steps":[)";
+  for (size_t i = 0; i < kMaxStepsPerAnswer; ++i) at_cap += (i ? "," : "") + std::string(R"({"step":)") + std::to_string(i) + R"(,"step_time_seconds":1})";
+  at_cap += "]}";
+  EXPECT_TRUE(ParseStepsDocument(at_cap).ok());
+}
+
+TEST(StepsDocumentTest, FiguresAtTheirBoundsAreRead) {
+  Result<StepsDocument> doc = ParseStepsDocument(
+      R"({"pod_uid":"u","run":2,"steps":[{"step":0,"step_time_seconds":86400,"tflops_per_device":-1},)"
+      R"({"step":1,"step_time_seconds":0,"tokens_per_device_per_second":1e9}],)"
+      R"("process":{"workers":100000,"worker_busy_fraction":-1,"trainer_cpu_cores":-1}})");
+  ASSERT_TRUE(doc.ok()) << doc.error();
+  EXPECT_EQ(doc->steps.size(), 2u);
+  EXPECT_EQ(doc->steps[0].step_time_seconds, 86400);
+  EXPECT_EQ(doc->process->workers, 100000);
+}
+
+}  // namespace
+}  // namespace graintune::op

@@ -43,9 +43,10 @@ Result<StepsDocument> FetchExporterSteps(const PodFacts& pod, const ScraperOptio
                          body.error().ToString());
   Result<StepsDocument> doc = ParseStepsDocument(*body);
   if (doc.ok() && !doc->pod_uid.empty() && doc->pod_uid != pod.uid)
-    return Status::Error("the exporter at " + target.server + " belongs to pod " + doc->pod_uid +
-                         ", not " + pod.ns + "/" + pod.name + " (" + pod.uid +
-                         "): the address was reused; skipped");
+    doc = Status::Error("rejected: the exporter at " + target.server + " answers for pod " +
+                        doc->pod_uid + ", not " + pod.ns + "/" + pod.name + " (" + pod.uid +
+                        "): the address was reused, or the pod speaks for another; skipped");
+  if (!doc.ok() && options.on_rejected) options.on_rejected(pod, doc.error());
   return doc;
 }
 

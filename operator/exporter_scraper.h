@@ -55,6 +55,9 @@ struct ScraperOptions {
   std::function<std::chrono::steady_clock::time_point()> now;  // empty: steady_clock
   // Called after every scrape with its duration and whether it succeeded (metrics).
   std::function<void(std::chrono::duration<double> took, bool ok)> observe;
+  // Called by FetchExporterSteps when an exporter answered and its answer was refused (not a
+  // steps document, a figure out of bounds, steps out of order, another pod's uid), with why.
+  std::function<void(const PodFacts& pod, const std::string& reason)> on_rejected;
 };
 
 // Reads one exporter's /steps; the stop token cancels it. Errors are values.
@@ -62,8 +65,11 @@ using StepsFetch = std::function<Result<StepsDocument>(const PodFacts& pod,
                                                        const ScraperOptions& options,
                                                        std::stop_token stop)>;
 
-// The real fetch: GET http://POD_IP:EXPORTER_PORT/steps, parsed; an exporter that reports
-// another pod's uid (the address was reused) is an error.
+// The real fetch: GET http://POD_IP:EXPORTER_PORT/steps, parsed and checked
+// (ParseStepsDocument); an exporter that reports another pod's uid (the address was reused, or a
+// pod speaking for another) is an error. The answer is only ever filed under `pod` (by uid, in
+// its own tuning key): no answer can reach another workload's GrainTuning. A refused answer is
+// reported to options.on_rejected.
 Result<StepsDocument> FetchExporterSteps(const PodFacts& pod, const ScraperOptions& options,
                                          std::stop_token stop);
 

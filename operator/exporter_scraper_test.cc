@@ -208,3 +208,54 @@ TEST_F(ExporterScraperTest, AForgottenPodIsNoLongerHeld) {
 
 }  // namespace
 }  // namespace graintune::op
+
+#include "server/https_server.h"
+
+namespace graintune::op {
+namespace {
+
+// FetchExporterSteps against a real HTTP exporter stand-in answering what its pod's owner makes
+// it answer: a refused answer is an error, reported to on_rejected with why, and an answer for
+// another pod is never taken for this one.
+TEST(FetchExporterStepsTest, RefusedAnswersAreReportedAndNeverFiledForTheWrongPod) {
+  std::string answer;
+  std::mutex mu;
+  server::HttpsServer exporter({}, [&](const server::HttpRequest&) {
+    std::lock_guard<std::mutex> lock(mu);
+    return server::HttpResponse{200, "application/json", answer};
+  });
+  ASSERT_TRUE(exporter.Start().ok());
+  PodFacts pod;
+  pod.ns = "team-a";
+  pod.name = "llama-0";
+  pod.uid = "uid-llama";
+  pod.pod_ip = "127.0.0.1";
+  pod.exporter_port = exporter.port();
+  std::vector<std::string> rejected;
+  ScraperOptions options;
+  options.on_rejected = [&](const PodFacts& p, const std::string& why) { rejected.push_back(p.name + ": " + why); };
+  auto fetch = [&](const std::string& body) {
+    {
+      std::lock_guard<std::mutex> lock(mu);
+      answer = body;
+    }
+    return FetchExporterSteps(pod, options, std::stop_token{});
+  };
+
+  EXPECT_TRUE(fetch(R"({"pod_uid":"uid-llama","steps":[{"step":1,"step_time_seconds":4.3}]})").ok());
+  EXPECT_TRUE(rejected.empty());
+  EXPECT_FALSE(fetch(R"({"pod_uid":"uid-llama","steps":[{"step":1,"step_time_seconds":1e308}]})").ok());
+  ASSERT_EQ(rejected.size(), 1u);
+  EXPECT_NE(rejected[0].find("llama-0: rejected: "), std::string::npos) << rejected[0];
+  Result<StepsDocument> other = fetch(R"({"pod_uid":"uid-of-another-workload","steps":[]})");
+  ASSERT_FALSE(other.ok());
+  EXPECT_NE(other.error().find("answers for pod uid-of-another-workload"), std::string::npos) << other.error();
+  EXPECT_EQ(rejected.size(), 2u);
+  // An exporter that cannot be reached is no rejected answer.
+  exporter.Stop();
+  EXPECT_FALSE(FetchExporterSteps(pod, options, std::stop_token{}).ok());
+  EXPECT_EQ(rejected.size(), 2u);
+}
+
+}  // namespace
+}  // namespace graintune::op

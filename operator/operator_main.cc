@@ -172,7 +172,8 @@ int main(int argc, char** argv) {
           {"reconcile", c.reconciles}, {"reconcile_error", c.reconcile_errors},
           {"scrape", c.scrapes}, {"scrape_error", c.scrape_errors},
           {"status_write", c.status_writes}, {"status_progress_deferred", c.progress_deferred},
-          {"event", c.events}, {"forgotten", c.forgotten}, {"ended_early", c.ended_early}};
+          {"event", c.events}, {"forgotten", c.forgotten}, {"ended_early", c.ended_early},
+          {"rejected_answer", c.rejected_answers}};
       for (const auto& [kind, v] : now) {
         counter_family.Add({{"kind", kind}}).Increment(v - exported[kind]);
         exported[kind] = v;

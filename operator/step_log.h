@@ -47,7 +47,10 @@ class StepLog {
   Totals totals_;
 };
 
-// The /steps document back into values (for the operator). Error on a malformed document.
+// The /steps document back into values (for the operator). An answer comes from a pod, which
+// its owner controls: every figure is checked against the bounds below, the steps must rise, and
+// anything else is an error starting "rejected: " that names the field (never an exception, a
+// stall, or a figure that could carry a decision outside the policy's bounds).
 struct StepsDocument {
   std::string pod_uid;  // of the pod the exporter runs in; empty when it was not told
   int run = 0;
@@ -56,5 +59,15 @@ struct StepsDocument {
   std::optional<ProcessFigures> process;
 };
 Result<StepsDocument> ParseStepsDocument(const std::string& body);
+
+// What one answer may hold (far above anything MaxText or a TPU host reports).
+inline constexpr size_t kMaxStepsPerAnswer = 20000;       // the exporter keeps at most this many
+inline constexpr double kMaxStep = 1e12;
+inline constexpr double kMaxStepSeconds = 86400;          // a day per step
+inline constexpr double kMaxTflopsPerDevice = 1e6;        // (asynchronous dispatch reads ~1e5)
+inline constexpr double kMaxTokensPerDevicePerSecond = 1e9;
+inline constexpr double kMaxWorkersSeen = 100000;
+inline constexpr double kMaxMemoryBytes = 1e15;
+inline constexpr double kMaxCpuCores = 100000;
 
 }  // namespace graintune::op

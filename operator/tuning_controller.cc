@@ -85,6 +85,10 @@ TuningController::TuningController(std::shared_ptr<kube::Client> client, Control
                           .observe = [this](std::chrono::duration<double>, bool ok) {
                             ++counters_.scrapes;
                             if (!ok) ++counters_.scrape_errors;
+                          },
+                          .on_rejected = [this](const PodFacts& pod, const std::string& reason) {
+                            ++counters_.rejected_answers;
+                            NoteRejection(pod, reason);
                           }};
   scraper_ = std::make_unique<ExporterScraper>(
       scraping, options_.fetch ? options_.fetch : StepsFetch(FetchExporterSteps),
@@ -92,6 +96,33 @@ TuningController::TuningController(std::shared_ptr<kube::Client> client, Control
 }
 
 TuningController::~TuningController() { scraper_.reset(); }
+
+void TuningController::NoteRejection(const PodFacts& pod, const std::string& reason) {
+  const TuningKey key{pod.ns, pod.tuning_key};
+  {
+    std::lock_guard<std::mutex> lock(states_mu_);
+    KeyState& state = states_[key];
+    if (state.rejections_reported.count(pod.attempt)) return;
+    if (!state.rejections_pending.emplace(pod.attempt, pod.name + ": " + reason).second) return;
+  }
+  keys_->queue().Add(key);  // the Warning goes out with the key's next reconcile
+}
+
+std::vector<EventToRecord> TuningController::TakeRejectionEvents(const TuningKey& key) {
+  std::vector<EventToRecord> events;
+  std::lock_guard<std::mutex> lock(states_mu_);
+  auto it = states_.find(key);
+  if (it == states_.end()) return events;
+  for (auto& [attempt, why] : it->second.rejections_pending) {
+    if (!it->second.rejections_reported.insert(attempt).second) continue;
+    std::string note = "attempt " + std::to_string(attempt) + ": the exporter of pod " + why +
+                       "; graintune does not use that answer (it keeps the attempt's figures read before)";
+    if (note.size() > 1024) note.resize(1024);
+    events.push_back({"Warning", "ExporterAnswerRejected", note});
+  }
+  it->second.rejections_pending.clear();
+  return events;
+}
 
 std::chrono::steady_clock::time_point TuningController::Now() const {
   return options_.now ? options_.now() : std::chrono::steady_clock::now();
@@ -447,7 +478,10 @@ ReconcileOutcome TuningController::ReconcileKey(const TuningKey& tuning_key,
   if (wrote)
     counters_.ended_early += std::count_if(out.events.begin(), out.events.end(),
                                            [](const EventToRecord& e) { return e.reason == "EndedEarly"; });
-  if (out.events.empty() || in.pods.empty() || !wrote) return result;
+  // Events wait for the status they describe; a refused exporter answer has none to wait for.
+  if (!wrote) out.events.clear();
+  for (EventToRecord& e : TakeRejectionEvents(tuning_key)) out.events.push_back(std::move(e));
+  if (out.events.empty() || in.pods.empty()) return result;
   // Events go on the workload people look at (the JobSet or Job), else on the GrainTuning.
   const PodFacts& any = in.pods.front();
   json regarding;

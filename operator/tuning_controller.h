@@ -110,6 +110,7 @@ struct ControllerCounters {
   std::atomic<long> reconciles{0}, reconcile_errors{0}, scrapes{0}, scrape_errors{0},
       status_writes{0}, events{0}, forgotten{0},
       ended_early{0},        // attempts whose trainer exited 0 before its configured steps
+      rejected_answers{0},   // exporter answers refused (ParseStepsDocument, another pod's uid)
       deferred{0},           // keys handed out but not reconciled: backing off, or parked
       progress_deferred{0};  // progress-only status writes put off (progress_write_interval)
 };
@@ -153,7 +154,16 @@ class TuningController {
     // When this replica last wrote the key's status; nullopt: not since it started.
     std::optional<std::chrono::steady_clock::time_point> last_status_write;
     kube::Backoff backoff;
+    // Refused exporter answers: attempt -> "pod: why", waiting for the key's next reconcile to
+    // become a Warning Event; attempts already warned about (at most one Event per attempt).
+    std::map<int, std::string> rejections_pending;
+    std::set<int> rejections_reported;
   };
+  // An exporter answer was refused (the scraper's on_rejected): remembered for a Warning Event,
+  // once per attempt, and the key queued so it goes out.
+  void NoteRejection(const PodFacts& pod, const std::string& reason);
+  // The Warning Events waiting for `key`, each attempt's once.
+  std::vector<EventToRecord> TakeRejectionEvents(const TuningKey& key);
   std::chrono::steady_clock::time_point Now() const;
   // A key none of whose pods is left: marks its attempts ended, or deletes its GrainTuning once
   // Forgettable(); returns when to look again (after forget_after), zero for never, or the

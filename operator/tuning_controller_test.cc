@@ -363,3 +363,46 @@ TEST_F(TuningControllerTest, ATrialsProgressIsWrittenAtMostOncePerIntervalAndNev
 
 }  // namespace
 }  // namespace graintune::op
+
+namespace graintune::op {
+namespace {
+
+// An exporter whose answers are refused: each refusal is counted, and its attempt gets one
+// Warning Event however often it is read.
+TEST_F(TuningControllerTest, ARefusedExporterAnswerIsCountedAndWarnedAboutOncePerAttempt) {
+  fetch_ = [](const PodFacts& pod, const ScraperOptions& options, std::stop_token) -> Result<StepsDocument> {
+    const std::string why = "rejected: the exporter's /steps answer: step entry 0: step_time_seconds 1e308 is outside [0, 86400]";
+    if (options.on_rejected) options.on_rejected(pod, why);
+    return Status::Error(why);
+  };
+  json pod = ManagedPod("Running");
+  pod["status"]["podIP"] = "10.0.0.1";
+  StartWith(pod);
+  auto warnings = [&] {
+    int n = 0;
+    for (const kube::RecordedRequest& r : api_->Requests())
+      if (r.method == "POST" && r.path_and_query.find("/events") != std::string::npos &&
+          r.body.find("ExporterAnswerRejected") != std::string::npos)
+        ++n;
+    return n;
+  };
+  for (int round = 0; round < 4; ++round) {
+    if (round > 0) Advance(61s);  // past the read's backoff: the exporter is read again
+    controller_->ProcessReady();
+    // The read has ended and been filed (a read still running is not queued again).
+    WaitFor([&] {
+      return controller_->counters().rejected_answers >= round + 1 && controller_->scraper_figures().scrapes >= round + 1;
+    });
+  }
+  controller_->ProcessReady();  // the reconcile the last refusal queued
+  EXPECT_GE(controller_->counters().rejected_answers, 4);
+  EXPECT_EQ(warnings(), 1);
+  bool names_the_field = false;
+  for (const kube::RecordedRequest& r : api_->Requests())
+    if (r.body.find("ExporterAnswerRejected") != std::string::npos)
+      names_the_field = r.body.find("step_time_seconds 1e308") != std::string::npos;
+  EXPECT_TRUE(names_the_field);
+}
+
+}  // namespace
+}  // namespace graintune::op

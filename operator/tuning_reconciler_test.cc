@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
+
 #include "tuner/dataset_profile.h"
 #include "tuner/machine_types.h"
 
@@ -380,6 +382,35 @@ TEST(ReconcilePinnedTest, ARunThatExitsBeforeItsLastStepEndedEarly) {
   PodFacts finished = stopped;
   finished.last_step = 39;
   EXPECT_EQ(ConditionOf(ReconcileTuning(Input(std::nullopt, {finished}, {})).status, "EndedEarly")["status"], "False");
+}
+
+}  // namespace
+}  // namespace graintune::op
+
+namespace graintune::op {
+namespace {
+
+// An answer within the bounds but absurd (a day per step, a billion tokens per second, 100,000
+// workers seen) still yields a bounded trial and a value inside the policy's bounds.
+TEST(ReconcileHostileTest, AbsurdButReadableFiguresStayWithinThePolicysBounds) {
+  for (double seconds : {86400.0, 0.0, 1e-9}) {
+    StepsDocument d;
+    for (int s = 1; s <= 20; ++s) d.steps.push_back({s, seconds, 1e6, 1e9});
+    d.process = ProcessFigures{100000, 1.0, 1e15, 1e15, 100000};
+    ReconcileInput in = Input(std::nullopt, {Pod(0, 4)}, {{0, d}});
+    in.inputs->policy.min_workers = 2;
+    in.inputs->policy.max_workers = 48;
+    const ReconcileOutput out = ReconcileTuning(in);
+    ASSERT_TRUE(out.status.contains("recommendation")) << out.status.dump();
+    const int w = out.status["recommendation"]["workers"];
+    EXPECT_GE(w, 2) << seconds;
+    EXPECT_LE(w, 48) << seconds;
+    for (const json& t : out.status["trials"])
+      for (const auto& [k, v] : t.items())
+        if (v.is_number()) {
+          EXPECT_TRUE(std::isfinite(v.get<double>())) << k << " " << v;
+        }
+  }
 }
 
 }  // namespace

@@ -39,7 +39,7 @@ python3 fuzz/make_huge_seeds.py "$work/huge"
 # The admitter's -max_len covers real objects with long scripts and the 512-level limit with
 # room to spare; the huge inputs are run whole, not mutated. Smaller inputs for the rest.
 declare -A max_len=([admission]=131072 [shell_words]=16384 [yaml_config]=16384
-                    [metrics_line]=4096 [quantity]=256)
+                    [metrics_line]=4096 [quantity]=256 [steps_document]=65536)
 # A deep or huge input gets 20 s under the sanitizers (the slowest linear one takes under 8 s
 # on a loaded 2-core machine; a quadratic step takes hours on them); a mutated one 10 s.
 common=(-rss_limit_mb=2048)
@@ -51,7 +51,7 @@ first_error() {
 
 failed=()
 rows=()
-for target in admission shell_words metrics_line quantity yaml_config; do
+for target in admission shell_words metrics_line quantity yaml_config steps_document; do
   binary="$build/fuzz/${target}_fuzzer"
   corpus="$work/corpus/$target"
   artifacts="$work/artifacts/$target/"

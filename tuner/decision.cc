@@ -85,12 +85,16 @@ Decision FirstPick(const TuningInputs& in, const Budgets& budgets) {
 
 // Replaces the default-based budgets with what the exporter measured on the latest trial that
 // has the figures: the trainer's real cpu and memory, and the workers' real memory (each with
-// 10% margin). Explicit policy reservations are kept. Returns a note for the reason, or "".
+// 10% margin). Explicit policy reservations are kept. A figure no pod on this host can have
+// shown (memory past the host's, more cores than it has) is not a measurement and is skipped:
+// the figures come from a pod its owner controls. Returns a note for the reason, or "".
 std::string ApplyMeasurements(const TuningInputs& in, const std::vector<Trial>& trials,
                               Budgets& b) {
   std::string note;
   for (auto it = trials.rbegin(); it != trials.rend(); ++it) {
-    if (it->oom_killed || it->worker_memory_bytes <= 0 || it->trainer_memory_bytes <= 0) continue;
+    if (it->oom_killed || it->worker_memory_bytes <= 0 || it->trainer_memory_bytes <= 0 ||
+        it->worker_memory_bytes + it->trainer_memory_bytes > in.host.memory_bytes)
+      continue;
     const double trainer = in.policy.reserved_memory_bytes.value_or(1.1 * it->trainer_memory_bytes);
     const double per_worker = 1.1 * it->worker_memory_bytes;
     const double usable = in.host.memory_bytes * (1.0 - in.policy.memory_headroom) - trainer;
@@ -102,7 +106,7 @@ std::string ApplyMeasurements(const TuningInputs& in, const std::vector<Trial>& 
   }
   if (!in.policy.reserved_cpu_cores) {
     for (auto it = trials.rbegin(); it != trials.rend(); ++it) {
-      if (it->oom_killed || it->trainer_cpu_cores < 0) continue;
+      if (it->oom_killed || it->trainer_cpu_cores < 0 || it->trainer_cpu_cores > in.host.cpu_cores) continue;
       const double reserved = 1.1 * it->trainer_cpu_cores + 0.5;
       b.cpu = CpuBudget(in.host.cpu_cores - reserved);
       note += std::string(note.empty() ? "" : ", ") + "trainer uses " +

@@ -238,3 +238,28 @@ TEST(DecisionTest, PolicyValidation) {
 
 }  // namespace
 }  // namespace graintune
+
+namespace graintune {
+namespace {
+
+// Process figures come from a pod its owner controls: memory or cores no pod on the host can have
+// shown are not measurements, and the budgets stay as the defaults set them.
+TEST(DecisionTest, FiguresNoPodOnTheHostCouldShowAreNotMeasurements) {
+  const TuningInputs in = SeedInputs();
+  Trial t = MakeTrial(0, 8, 15000, true);
+  const Decision plain = Decide(in, {t});
+  t.worker_memory_bytes = 1e15;
+  t.trainer_memory_bytes = 1e9;
+  t.trainer_cpu_cores = 1e5;
+  const Decision hostile = Decide(in, {t});
+  EXPECT_EQ(hostile.workers, plain.workers);
+  EXPECT_EQ(hostile.budgets.memory, plain.budgets.memory);
+  EXPECT_EQ(hostile.budgets.cpu, plain.budgets.cpu);
+  // A figure the host can hold is one.
+  t.worker_memory_bytes = in.host.memory_bytes / 4;
+  t.trainer_cpu_cores = -1;
+  EXPECT_LT(Decide(in, {t}).budgets.memory, plain.budgets.memory);
+}
+
+}  // namespace
+}  // namespace graintune
