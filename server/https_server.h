@@ -4,7 +4,8 @@
 // TLS 1.2 minimum, keep-alive, request bodies capped at max_body_bytes (larger ones get 413
 // without being read), a header timeout and a body read timeout so a silent or slow client
 // cannot hold a connection, an idle timeout between requests, at most max_connections open at
-// once, and at most max_inflight_body_bytes of request bodies being read or answered at once
+// once and a share of them per client address (server/connection_budget.h), and at most
+// max_inflight_body_bytes of request bodies being read or answered at once
 // (one more gets 503 with Retry-After; the API server then fails open). Memory is thereby
 // bounded: ~75 KB per open TLS connection plus the in-flight bodies plus what the handler
 // holds per I/O thread. The
@@ -54,14 +55,19 @@ struct HttpsServerOptions {
   int threads = 2;
   // To read a connection's first request header (TLS handshake included), then any request's
   // body.
-  int header_timeout_seconds = 10;
+  int header_timeout_seconds = 5;
   int read_timeout_seconds = 30;
   // A kept-alive connection with no request for this long is closed (each idle TLS connection
   // holds ~75 KB: the API server reconnects in a moment, a crowd of idle clients does not last).
   int idle_timeout_seconds = 10;
   // Connections open at once; one more is closed as soon as it is accepted (bounds memory:
-  // 3,500 idle TLS connections held 262 MB).
+  // 3,500 idle TLS connections held 262 MB). Within it, no client address holds more than
+  // max_connections_per_source, and the last reserved_connections go only to addresses holding
+  // fewer than reserved_per_source (the API server's few addresses): ConnectionBudget.
   int max_connections = 1024;
+  int max_connections_per_source = 64;
+  int reserved_connections = 128;
+  int reserved_per_source = 8;
   // Request bodies being read or answered at once (a body without Content-Length counts as
   // max_body_bytes).
   size_t max_inflight_body_bytes = 32 * 1024 * 1024;

@@ -46,7 +46,8 @@ usage:
                     [--exporter-image IMG] [--exporter-port N] [--share-process-namespace]
                     [--exporter-cpu-request Q] [--exporter-memory-request Q]
                     [--exporter-memory-limit Q] [--no-exporter]
-                    [--health-port N] [--max-connections N] [--max-inflight-body-mib N]
+                    [--health-port N] [--max-connections N] [--max-connections-per-source N]
+                    [--reserved-connections N] [--max-inflight-body-mib N]
                     [--header-timeout D] [--read-timeout D] [--idle-timeout D]
                     [--max-json-values N] [--max-sites N] [--max-request-ms N]
                     [--shutdown-delay D] [--shutdown-grace D]
@@ -64,6 +65,7 @@ int main(int argc, char** argv) {
                                       "threads", "exclude-namespace", "kubeconfig", "cert-secret",
                                       "webhook-configuration", "service-dns-name", "cert-dir",
                                       "policy-file", "health-port", "max-connections",
+                                      "max-connections-per-source", "reserved-connections",
                                       "max-inflight-body-mib", "header-timeout", "read-timeout",
                                       "idle-timeout", "max-json-values", "max-sites",
                                       "max-request-ms", "shutdown-delay", "shutdown-grace"};
@@ -90,6 +92,9 @@ int main(int argc, char** argv) {
     return server::ExitOnUsageError(kProgram, flags.Duration(name)).value_or(fallback);
   };
   options.max_connections = integer("max-connections", 1, 65536, options.max_connections);
+  options.max_connections_per_source =
+      integer("max-connections-per-source", 1, 65536, options.max_connections_per_source);
+  options.reserved_connections = integer("reserved-connections", 0, 65536, options.reserved_connections);
   options.max_inflight_body_bytes =
       static_cast<size_t>(integer("max-inflight-body-mib", 3, 4096,
                                   static_cast<int>(options.max_inflight_body_bytes >> 20)))

@@ -5,7 +5,13 @@
 
 #include <signal.h>
 
+#include <boost/asio.hpp>
+#include <boost/asio/ssl.hpp>
+#include <chrono>
+#include <cstdio>
 #include <filesystem>
+#include <fstream>
+#include <memory>
 
 #include "server/tls_certificates.h"
 #include "tests/controlplane/child_process.h"
@@ -85,6 +91,74 @@ TEST_F(WebhookProcessTest, SigtermTurnsUnreadyKeepsAnsweringThenDrainsAndExitsZe
       << testing::TailOfFile(webhook_.log_path());
   EXPECT_EQ(webhook_.exit_status(), 0);
   EXPECT_NE(testing::TailOfFile(webhook_.log_path()).find("drained"), std::string::npos);
+}
+
+// Resident memory of a process, from /proc; 0 when it cannot be read.
+double RssBytes(int pid) {
+  std::ifstream status("/proc/" + std::to_string(pid) + "/status");
+  for (std::string line; std::getline(status, line);)
+    if (line.rfind("VmRSS:", 0) == 0) return std::stod(line.substr(6)) * 1024;
+  return 0;
+}
+
+// One address floods the webhook with idle TLS connections (the handshake done, no request), as
+// any pod in the cluster could: it gets its share (--max-connections-per-source, 64) and no
+// more, another address is still served at once, and the idle ones are closed after the first
+// request's deadline (--header-timeout).
+TEST_F(WebhookProcessTest, AFloodOfIdleConnectionsFromOneAddressLocksNoOtherOut) {
+  Start({"--shutdown-delay", "0"});
+  namespace asio = boost::asio;
+  using tcp = asio::ip::tcp;
+  const double rss_before = RssBytes(webhook_.pid());
+  asio::io_context io;
+  asio::ssl::context tls(asio::ssl::context::tls_client);
+  tls.set_verify_mode(asio::ssl::verify_none);
+  using TlsStream = asio::ssl::stream<tcp::socket>;
+  std::vector<std::unique_ptr<TlsStream>> idle;
+  int refused = 0;
+  const auto flood_start = std::chrono::steady_clock::now();
+  for (int i = 0; i < 1500; ++i) {
+    auto stream = std::make_unique<TlsStream>(io, tls);
+    boost::system::error_code ec;
+    tcp::socket& socket = stream->next_layer();
+    socket.open(tcp::v4(), ec);
+    if (!ec) socket.bind(tcp::endpoint(asio::ip::make_address("127.0.0.7"), 0), ec);
+    if (!ec) socket.connect(tcp::endpoint(asio::ip::make_address("127.0.0.1"), static_cast<unsigned short>(port_)), ec);
+    if (!ec) stream->handshake(asio::ssl::stream_base::client, ec);
+    if (ec) {
+      ++refused;
+      continue;
+    }
+    idle.push_back(std::move(stream));
+  }
+  const double flood_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - flood_start).count();
+  const double rss_flooded = RssBytes(webhook_.pid());
+  // Another address, while the flood holds its connections.
+  const auto ask = std::chrono::steady_clock::now();
+  testing::HttpsAnswer answer = testing::HttpsCall(port_, ca_, "/mutate", kReview);
+  const double served_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - ask).count();
+  std::printf("flood from 127.0.0.7: %zu idle TLS connections held, %d closed at accept (%.1f s); "
+              "127.0.0.1 served in %.3f s; webhook RSS %.0f MB before, %.0f MB flooded\n",
+              idle.size(), refused, flood_seconds, served_seconds, rss_before / 1e6, rss_flooded / 1e6);
+  EXPECT_EQ(answer.status, 200) << answer.error;
+  EXPECT_LT(served_seconds, 2.0);
+  EXPECT_EQ(idle.size(), 64u) << "one address holds its share and no more";
+  // The idle connections are closed by the webhook once the first request's deadline passes.
+  ASSERT_FALSE(idle.empty());
+  TlsStream& first = *idle.front();
+  first.next_layer().non_blocking(false);
+  timeval wait{12, 0};
+  ::setsockopt(first.next_layer().native_handle(), SOL_SOCKET, SO_RCVTIMEO, &wait, sizeof(wait));
+  const auto idle_start = std::chrono::steady_clock::now();
+  char byte;
+  boost::system::error_code read_ec;
+  asio::read(first, asio::buffer(&byte, 1), read_ec);
+  const double closed_after = std::chrono::duration<double>(std::chrono::steady_clock::now() - idle_start).count();
+  std::printf("an idle flood connection was closed %.1f s after the flood\n", closed_after);
+  EXPECT_TRUE(read_ec == asio::error::eof || read_ec == asio::ssl::error::stream_truncated ||
+              read_ec == asio::error::connection_reset)
+      << read_ec.message();
+  EXPECT_LT(closed_after, 11.0);
 }
 
 // Flags out of range are usage errors (exit 2) that name the flag, not silent defaults.
