@@ -9,48 +9,22 @@
 #include <set>
 
 #include "kube/backoff.h"
-#include "operator/prometheus_source.h"
 #include "operator/tuning_key.h"
 #include "workload/cluster_sources.h"
 #include "workload/graintune_objects.h"
-#include "workload/tuning_inputs.h"
 
 namespace graintune::op {
 namespace {
 
 using json = nlohmann::json;
 
-std::string NowRfc3339() {
-  const std::time_t t = std::time(nullptr);
-  std::tm tm{};
-  gmtime_r(&t, &tm);
-  char buf[32];
-  std::strftime(buf, sizeof(buf), "%Y-%m-%dT%H:%M:%SZ", &tm);
-  return buf;
-}
 
-// Seconds from an RFC 3339 UTC timestamp (2026-11-30T06:00:00Z) to now; 0 when unparseable.
-double SecondsSince(const std::string& when) {
-  std::tm tm{};
-  if (when.size() < 20 || !strptime(when.c_str(), "%Y-%m-%dT%H:%M:%S", &tm)) return 0;
-  return std::difftime(std::time(nullptr), timegm(&tm));
-}
+}  // namespace
 
-
-// A failed API call as a reconcile error: retryable when trying again later can help.
-ReconcileError ErrorOf(const std::string& doing, const kube::ApiError& error) {
+ReconcileError ReconcileErrorOf(const std::string& doing, const kube::ApiError& error) {
   return {.terminal = !error.IsRetryable() && !error.IsConflict(),
           .message = doing + ": " + error.ToString()};
 }
-
-const kube::ResourceType* WorkloadType(const std::string& kind) {
-  if (kind == "JobSet") return &kube::resources::kJobSets;
-  if (kind == "Job") return &kube::resources::kJobs;
-  if (kind == "Pod") return &kube::resources::kPods;
-  return nullptr;
-}
-
-}  // namespace
 
 bool ControllerCaches::Synced() const {
   for (const auto* i : {&pods, &graintunings, &policies, &namespaces, &nodes.informer})
@@ -296,211 +270,27 @@ Status TuningController::MarkAttemptsEnded(const json& gt) {
   return Status::Ok();
 }
 
-void TuningController::ReadRunningAttempts(const TuningKey& key, ReconcileInput& in,
-                                           std::map<int, bool>& scraped) {
-  std::map<int, std::vector<const PodFacts*>> running;  // attempt -> its running pods, in order
-  for (const PodFacts& p : in.pods)
-    if (p.phase == "Running" && !p.pod_ip.empty() && !scraped[p.attempt]) running[p.attempt].push_back(&p);
-  std::vector<std::string> asked;
-  for (const auto& [attempt, pods] : running) {
-    // A pod whose exporter was read: its steps (Latest also queues a fresh read when due).
-    for (const PodFacts* p : pods) {
-      if (scraper_->KnownOf(p->uid) != ExporterScraper::Known::kRead) continue;
-      asked.push_back(p->uid);
-      if (std::optional<StepsDocument> doc = scraper_->Latest(key, *p)) {
-        in.steps[attempt] = std::move(doc).value();
-        scraped[attempt] = true;
-        break;
-      }
-    }
-    if (scraped[attempt]) continue;
-    // None yet: ask a few pods at a time, those not known to fail first (a failing one is
-    // retried only when its backoff allows). Asking every pod of a new 256-host slice at once
-    // queued thousands of first reads at scale, and the blackholed ones among them held every
-    // scrape slot for a minute; the scraper calls the key back as soon as one answers.
-    int probing = 0;
-    for (const ExporterScraper::Known wanted : {ExporterScraper::Known::kNothing, ExporterScraper::Known::kFailing})
-      for (const PodFacts* p : pods) {
-        if (probing >= std::max(1, options_.first_reads_per_attempt)) break;
-        if (scraper_->KnownOf(p->uid) != wanted) continue;
-        asked.push_back(p->uid);
-        (void)scraper_->Latest(key, *p);
-        ++probing;
-      }
-  }
-  std::lock_guard<std::mutex> lock(states_mu_);
-  scraped_pods_[key].insert(asked.begin(), asked.end());
-}
-
 ReconcileOutcome TuningController::ReconcileKey(const TuningKey& tuning_key,
                                                 const std::vector<IndexedPod>& pods) {
-  const std::string& ns = tuning_key.ns;
-  const std::string& key = tuning_key.key;
   ++counters_.reconciles;
-  LogLine(LogLevel::kDebug) << "reconcile " << ns << "/" << key << ": " << pods.size() << " pods";
-  ReconcileInput in;
-  in.ns = ns;
-  in.tuning_key = key;
-  in.now = NowRfc3339();
-  in.warmup_steps = options_.warmup_steps;
-  const std::string name = workload::GrainTuningName(key);
-  in.grain_tuning = caches_.graintunings->Get(ns, name);
-  const IndexedPod* newest = nullptr;
-  for (const IndexedPod& p : pods) {
-    in.pods.push_back(p.facts);
-    if (!newest || p.facts.attempt >= newest->facts.attempt) newest = &p;
-  }
-  // Its spec, the one Pod object a reconcile reads from the cache. Deleted meanwhile: its delete
-  // event queues the key again.
-  std::optional<json> newest_pod = caches_.pods->Get(ns, newest->facts.name);
-  if (!newest_pod) return ReconcileResult{};
-
-  // The decision inputs, read from the newest pod the way the webhook read them.
-  // One NodeCacheShapes for every reconcile, over the Node facts the informer's events keep.
-  workload::NodeCacheShapes& shapes = *node_shapes_;
-  workload::ConfigMapSource& configmaps = *caches_.configmaps;
-  workload::PolicyCache policies(caches_.policies, caches_.namespaces);
-  std::vector<std::string> input_warnings;
-  Result<TuningInputs> inputs = workload::ReadPodTuningInputs(
-      *newest_pod, ns, workload::PodInputSources{shapes, configmaps, policies}, input_warnings);
-  if (inputs.ok()) {
-    in.policy_name = inputs->policy.object_name;
-    in.dataset_kind = ToString(inputs->profile.kind);
-    in.inputs = std::move(inputs).value();
-  }
-
-  // Steps of each attempt still running, from one of its pods.
-  std::map<int, bool> scraped;
-  if (options_.prometheus)
-    for (const PodFacts& p : in.pods) {
-      if (p.phase != "Running" || p.pod_ip.empty() || scraped[p.attempt]) continue;
-      const double run_seconds = SecondsSince(p.started);
-      if (run_seconds <= 0 || !in.inputs) continue;
-      Result<Trial> t = TrialFromPrometheus(*options_.prometheus, p.uid, run_seconds, p.attempt,
-                                            p.workers, in.inputs->demand.tokens_per_step_per_host);
-      if (!t.ok()) {
-        Log(LogLevel::kWarning, ns + "/" + p.name + ": " + t.error());
-        continue;
-      }
-      in.measured[p.attempt] = *t;
-      scraped[p.attempt] = true;
-    }
-  if (scraper_ && !options_.prometheus) {
-    ReadRunningAttempts(tuning_key, in, scraped);
-    // An attempt none of whose pods runs any more: the steps last read from one of its pods are
-    // its final record (a trial's progress deferred below is not lost when the attempt ends).
-    for (const PodFacts& p : in.pods) {
-      if (p.phase == "Running" || scraped[p.attempt] || p.oom_killed) continue;
-      if (std::optional<StepsDocument> last = scraper_->Peek(p.uid)) {
-        in.steps[p.attempt] = *last;
-        scraped[p.attempt] = true;
-      }
-    }
-  }
-
-  ReconcileOutput out = ReconcileTuning(in);
-  if (!out.problem.empty()) Log(LogLevel::kWarning, ns + "/" + key + ": " + out.problem);
-  // The object the status write starts from: the cache's copy, or the one just created.
-  std::optional<json> base = in.grain_tuning;
-  if (!in.grain_tuning) {
-    kube::ApiResult<json> created = client_->Create(kube::resources::kGrainTunings, ns, out.object);
-    if (!created.ok() && !created.error().IsAlreadyExists())
-      return ErrorOf("creating GrainTuning " + ns + "/" + name, created.error());
-    if (created.ok()) base = *created;
-    out.status_changed = true;
-  }
-  // The cache may not hold our last write yet (its event is on the way): the status is
-  // computed again from the stored object before writing, so a stale copy never overwrites
-  // newer data, and events are recorded only by the write that stores what they tell.
-  bool wrote = false;
-  // Progress waits only for attempts whose pods all run: an attempt with a pod that is ending
-  // (deleted, finished, failed) may lose its exporter's last steps, so they are written now.
-  // Judged against the cached copy first, and again against the stored object inside the write
-  // (a cache that lags our last write would make progress look like news).
-  std::set<int> ending;
-  for (const PodFacts& p : in.pods)
-    if (!p.Alive()) ending.insert(p.attempt);
-  const auto now = Now();
-  std::optional<std::chrono::steady_clock::time_point> due;
-  {
-    std::lock_guard<std::mutex> lock(states_mu_);
-    if (const auto& last = states_.at(tuning_key).last_status_write)
-      due = *last + options_.progress_write_interval;
-  }
-  const bool may_defer = options_.progress_write_interval.count() > 0 && due && now < *due;
-  const auto progress_waits = [&](const json& stored, const json& desired) {
-    return may_defer && ProgressOnly(stored, desired) && !TrialsDiffer(stored, desired, ending);
-  };
-  // Not lost: the key comes back when the write is due (or earlier, for the running requeue or
-  // an event), and the status is computed afresh then.
-  const auto deferred = [&] {
-    ++counters_.progress_deferred;
-    return ReconcileResult{std::min(std::chrono::ceil<std::chrono::milliseconds>(*due - now),
-                                    options_.running_requeue)};
-  };
-  if (out.status_changed && in.grain_tuning &&
-      progress_waits(in.grain_tuning->value("status", json::object()), out.status))
-    return deferred();
-  bool waits = false;
-  if (out.status_changed) {
-    const auto mutate = [&](json& gt) {
-          wrote = waits = false;
-          in.grain_tuning = gt;
-          ReconcileOutput latest = ReconcileTuning(in);
-          const json stored = gt.value("status", json::object());
-          if (StatusEquivalent(stored, latest.status)) return false;
-          if (progress_waits(stored, latest.status)) {
-            waits = true;
-            return false;
-          }
-          gt["status"] = latest.status;
-          out = std::move(latest);
-          wrote = true;
-          return true;
-        };
-    // From the cached copy (one request); a stale copy gets 409 and is read again.
-    kube::ApiResult<json> written =
-        base ? kube::UpdateFromCacheWithRetry(*client_, kube::resources::kGrainTunings, ns, name,
-                                              "status", *base, mutate)
-             : kube::UpdateWithRetry(*client_, kube::resources::kGrainTunings, ns, name, "status",
-                                     mutate);
-    // Events wait until the status they describe is stored.
-    if (!written.ok()) return ErrorOf("writing status of GrainTuning " + ns + "/" + name, written.error());
-    if (waits) return deferred();
-    if (wrote) {
-      ++counters_.status_writes;
-      std::lock_guard<std::mutex> lock(states_mu_);
-      states_.at(tuning_key).last_status_write = Now();
-    }
-  }
-  const bool alive = std::any_of(in.pods.begin(), in.pods.end(), [](const PodFacts& p) { return p.Alive(); });
-  const ReconcileResult result{alive ? options_.running_requeue : std::chrono::milliseconds(0)};
-  if (wrote)
+  LogLine(LogLevel::kDebug) << "reconcile " << tuning_key.ToString() << ": " << pods.size() << " pods";
+  std::optional<ReconcileInput> in = ReadReconcileInput(tuning_key, pods);
+  if (!in) return ReconcileResult{};  // its newest pod was deleted meanwhile: its event queues the key
+  ReconcileOutput out = ReconcileTuning(*in);
+  if (!out.problem.empty()) Log(LogLevel::kWarning, tuning_key.ToString() + ": " + out.problem);
+  Result<StatusWrite, ReconcileError> written = WriteStatus(tuning_key, *in, out);
+  if (!written.ok()) return written.error();
+  if (written->deferred) return *written->deferred;
+  const bool alive = std::any_of(in->pods.begin(), in->pods.end(), [](const PodFacts& p) { return p.Alive(); });
+  // Events wait for the status they describe; a refused exporter answer has none to wait for.
+  if (written->wrote)
     counters_.ended_early += std::count_if(out.events.begin(), out.events.end(),
                                            [](const EventToRecord& e) { return e.reason == "EndedEarly"; });
-  // Events wait for the status they describe; a refused exporter answer has none to wait for.
-  if (!wrote) out.events.clear();
+  else
+    out.events.clear();
   for (EventToRecord& e : TakeRejectionEvents(tuning_key)) out.events.push_back(std::move(e));
-  if (out.events.empty() || in.pods.empty()) return result;
-  // Events go on the workload people look at (the JobSet or Job), else on the GrainTuning.
-  const PodFacts& any = in.pods.front();
-  json regarding;
-  if (const kube::ResourceType* type = WorkloadType(any.owner_kind)) {
-    kube::ApiResult<json> w = client_->Get(*type, ns, any.owner_name);
-    if (w.ok()) regarding = *w;
-  }
-  if (regarding.is_null()) {
-    kube::ApiResult<json> g = client_->Get(kube::resources::kGrainTunings, ns, name);
-    if (g.ok()) regarding = *g;
-  }
-  if (regarding.is_null()) return result;
-  for (const EventToRecord& e : out.events) {
-    Status s = events_->Record(regarding, {.type = e.type, .reason = e.reason, .action = "Tune",
-                                           .note = e.note});
-    if (s.ok()) ++counters_.events;
-    else Log(LogLevel::kWarning, s.message());
-  }
-  return result;
+  RecordEvents(tuning_key, *in, out.events);
+  return ReconcileResult{alive ? options_.running_requeue : std::chrono::milliseconds(0)};
 }
 
 }  // namespace graintune::op

@@ -75,6 +75,9 @@ struct ReconcileError {
 
 using ReconcileOutcome = Result<ReconcileResult, ReconcileError>;
 
+// A failed API call while `doing` as a reconcile error: retryable when trying again later can help.
+ReconcileError ReconcileErrorOf(const std::string& doing, const kube::ApiError& error);
+
 struct ControllerOptions {
   // The exporters' /steps: at most scrape_concurrency at once (half of them at most for
   // exporters that failed last time), each within scrape_timeout, capped at max_scrape_bytes.
@@ -140,7 +143,25 @@ class TuningController {
   WorkQueueDepth queue_depth() const { return keys_->queue().Depth(); }
 
  private:
+  // One key: ReadReconcileInput, ReconcileTuning, WriteStatus, RecordEvents.
   ReconcileOutcome ReconcileKey(const TuningKey& key, const std::vector<IndexedPod>& pods);
+  // reconcile_inputs.cc: the stored GrainTuning, the pods' facts, the decision inputs read from
+  // the newest pod's spec and each attempt's steps; nullopt when the newest pod is gone from
+  // the cache (its delete event queues the key again).
+  std::optional<ReconcileInput> ReadReconcileInput(const TuningKey& key, const std::vector<IndexedPod>& pods);
+  // status_write.cc: creates the GrainTuning when new and writes `out.status`, recomputed from
+  // the stored object inside the write (a lagging cache never overwrites newer data; `in` and
+  // `out` are updated to what was written). Progress-only changes within
+  // progress_write_interval of the last write are deferred: `deferred` says when to come back.
+  struct StatusWrite {
+    bool wrote = false;
+    std::optional<ReconcileResult> deferred;
+  };
+  Result<StatusWrite, ReconcileError> WriteStatus(const TuningKey& key, ReconcileInput& in,
+                                                  ReconcileOutput& out);
+  // status_write.cc: the Events on the workload people look at (the JobSet or Job), else on
+  // the GrainTuning; failures are logged.
+  void RecordEvents(const TuningKey& key, const ReconcileInput& in, const std::vector<EventToRecord>& events);
   // For each attempt in `in` with running pods and not in `scraped`: the steps last read from
   // one of its pods' exporters, into in.steps (and `scraped`); when none was read yet, queues
   // first reads of at most options_.first_reads_per_attempt of its pods.
