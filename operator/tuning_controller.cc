@@ -14,12 +14,8 @@
 #include "workload/graintune_objects.h"
 
 namespace graintune::op {
-namespace {
 
 using json = nlohmann::json;
-
-
-}  // namespace
 
 ReconcileError ReconcileErrorOf(const std::string& doing, const kube::ApiError& error) {
   return {.terminal = !error.IsRetryable() && !error.IsConflict(),
