@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <signal.h>
+#include <sys/resource.h>
 
 #include <boost/asio.hpp>
 #include <boost/asio/ssl.hpp>
@@ -106,6 +107,13 @@ double RssBytes(int pid) {
 // more, another address is still served at once, and the idle ones are closed after the first
 // request's deadline (--header-timeout).
 TEST_F(WebhookProcessTest, AFloodOfIdleConnectionsFromOneAddressLocksNoOtherOut) {
+  // Room for 1,500 client sockets here and 1,024 connections in the webhook (a pod's limit is
+  // far higher than a login shell's 1,024): the soft limit raised to the hard one, inherited.
+  rlimit files{};
+  ASSERT_EQ(::getrlimit(RLIMIT_NOFILE, &files), 0);
+  files.rlim_cur = std::min<rlim_t>(files.rlim_max, 8192);
+  ASSERT_EQ(::setrlimit(RLIMIT_NOFILE, &files), 0);
+  ASSERT_GE(files.rlim_cur, 4096u) << "the test needs 4,096 open files";
   Start({"--shutdown-delay", "0"});
   namespace asio = boost::asio;
   using tcp = asio::ip::tcp;
@@ -143,6 +151,29 @@ TEST_F(WebhookProcessTest, AFloodOfIdleConnectionsFromOneAddressLocksNoOtherOut)
   EXPECT_EQ(answer.status, 200) << answer.error;
   EXPECT_LT(served_seconds, 2.0);
   EXPECT_EQ(idle.size(), 64u) << "one address holds its share and no more";
+  // The whole budget, from crowding addresses (64 each, then 8 each in the reserved slots):
+  // the webhook's memory at its connection ceiling.
+  int crowd_held = 0;
+  for (int a = 0; a < 40 && idle.size() < 1024; ++a) {
+    const std::string address = "127.0.1." + std::to_string(a + 1);
+    for (int i = 0; i < 64; ++i) {
+      auto stream = std::make_unique<TlsStream>(io, tls);
+      boost::system::error_code ec;
+      tcp::socket& socket = stream->next_layer();
+      socket.open(tcp::v4(), ec);
+      if (!ec) socket.bind(tcp::endpoint(asio::ip::make_address(address), 0), ec);
+      if (!ec) socket.connect(tcp::endpoint(asio::ip::make_address("127.0.0.1"), static_cast<unsigned short>(port_)), ec);
+      if (!ec) stream->handshake(asio::ssl::stream_base::client, ec);
+      if (ec) break;
+      ++crowd_held;
+      idle.push_back(std::move(stream));
+    }
+  }
+  const double rss_full = RssBytes(webhook_.pid());
+  std::printf("the whole budget held (%zu idle TLS connections from %s): webhook RSS %.0f MB (chart limit 256Mi)\n",
+              idle.size(), "127.0.0.7 and 127.0.1.x", rss_full / 1e6);
+  EXPECT_EQ(idle.size(), 1024u);
+  EXPECT_LT(rss_full, 256.0 * (1 << 20));
   // The idle connections are closed by the webhook once the first request's deadline passes.
   ASSERT_FALSE(idle.empty());
   TlsStream& first = *idle.front();
