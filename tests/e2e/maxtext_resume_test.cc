@@ -195,6 +195,18 @@ class MaxTextResume : public ::testing::Test {
     return a0;
   }
 
+  // In namespace `ns` capped at 1 worker, the tiny JobSet with `extra_args`, whose attempt 0 runs
+  // with 1 worker and is failed after a checkpoint (FailAttemptZeroAfterACheckpoint).
+  Attempt StartAndFailAttemptZero(const std::string& ns, const std::string& extra_args) {
+    Start(ns, 1);
+    if (HasFatalFailure() || IsSkipped()) return {};
+    Apply(extra_args);
+    if (HasFatalFailure()) return {};
+    Attempt a0 = FailAttemptZeroAfterACheckpoint();
+    EXPECT_EQ(a0.workers, 1);
+    return a0;
+  }
+
   // The resumed attempt trained every step from its checkpoint to the last, and never stopped.
   void ExpectResumedToTheEnd(const Attempt& a) {
     const std::string log = ReadAll(a.dir + "/trainer.log");
@@ -219,13 +231,8 @@ class MaxTextResume : public ::testing::Test {
 };
 
 TEST_F(MaxTextResume, APinnedCheckpointResumesWithItsValueAndReachesItsLastStep) {
-  Start("resume-pinned", 1);
+  const Attempt a0 = StartAndFailAttemptZero("resume-pinned", kCheckpointing);
   if (HasFatalFailure() || IsSkipped()) return;
-  Apply(kCheckpointing);
-  if (HasFatalFailure()) return;
-  const Attempt a0 = FailAttemptZeroAfterACheckpoint();
-  if (HasFatalFailure()) return;
-  EXPECT_EQ(a0.workers, 1);
 
   // The operator measured attempt 0 data-bound at 1 worker: the next run gets more, this run
   // keeps 1.
@@ -262,13 +269,9 @@ TEST_F(MaxTextResume, APinnedCheckpointResumesWithItsValueAndReachesItsLastStep)
 }
 
 TEST_F(MaxTextResume, AnElasticCheckpointResumesWithTheRecommendedValue) {
-  Start("resume-elastic", 1);
+  const Attempt a0 = StartAndFailAttemptZero("resume-elastic",
+                                             std::string(kCheckpointing) + " grain_use_elastic_iterator=true packing=false");
   if (HasFatalFailure() || IsSkipped()) return;
-  Apply(std::string(kCheckpointing) + " grain_use_elastic_iterator=true packing=false");
-  if (HasFatalFailure()) return;
-  const Attempt a0 = FailAttemptZeroAfterACheckpoint();
-  if (HasFatalFailure()) return;
-  EXPECT_EQ(a0.workers, 1);
   std::optional<Json> gt;
   ASSERT_TRUE(WaitFor([&] {
     gt = Tuning();
