@@ -4,8 +4,10 @@
 // grain_worker_count=-1; the pod (on the stand-in kubelet's TPU host shaped like this machine, or
 // in a container on the real node) runs the command graintune rewrote through bash, MaxText
 // starts that many Grain worker processes and writes its own metrics file, graintune-exporter
-// follows it, graintune-operator records the trial, the attempt fails, and JobSet's restart
-// runs the recommendation.
+// follows it, graintune-operator records the trial. The run checkpoints (with Grain's iterator)
+// to a folder that outlives its pods: the attempt fails, JobSet's restart keeps the run's value
+// and resumes from the checkpoint, and the workload's next run (a new run_name under the same
+// tuning key) starts with the value the first run measured.
 #pragma once
 
 #include "tests/controlplane/control_plane.h"
@@ -19,8 +21,8 @@ inline constexpr char kMaxTextDemoNamespace[] = "maxtext-demo";
 
 // Steps 3 on, once the control plane, graintune and the node `pods` run on are up. MaxText is
 // asked for `steps` steps: kTinySteps to let it end by itself, more to have it stopped once it
-// wrote kTinySteps. The exit code: 0 when the restart ran the recommendation and its trial was
-// recorded, 1 when a step did not happen, 130 when interrupted.
+// wrote kTinySteps. The exit code: 0 when the restart kept the run's value and the next run got
+// status.nextRun, 1 when a step did not happen, 130 when interrupted.
 int TellMaxTextStory(ControlPlane& cp, const MaxTextPods& pods, const MaxTextEnv& maxtext,
                      int steps = kTinySteps);
 

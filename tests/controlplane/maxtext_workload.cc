@@ -37,10 +37,13 @@ std::string TinyMaxTextJobSet(const MaxTextEnv& env, const TinyJobSetOptions& o)
                                    ? "{" + std::string(kMaxTextHostLabel) + ": " + kMaxTextHostValue + "}"
                                    : o.node_selector;
   std::string volumes, mounts, env_path, security, memory;
-  for (size_t i = 0; i < o.host_paths.size(); ++i) {
+  for (size_t i = 0; i < o.host_paths.size() + o.writable_host_paths.size(); ++i) {
+    const bool writable = i >= o.host_paths.size();
+    const std::string& path = writable ? o.writable_host_paths[i - o.host_paths.size()] : o.host_paths[i];
     const std::string name = "host-" + std::to_string(i);
-    volumes += "                - {name: " + name + ", hostPath: {path: \"" + o.host_paths[i] + "\", type: Directory}}\n";
-    mounts += "                    - {name: " + name + ", mountPath: \"" + o.host_paths[i] + "\", readOnly: true}\n";
+    volumes += "                - {name: " + name + ", hostPath: {path: \"" + path + "\", type: Directory}}\n";
+    mounts += "                    - {name: " + name + ", mountPath: \"" + path + "\", readOnly: " +
+              (writable ? "false" : "true") + "}\n";
   }
   if (!volumes.empty()) {
     volumes = "              volumes:\n" + volumes;
@@ -184,6 +187,10 @@ MetricsFileRead ReadMaxTextMetricsFile(const std::string& path) {
   }
   std::sort(steps.begin(), steps.end(), [](const auto& a, const auto& b) { return a.step < b.step; });
   for (const op::StepSample& s : steps) read.step_seconds.push_back(s.step_time_seconds);
+  if (!steps.empty()) {
+    read.first_step = steps.front().step;
+    read.last_step = steps.back().step;
+  }
   return read;
 }
 

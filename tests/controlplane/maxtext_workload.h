@@ -52,6 +52,7 @@ struct TinyJobSetOptions {
   std::string image = "maxtext-runner:latest";
   std::string node_selector;            // a YAML flow map; empty: MaxTextHost's label
   std::vector<std::string> host_paths;  // this machine's folders, mounted read-only at the same path
+  std::vector<std::string> writable_host_paths;  // and read-write (a checkpoint folder)
   std::string path;                     // the container's PATH; empty: not set
   bool run_as_root = false;
   std::string memory_limit;             // empty: none
@@ -104,6 +105,7 @@ struct MetricsFileRead {
   int lines = 0;
   std::vector<double> step_seconds;
   std::vector<std::string> malformed;  // "reason: line"
+  long first_step = -1, last_step = -1;  // of the training lines; -1 when there are none
 };
 // An empty read when the file does not exist (yet).
 MetricsFileRead ReadMaxTextMetricsFile(const std::string& path);

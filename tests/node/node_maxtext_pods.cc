@@ -18,7 +18,14 @@ std::string UidOf(const kube::Json& pod) { return pod.value("/metadata/uid"_json
 }  // namespace
 
 Result<TinyJobSetOptions> NodeMaxTextPods::Place(TinyJobSetOptions options) const {
-  options.out_dir = "/tmp/maxtext-out";  // inside the container
+  // On the node, mounted read-write at the same path: checkpoints outlive the pod, as a run's
+  // bucket does, so a restart resumes from them.
+  if (!cp_.real_node()) return Status::Error("no real node");
+  options.out_dir = cp_.real_node()->dir() + "/maxtext-out";
+  std::error_code ec;
+  std::filesystem::create_directories(options.out_dir, ec);
+  if (ec) return Status::Error("creating " + options.out_dir + ": " + ec.message());
+  options.writable_host_paths.push_back(options.out_dir);
   return OnRealNode(env_, std::move(options), image_, memory_limit_);
 }
 
