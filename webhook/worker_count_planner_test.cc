@@ -184,6 +184,10 @@ TEST_F(PlannerTest, ARestartOfARunThatResumesGrainsIteratorKeepsItsValue) {
   EXPECT_EQ(again.outcome, PlanOutcome::kKeptAsWritten);
   EXPECT_FALSE(again.changed);
   EXPECT_TRUE(again.warnings.empty());
+  // What graintune read of the run is its result, not an input a JobSet's child Jobs carry.
+  for (const char* result : {workload::kResumeAnnotation, workload::kCheckpointDirAnnotation,
+                             workload::kStepsAnnotation, workload::kFailedPodsCountedAnnotation})
+    EXPECT_FALSE(workload::IsInputAnnotation(result)) << result;
   const json& tmpl_annotations =
       jobset.mutated["spec"]["replicatedJobs"][0]["template"]["spec"]["template"]["metadata"]["annotations"];
   EXPECT_EQ(tmpl_annotations[workload::kResumeAnnotation], "pins-workers");
@@ -550,6 +554,36 @@ TEST_F(PlannerTest, ThousandsOfSitesInOneScriptAreAllRewritten) {
   EXPECT_EQ(rewritten.find("grain_worker_count=-1"), std::string::npos);
   EXPECT_NE(rewritten.find(" x9999"), std::string::npos);
   EXPECT_EQ(job.patch(plan.patch), plan.mutated);
+}
+
+}  // namespace
+}  // namespace graintune::webhook
+
+namespace graintune::webhook {
+namespace {
+
+// A reinvoked JobSet whose templates graintune set is left as written, also when its key has a
+// recommendation for a later attempt (the admission fuzzer's seed that found the run's
+// annotations copied to the Job metadata on the second pass).
+TEST_F(PlannerTest, AReinvokedJobSetWithHistoryIsLeftAsWritten) {
+  TuningHistory h;
+  Trial t0, t1;
+  t0.attempt = 0;
+  t0.workers = 4;
+  t1.attempt = 1;
+  t1.workers = 6;
+  h.trials = {t0, t1};
+  h.recommended_workers = 7;
+  h.recommendation_attempt = 2;
+  h.ended_attempts = {0};
+  history_.Put("team-a", "js", h);
+  json js = SmallJobSet();
+  js["spec"]["replicatedJobs"][0]["template"]["spec"]["template"]["spec"]["containers"][0]["args"].push_back(
+      "enable_checkpointing=false");
+  const Plan first = Run(js, workload::WorkloadKind::kJobSet);
+  ASSERT_EQ(first.outcome, PlanOutcome::kTuned);
+  const Plan again = Run(first.mutated, workload::WorkloadKind::kJobSet);
+  EXPECT_FALSE(again.changed) << again.patch.dump();
 }
 
 }  // namespace

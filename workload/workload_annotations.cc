@@ -25,8 +25,10 @@ std::optional<int> Integer(const std::string& text) {
 bool IsInputAnnotation(const std::string& key) {
   if (key.rfind(kAnnotationPrefix, 0) != 0) return false;
   for (const char* result : {kWorkerCountAnnotation, kEvalWorkerCountAnnotation, kReasonAnnotation,
-                             kFirstAttemptAnnotation, kAttemptAnnotation, "graintune.dev/exporter-port",
-                             "graintune.dev/test-terminate"})
+                             kFirstAttemptAnnotation, kAttemptAnnotation, kCheckpointDirAnnotation,
+                             kResumeAnnotation, kStepsAnnotation, kFailedPodsCountedAnnotation,
+                             "graintune.dev/exporter-port", "graintune.dev/test-terminate",
+                             "graintune.dev/test-exporter-message"})
     if (key == result) return false;
   return true;
 }
