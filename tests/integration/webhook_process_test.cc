@@ -123,22 +123,23 @@ TEST_F(WebhookProcessTest, AFloodOfIdleConnectionsFromOneAddressLocksNoOtherOut)
   tls.set_verify_mode(asio::ssl::verify_none);
   using TlsStream = asio::ssl::stream<tcp::socket>;
   std::vector<std::unique_ptr<TlsStream>> idle;
-  int refused = 0;
-  const auto flood_start = std::chrono::steady_clock::now();
-  for (int i = 0; i < 1500; ++i) {
+  // One idle TLS connection from `address` (handshake done, no request), kept in `idle`; false
+  // when the webhook closed it at accept.
+  auto open_idle = [&](const std::string& address) {
     auto stream = std::make_unique<TlsStream>(io, tls);
     boost::system::error_code ec;
     tcp::socket& socket = stream->next_layer();
     socket.open(tcp::v4(), ec);
-    if (!ec) socket.bind(tcp::endpoint(asio::ip::make_address("127.0.0.7"), 0), ec);
+    if (!ec) socket.bind(tcp::endpoint(asio::ip::make_address(address), 0), ec);
     if (!ec) socket.connect(tcp::endpoint(asio::ip::make_address("127.0.0.1"), static_cast<unsigned short>(port_)), ec);
     if (!ec) stream->handshake(asio::ssl::stream_base::client, ec);
-    if (ec) {
-      ++refused;
-      continue;
-    }
+    if (ec) return false;
     idle.push_back(std::move(stream));
-  }
+    return true;
+  };
+  int refused = 0;
+  const auto flood_start = std::chrono::steady_clock::now();
+  for (int i = 0; i < 1500; ++i) refused += !open_idle("127.0.0.7");
   const double flood_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - flood_start).count();
   const double rss_flooded = RssBytes(webhook_.pid());
   // Another address, while the flood holds its connections.
@@ -153,22 +154,9 @@ TEST_F(WebhookProcessTest, AFloodOfIdleConnectionsFromOneAddressLocksNoOtherOut)
   EXPECT_EQ(idle.size(), 64u) << "one address holds its share and no more";
   // The whole budget, from crowding addresses (64 each, then 8 each in the reserved slots):
   // the webhook's memory at its connection ceiling.
-  int crowd_held = 0;
-  for (int a = 0; a < 40 && idle.size() < 1024; ++a) {
-    const std::string address = "127.0.1." + std::to_string(a + 1);
-    for (int i = 0; i < 64; ++i) {
-      auto stream = std::make_unique<TlsStream>(io, tls);
-      boost::system::error_code ec;
-      tcp::socket& socket = stream->next_layer();
-      socket.open(tcp::v4(), ec);
-      if (!ec) socket.bind(tcp::endpoint(asio::ip::make_address(address), 0), ec);
-      if (!ec) socket.connect(tcp::endpoint(asio::ip::make_address("127.0.0.1"), static_cast<unsigned short>(port_)), ec);
-      if (!ec) stream->handshake(asio::ssl::stream_base::client, ec);
-      if (ec) break;
-      ++crowd_held;
-      idle.push_back(std::move(stream));
+  for (int a = 0; a < 40 && idle.size() < 1024; ++a)
+    for (int i = 0; i < 64 && open_idle("127.0.1." + std::to_string(a + 1)); ++i) {
     }
-  }
   const double rss_full = RssBytes(webhook_.pid());
   std::printf("the whole budget held (%zu idle TLS connections from %s): webhook RSS %.0f MB (chart limit 256Mi)\n",
               idle.size(), "127.0.0.7 and 127.0.1.x", rss_full / 1e6);
