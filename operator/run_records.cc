@@ -10,7 +10,9 @@ namespace graintune::op {
 using json = nlohmann::json;
 
 json RunsStatus(const json& old_status, const std::vector<PodFacts>& pods) {
-  std::map<std::string, RunRecord> runs = workload::RunsOf(json{{"status", old_status}});
+  auto stored = old_status.find("runs");
+  std::map<std::string, RunRecord> runs =
+      stored == old_status.end() ? std::map<std::string, RunRecord>{} : workload::RunsFromList(*stored);
   std::vector<const PodFacts*> pinned;
   for (const PodFacts& p : pods)
     if (p.pins_workers && p.workers > 0 && !p.checkpoint_dir.empty()) pinned.push_back(&p);
@@ -29,15 +31,15 @@ json RunsStatus(const json& old_status, const std::vector<PodFacts>& pods) {
   return out;
 }
 
-std::optional<PinnedAttempt> NewestPinnedAttempt(const json& runs, const std::vector<PodFacts>& pods) {
+std::optional<PinnedAttempt> NewestPinnedAttempt(const std::map<std::string, RunRecord>& runs,
+                                                 const std::vector<PodFacts>& pods) {
   const PodFacts* newest = nullptr;
   for (const PodFacts& p : pods)
     if (!newest || p.attempt > newest->attempt) newest = &p;
   if (!newest || !newest->pins_workers || newest->checkpoint_dir.empty()) return std::nullopt;
-  std::optional<RunRecord> run =
-      workload::RunOf(json{{"status", {{"runs", runs}}}}, newest->checkpoint_dir);
-  if (!run) return std::nullopt;
-  return PinnedAttempt{newest->attempt, newest->checkpoint_dir, *run};
+  auto run = runs.find(newest->checkpoint_dir);
+  if (run == runs.end()) return std::nullopt;
+  return PinnedAttempt{newest->attempt, newest->checkpoint_dir, run->second};
 }
 
 std::optional<EndedEarly> NewestEndedEarly(const std::vector<PodFacts>& pods) {

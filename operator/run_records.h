@@ -9,6 +9,7 @@
 //    the run's configured steps - 1 (maxtext 0.2.5 exits 0 when a resumed Grain iterator fails).
 #pragma once
 
+#include <map>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
@@ -31,7 +32,8 @@ struct PinnedAttempt {
   std::string checkpoint_dir;
   RunRecord run;
 };
-std::optional<PinnedAttempt> NewestPinnedAttempt(const nlohmann::json& runs,
+// `runs`: status.runs as read (workload::RunsFromList).
+std::optional<PinnedAttempt> NewestPinnedAttempt(const std::map<std::string, RunRecord>& runs,
                                                  const std::vector<PodFacts>& pods);
 
 struct EndedEarly {

@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include "workload/graintune_objects.h"
+
 namespace graintune::op {
 namespace {
 
@@ -39,13 +41,14 @@ TEST(RunRecordsTest, RunsAreBoundedKeepingTheNewest) {
 }
 
 TEST(RunRecordsTest, TheNewestAttemptIsPinnedOnlyWhenItsPodsRestoreTheIterator) {
-  const json runs = RunsStatus(json::object(), {Pod(0, 4, true)});
+  const std::map<std::string, RunRecord> runs =
+      workload::RunsFromList(RunsStatus(json::object(), {Pod(0, 4, true)}));
   std::optional<PinnedAttempt> p = NewestPinnedAttempt(runs, {Pod(0, 4, true), Pod(1, 4, true)});
   ASSERT_TRUE(p);
   EXPECT_EQ(p->attempt, 1);
   EXPECT_EQ(p->run.workers, 4);
   EXPECT_FALSE(NewestPinnedAttempt(runs, {Pod(0, 4, true), Pod(1, 7, false)}));
-  EXPECT_FALSE(NewestPinnedAttempt(json::array(), {Pod(0, 4, true)}));
+  EXPECT_FALSE(NewestPinnedAttempt({}, {Pod(0, 4, true)}));
 }
 
 TEST(RunRecordsTest, ASucceededPodBeforeItsLastStepEndedEarly) {

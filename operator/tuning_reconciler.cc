@@ -228,9 +228,9 @@ ReconcileOutput ReconcileTuning(const ReconcileInput& in) {
   }
   if (std::vector<int> ended = EndedAttempts(status, in.pods); !ended.empty())
     status["endedAttempts"] = ended;
-  if (json runs = RunsStatus(old_status, in.pods); !runs.empty()) status["runs"] = runs;
-  const std::optional<PinnedAttempt> pinned =
-      NewestPinnedAttempt(status.value("runs", json::array()), in.pods);
+  const json runs = RunsStatus(old_status, in.pods);
+  if (!runs.empty()) status["runs"] = runs;
+  const std::optional<PinnedAttempt> pinned = NewestPinnedAttempt(workload::RunsFromList(runs), in.pods);
   const std::optional<EndedEarly> ended_early = NewestEndedEarly(in.pods);
   if (ended_early) status["endedEarly"] = ToJson(*ended_early);
 

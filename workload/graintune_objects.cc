@@ -207,12 +207,15 @@ std::optional<std::pair<std::string, RunRecord>> ReadRun(const json& entry) {
 
 }  // namespace
 
-std::map<std::string, RunRecord> RunsOf(const json& gt) {
+std::map<std::string, RunRecord> RunsFromList(const json& list) {
   std::map<std::string, RunRecord> runs;
-  for (const json& entry : StatusList(gt, "runs"))
+  if (!list.is_array()) return runs;
+  for (const json& entry : list)
     if (auto run = ReadRun(entry)) runs.insert(*run);
   return runs;
 }
+
+std::map<std::string, RunRecord> RunsOf(const json& gt) { return RunsFromList(StatusList(gt, "runs")); }
 
 std::optional<RunRecord> RunOf(const json& gt, const std::string& checkpoint_dir) {
   for (const json& entry : StatusList(gt, "runs"))

@@ -43,6 +43,8 @@ TuningHistory HistoryFromGrainTuning(const nlohmann::json& grain_tuning);
 // status.runs[] entries: {"checkpointDir": "...", "workers": N, "firstAttempt": A}. Entries
 // without a directory or a positive worker count are skipped.
 std::map<std::string, RunRecord> RunsOf(const nlohmann::json& grain_tuning);
+// The same entries from a status.runs list itself (anything but an array: none).
+std::map<std::string, RunRecord> RunsFromList(const nlohmann::json& runs);
 // The run recorded for `checkpoint_dir`, without copying the others.
 std::optional<RunRecord> RunOf(const nlohmann::json& grain_tuning, const std::string& checkpoint_dir);
 nlohmann::json RunToJson(const std::string& checkpoint_dir, const RunRecord& run);
