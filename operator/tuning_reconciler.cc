@@ -290,11 +290,11 @@ ReconcileOutput ReconcileTuning(const ReconcileInput& in) {
                  list.empty() ? "no attempt has reported enough steady-state steps yet"
                               : std::to_string(list.size()) + " trial(s) recorded",
                  old_conditions, in.now)});
+  const std::optional<int> next_run_workers =
+      status.contains("nextRun") ? std::optional<int>(status["nextRun"].value("workers", 0)) : std::nullopt;
   const std::string pinned_message =
       pinned ? PinnedRunReason(pinned->checkpoint_dir, newest + (trials.count(newest) ? 1 : 0),
-                               pinned->run.workers,
-                               status.contains("nextRun") ? std::optional<int>(status["nextRun"].value("workers", 0))
-                                                          : std::nullopt)
+                               pinned->run.workers, next_run_workers)
              : "";
   status["conditions"].push_back(Condition(
       "ValuePinned", pinned.has_value(), pinned ? "GrainIteratorCheckpoint" : "NothingRestoresIt",
@@ -327,9 +327,7 @@ ReconcileOutput ReconcileTuning(const ReconcileInput& in) {
     if (old_status.value("pinnedAttempt", -1) != pinned->attempt)
       out.events.push_back({"Normal", "ValuePinned",
                             PinnedRunReason(pinned->checkpoint_dir, pinned->attempt, pinned->run.workers,
-                                            status.contains("nextRun")
-                                                ? std::optional<int>(status["nextRun"].value("workers", 0))
-                                                : std::nullopt)});
+                                            next_run_workers)});
   }
   if (phase == "Converged" && old_status.value("phase", "") != "Converged")
     out.events.push_back({"Normal", "Converged",
