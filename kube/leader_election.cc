@@ -1,12 +1,40 @@
 #include "kube/leader_election.h"
 
+#include <condition_variable>
 #include <cstdio>
 #include <ctime>
+#include <mutex>
 #include <random>
+#include <thread>
 
 #include "kube/backoff.h"
 
 namespace graintune::kube {
+namespace {
+
+// A stop token that fires when `parent` does or when `deadline` passes, whichever is first.
+// A renewal's requests carry it, so an API server that hangs (etcd gone, a request held open)
+// cannot keep a leader leading past its renew deadline: the request is cancelled instead.
+class StopAtDeadline {
+ public:
+  StopAtDeadline(std::stop_token parent, std::chrono::steady_clock::time_point deadline)
+      : forward_(parent, [this] { source_.request_stop(); }),
+        timer_([this, deadline](std::stop_token own) {
+          std::mutex mu;
+          std::condition_variable_any cv;
+          std::unique_lock<std::mutex> lock(mu);
+          if (!cv.wait_until(lock, own, deadline, [] { return false; }) && !own.stop_requested())
+            source_.request_stop();
+        }) {}
+  std::stop_token token() const { return source_.get_token(); }
+
+ private:
+  std::stop_source source_;
+  std::stop_callback<std::function<void()>> forward_;
+  std::jthread timer_;  // last: joined first, before the source it writes is destroyed
+};
+
+}  // namespace
 
 std::string NowMicroTime() {
   const auto now = std::chrono::system_clock::now();
@@ -97,6 +125,9 @@ bool LeaderElector::TryAcquireOrRenew(std::stop_token stop) {
 
 void LeaderElector::Release() {
   // Empty holder and a one-second duration: the next candidate takes over at its next try.
+  // Bounded by the renew deadline: a hung API server must not hold up shutdown; a successor
+  // then waits out the lease instead.
+  StopAtDeadline bounded({}, std::chrono::steady_clock::now() + config_.renew_deadline);
   UpdateWithRetry(*client_, resources::kLeases, config_.lease_namespace, config_.lease_name, "",
                   [this](Json& lease) {
                     if (lease.value("spec", Json::object()).value("holderIdentity", "") !=
@@ -107,7 +138,7 @@ void LeaderElector::Release() {
                     lease["spec"]["renewTime"] = NowMicroTime();
                     return true;
                   },
-                  3);
+                  3, bounded.token());
 }
 
 void LeaderElector::Run(std::stop_token stop) {
@@ -128,12 +159,20 @@ void LeaderElector::Run(std::stop_token stop) {
     leading_ = true;
     if (callbacks_.on_started_leading) callbacks_.on_started_leading();
     // Renew: every retry period; give up when no renewal succeeded within the renew deadline.
+    // A renewal's requests are cancelled at that deadline, so a hung API server ends the lead
+    // on time rather than after the client's request timeout (which can exceed the lease).
     auto last_renew = std::chrono::steady_clock::now();
     while (!stop.stop_requested()) {
       if (!SleepFor(config_.retry_period, stop)) break;
-      if (TryAcquireOrRenew(stop)) {
+      const auto deadline = last_renew + config_.renew_deadline;
+      bool renewed = false;
+      {
+        StopAtDeadline bounded(stop, deadline);
+        renewed = TryAcquireOrRenew(bounded.token());
+      }
+      if (renewed) {
         last_renew = std::chrono::steady_clock::now();
-      } else if (std::chrono::steady_clock::now() - last_renew > config_.renew_deadline) {
+      } else if (std::chrono::steady_clock::now() >= deadline) {
         break;
       }
     }

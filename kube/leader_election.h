@@ -47,6 +47,7 @@ class LeaderElector {
  private:
   // One attempt to acquire or renew; true when we hold the lease afterwards.
   bool TryAcquireOrRenew(std::stop_token stop);
+  // Gives the Lease up (if it names us), within the renew deadline.
   void Release();
 
   std::shared_ptr<Client> client_;
