@@ -46,6 +46,64 @@ std::vector<double> Ratios(const std::vector<ScenarioResult>& results, const std
   return out;
 }
 
+WorkerRatios OverOracle(const std::vector<ScenarioResult>& results, const std::string& method) {
+  std::vector<double> over;
+  for (const ScenarioResult& r : results) over.push_back(r.methods.at(method).workers_over_oracle);
+  if (over.empty()) return {};
+  return {.median = Median(over), .p90 = Quantile(over, 0.9),
+          .max = *std::max_element(over.begin(), over.end())};
+}
+
+PinnedSummary SummarizePinned(const std::vector<ScenarioResult>& results, bool process_figures) {
+  PinnedSummary p;
+  const std::string run1 = PinnedMethod(1, process_figures), run2 = PinnedMethod(2, process_figures),
+                    run3 = PinnedMethod(3, process_figures);
+  p.run1_share_at_0_97_annotated = ShareAtLeast(Ratios(results, run1, 1), 0.97);
+  p.run1_share_at_0_97_unannotated = ShareAtLeast(Ratios(results, run1, 0), 0.97);
+  p.run1_min_ratio = Min(Ratios(results, run1, -1));
+  p.run2_share_at_0_99 = ShareAtLeast(Ratios(results, run2, -1), 0.99);
+  p.run2_min_ratio = Min(Ratios(results, run2, -1));
+  p.run3_share_at_0_99 = ShareAtLeast(Ratios(results, run3, -1), 0.99);
+  p.run1_workers_over_oracle = OverOracle(results, run1);
+  p.run2_workers_over_oracle = OverOracle(results, run2);
+  p.run3_workers_over_oracle = OverOracle(results, run3);
+  for (const ScenarioResult& r : results)
+    for (int run = 1; run <= kPinnedRuns; ++run) p.oom_count += r.methods.at(PinnedMethod(run, process_figures)).oom;
+  return p;
+}
+
+void PrintPinned(const char* title, const PinnedSummary& p, std::FILE* out) {
+  std::fprintf(out, "%s\n", title);
+  std::fprintf(out, "  run 1, share >= 0.97, annotated    %.3f   (target >= 0.95)\n", p.run1_share_at_0_97_annotated);
+  std::fprintf(out, "  run 1, share >= 0.97, unannotated  %.3f   (target >= 0.95)\n", p.run1_share_at_0_97_unannotated);
+  std::fprintf(out, "  run 1, minimum                     %.3f\n", p.run1_min_ratio);
+  std::fprintf(out, "  run 2, share >= 0.99               %.3f   (target >= 0.98)\n", p.run2_share_at_0_99);
+  std::fprintf(out, "  run 2, minimum                     %.3f\n", p.run2_min_ratio);
+  std::fprintf(out, "  run 3, share >= 0.99               %.3f\n", p.run3_share_at_0_99);
+  std::fprintf(out, "  workers / oracle's: median, p90, max\n");
+  const std::pair<const char*, const WorkerRatios*> rows[] = {{"run 1", &p.run1_workers_over_oracle},
+                                                              {"run 2", &p.run2_workers_over_oracle},
+                                                              {"run 3", &p.run3_workers_over_oracle}};
+  for (const auto& [name, w] : rows)
+    std::fprintf(out, "    %-8s %5.2f %5.2f %6.2f%s\n", name, w->median, w->p90, w->max,
+                 w == &p.run3_workers_over_oracle ? "   (target median <= 1.25, p90 <= 1.6)" : "");
+  std::fprintf(out, "  OOM kills                          %d       (target 0)\n", p.oom_count);
+}
+
+void AddPinnedJson(nlohmann::json& j, const std::string& prefix, const PinnedSummary& p) {
+  j[prefix + "run1_share_at_0_97_annotated"] = p.run1_share_at_0_97_annotated;
+  j[prefix + "run1_share_at_0_97_unannotated"] = p.run1_share_at_0_97_unannotated;
+  j[prefix + "run1_min_ratio"] = p.run1_min_ratio;
+  j[prefix + "run2_share_at_0_99"] = p.run2_share_at_0_99;
+  j[prefix + "run2_min_ratio"] = p.run2_min_ratio;
+  j[prefix + "run3_share_at_0_99"] = p.run3_share_at_0_99;
+  j[prefix + "run1_workers_over_oracle_median"] = p.run1_workers_over_oracle.median;
+  j[prefix + "run2_workers_over_oracle_median"] = p.run2_workers_over_oracle.median;
+  j[prefix + "run3_workers_over_oracle_median"] = p.run3_workers_over_oracle.median;
+  j[prefix + "run3_workers_over_oracle_p90"] = p.run3_workers_over_oracle.p90;
+  j[prefix + "oom_count"] = p.oom_count;
+}
+
 }  // namespace
 
 Summary Summarize(const std::vector<ScenarioResult>& results) {
@@ -61,14 +119,10 @@ Summary Summarize(const std::vector<ScenarioResult>& results) {
   s.after_two_restarts_share_at_0_99 = ShareAtLeast(after_two, 0.99);
   s.after_two_restarts_share_at_0_97 = ShareAtLeast(after_two, 0.97);
   for (const auto& methods : {std::vector<const char*>(std::begin(kGraintune), std::end(kGraintune)),
-                              std::vector<const char*>(std::begin(kBaselines), std::end(kBaselines))}) {
-    for (const char* m : methods) {
-      std::vector<double> over;
-      for (const ScenarioResult& r : results) over.push_back(r.methods.at(m).workers_over_oracle);
-      s.workers_over_oracle[m] = {.median = Median(over), .p90 = Quantile(over, 0.9),
-                                  .max = *std::max_element(over.begin(), over.end())};
-    }
-  }
+                              std::vector<const char*>(std::begin(kBaselines), std::end(kBaselines))})
+    for (const char* m : methods) s.workers_over_oracle[m] = OverOracle(results, m);
+  s.pinned = SummarizePinned(results, true);
+  s.pinned_step_times_only = SummarizePinned(results, false);
   for (const ScenarioResult& r : results) {
     s.trims += r.trims;
     s.starved_trims += r.starved_trims;
@@ -88,9 +142,9 @@ Summary Summarize(const std::vector<ScenarioResult>& results) {
 }
 
 void PrintTable(const std::vector<ScenarioResult>& results, std::FILE* out) {
-  std::fprintf(out, "%-17s %-12s %-12s %-4s %6s | %-10s %-10s %-10s | %-10s %-10s %-10s\n",
+  std::fprintf(out, "%-17s %-12s %-12s %-4s %6s | %-10s %-10s %-10s | %-10s %-10s %-10s | %-10s %-10s %-10s\n",
                "host", "model", "dataset", "ann", "oracle", "first", "restart1", "restart2",
-               "default", "maxtext-1", "all-cores");
+               "run1", "run2", "run3", "default", "maxtext-1", "all-cores");
   for (const ScenarioResult& r : results) {
     const Scenario& s = *r.scenario;
     std::fprintf(out, "%-17s %-12s %-12s %-4s %6d |", s.host_type.c_str(), s.model.c_str(),
@@ -105,10 +159,13 @@ void PrintTable(const std::vector<ScenarioResult>& results, std::FILE* out) {
     };
     for (const char* m : kGraintune) cell(m);
     std::fprintf(out, " |");
+    for (int run = 1; run <= kPinnedRuns; ++run) cell(PinnedMethod(run, true).c_str());
+    std::fprintf(out, " |");
     for (const char* b : kBaselines) cell(b);
     std::fprintf(out, "\n");
   }
-  std::fprintf(out, "(each cell: workers and steady throughput / oracle's, capped at 1)\n\n");
+  std::fprintf(out, "(each cell: workers and steady throughput / oracle's, capped at 1; first and\n"
+                   " restarts: one run's attempts; run1..3: runs that keep one value each)\n\n");
 }
 
 void PrintSummary(const Summary& s, std::FILE* out) {
@@ -140,6 +197,8 @@ void PrintSummary(const Summary& s, std::FILE* out) {
     std::fprintf(out, "exact knowledge, %2.0f%% memory free   minimum %.3f, scenarios below 0.99: %d\n",
                  100 * margin, bound.min_ratio, bound.scenarios_below_0_99);
   }
+  PrintPinned("runs that keep one value (pinned track), with the process figures:", s.pinned, out);
+  PrintPinned("pinned track, step times only (no shared process namespace):", s.pinned_step_times_only, out);
 }
 
 std::string SummaryJson(const Summary& s) {
@@ -169,6 +228,8 @@ std::string SummaryJson(const Summary& s) {
     j["exact_knowledge_min_ratio"][key] = bound.min_ratio;
     j["exact_knowledge_scenarios_below_0_99"][key] = bound.scenarios_below_0_99;
   }
+  AddPinnedJson(j, "pinned_", s.pinned);
+  AddPinnedJson(j, "pinned_step_times_only_", s.pinned_step_times_only);
   return j.dump();
 }
 

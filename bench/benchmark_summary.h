@@ -24,6 +24,18 @@ struct WorkerRatios {
   double median = 0, p90 = 0, max = 0;
 };
 
+// The pinned-runs track (runs that keep one value each), with or without process figures.
+struct PinnedSummary {
+  double run1_share_at_0_97_annotated = 0;
+  double run1_share_at_0_97_unannotated = 0;
+  double run1_min_ratio = 0;
+  double run2_share_at_0_99 = 0;
+  double run2_min_ratio = 0;
+  double run3_share_at_0_99 = 0;
+  WorkerRatios run1_workers_over_oracle, run2_workers_over_oracle, run3_workers_over_oracle;
+  int oom_count = 0;
+};
+
 struct Summary {
   int scenarios = 0;
   double first_pick_median_ratio_annotated = 0;
@@ -41,6 +53,8 @@ struct Summary {
   std::map<std::string, double> baseline_median_ratio;
   std::map<std::string, int> baseline_oom_count;
   std::map<double, ExactKnowledgeBound> exact_knowledge_by_memory_free;  // key: share kept free
+  PinnedSummary pinned;                   // with the exporter's process figures
+  PinnedSummary pinned_step_times_only;   // without them
 };
 
 Summary Summarize(const std::vector<ScenarioResult>& results);

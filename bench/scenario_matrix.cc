@@ -24,6 +24,10 @@ constexpr uint64_t kTruthSeeds = 3;
 
 }  // namespace
 
+std::string PinnedMethod(int run, bool process_figures) {
+  return "pinned_run" + std::to_string(run) + (process_figures ? "" : "_step_times_only");
+}
+
 std::vector<Scenario> BuildScenarios(uint64_t seed) {
   const char* kHosts[] = {"ct4p-hightpu-4t", "ct5lp-hightpu-4t", "ct5p-hightpu-4t",
                           "ct6e-standard-4t"};
@@ -146,6 +150,41 @@ ScenarioResult Evaluate(const Scenario& scenario, uint64_t seed) {
     return m;
   };
 
+  // One attempt (or one run) at `workers`, simulated from the hidden truth and summarised as
+  // graintune's exporter would report it: with the process figures (a shared process
+  // namespace) or with step times only.
+  auto run_trial = [&](int workers, int attempt, uint64_t sim_seed, bool process_figures) {
+    PipelineParams p = scenario.truth;
+    p.workers = workers;
+    const SimulationResult run = Simulate(p, StepsFor(workers), sim_seed);
+    Trial trial;
+    if (run.oom) {
+      trial.oom_killed = true;
+    } else {
+      Result<Trial> summary = SummarizeSteps(run.step_seconds, p.tokens_per_step);
+      if (summary.ok()) trial = *summary;
+      if (process_figures) {
+        // As the exporter measures them: /proc peaks sampled a few percent off, the busy share
+        // from cpu ticks with jitter.
+        SeededRandom noise(sim_seed + 200);
+        trial.worker_busy_fraction =
+            std::clamp(run.worker_busy_fraction + 0.03 * noise.Normal(), 0.0, 1.0);
+        trial.worker_memory_bytes = run.worker_memory_bytes * noise.Jitter(0.03);
+        trial.trainer_memory_bytes = run.trainer_memory_bytes * noise.Jitter(0.03);
+        trial.trainer_cpu_cores = run.trainer_cpu_cores * noise.Jitter(0.05);
+      }
+    }
+    trial.attempt = attempt;
+    trial.workers = workers;
+    return trial;
+  };
+  auto trial_text = [](const Trial& trial) {
+    return "trial: " + std::to_string(trial.workers) + " workers, " +
+           std::to_string(trial.tokens_per_second_per_host) + " tok/s, busy " +
+           std::to_string(trial.worker_busy_fraction) + ", spread " +
+           std::to_string(trial.step_spread) + (trial.oom_killed ? ", OOM" : "");
+  };
+
   // graintune: first pick, then trials simulated from the hidden truth fed back.
   std::vector<Trial> trials;
   Decision decision = Decide(scenario.seen, trials);
@@ -153,38 +192,31 @@ ScenarioResult Evaluate(const Scenario& scenario, uint64_t seed) {
   result.trace.push_back(decision.reason);
   const char* kAfter[] = {"after_one_restart", "after_two_restarts"};
   for (int attempt = 0; attempt < 2; ++attempt) {
-    PipelineParams p = scenario.truth;
-    p.workers = decision.workers;
-    const SimulationResult run =
-        Simulate(p, StepsFor(decision.workers), seed + 100 + attempt);
-    Trial trial;
-    if (run.oom) {
-      trial.oom_killed = true;
-    } else {
-      Result<Trial> summary = SummarizeSteps(run.step_seconds, p.tokens_per_step);
-      if (summary.ok()) trial = *summary;
-      // As the exporter measures them: /proc peaks sampled a few percent off, the busy share
-      // from cpu ticks with jitter.
-      SeededRandom noise(seed + 300 + static_cast<uint64_t>(attempt));
-      trial.worker_busy_fraction =
-          std::clamp(run.worker_busy_fraction + 0.03 * noise.Normal(), 0.0, 1.0);
-      trial.worker_memory_bytes = run.worker_memory_bytes * noise.Jitter(0.03);
-      trial.trainer_memory_bytes = run.trainer_memory_bytes * noise.Jitter(0.03);
-      trial.trainer_cpu_cores = run.trainer_cpu_cores * noise.Jitter(0.05);
-    }
-    trial.attempt = attempt;
-    trial.workers = decision.workers;
+    const Trial trial = run_trial(decision.workers, attempt, seed + 100 + attempt, true);
     trials.push_back(trial);
-    result.trace.push_back("trial: " + std::to_string(trial.workers) + " workers, " +
-                           std::to_string(trial.tokens_per_second_per_host) + " tok/s, busy " +
-                           std::to_string(trial.worker_busy_fraction) + ", spread " +
-                           std::to_string(trial.step_spread) + (trial.oom_killed ? ", OOM" : ""));
+    result.trace.push_back(trial_text(trial));
     decision = Decide(scenario.seen, trials);
     result.trace.push_back(decision.reason);
     result.methods[kAfter[attempt]] = score(decision.workers);
     if (!trial.oom_killed && !IsSaturated(trial) && decision.workers < trial.workers) {
       ++result.trims;
       if (result.methods[kAfter[attempt]].ratio < 0.97) ++result.starved_trims;
+    }
+  }
+
+  // Runs that keep their value: run 1 with no knowledge, run n from runs 1..n-1's trials. Once
+  // with the process figures, once with step times only.
+  for (bool process_figures : {true, false}) {
+    TuningInputs seen = scenario.seen;
+    seen.lifetime = ValueLifetime::kRun;
+    std::vector<Trial> runs;
+    for (int run = 1; run <= kPinnedRuns; ++run) {
+      const Decision d = Decide(seen, runs);
+      const std::string name = PinnedMethod(run, process_figures);
+      result.methods[name] = score(d.workers);
+      result.trace.push_back(name + ": " + d.reason);
+      runs.push_back(run_trial(d.workers, run - 1, seed + 500 + static_cast<uint64_t>(run), process_figures));
+      result.trace.push_back(trial_text(runs.back()));
     }
   }
 

@@ -13,6 +13,9 @@
 // their memory) over the oracle's. The trials graintune is fed carry measurement noise like the
 // exporter's: sampled memory peaks and trainer cpu a few percent off, the workers' busy share as
 // cpu time with jitter. Deterministic given the matrix seed.
+//
+// Two tracks: attempts of one run whose value may change at every restart (first pick, after
+// one and two restarts), and runs that keep one value each (kPinnedRuns).
 #pragma once
 
 #include <map>
@@ -45,7 +48,7 @@ struct ScenarioResult {
   int oracle_workers = 0;
   double oracle_tokens_per_second = 0;
   // "first_pick", "after_one_restart", "after_two_restarts", "maxtext_default",
-  // "maxtext_auto", "all_cores".
+  // "maxtext_auto", "all_cores", and the pinned runs (PinnedMethod).
   std::map<std::string, MethodResult> methods;
   // The most any method could reach, as a share of the oracle's throughput, when it knows the
   // hidden truth exactly but keeps this share of host memory free (kMemoryMargins): what the
@@ -60,6 +63,13 @@ struct ScenarioResult {
 };
 
 inline constexpr double kMemoryMargins[] = {0.02, 0.05, 0.10};
+
+// The pinned-runs track: runs that keep one value each (a checkpointed run), run 1 with no
+// knowledge, run n decided from the trials of runs 1..n-1. "pinned_run2", or
+// "pinned_run2_step_times_only" when the exporter saw no process figures (no shared process
+// namespace: no busy share, no per-process memory or cpu).
+inline constexpr int kPinnedRuns = 3;
+std::string PinnedMethod(int run, bool process_figures);
 
 std::vector<Scenario> BuildScenarios(uint64_t seed);
 ScenarioResult Evaluate(const Scenario& scenario, uint64_t seed);

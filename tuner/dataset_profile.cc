@@ -56,6 +56,11 @@ DatasetProfile DefaultProfile(DatasetKind kind) {
   return profile;
 }
 
+RateRange PlausibleRates(DatasetKind kind) {
+  const double typical = DefaultProfile(kind).tokens_per_second_per_worker;
+  return {kPlausibleRateLow * typical, kPlausibleRateHigh * typical};
+}
+
 DatasetProfile ProfileWithOverrides(DatasetKind kind,
                                     std::optional<double> tokens_per_second_per_worker,
                                     std::optional<double> worker_memory_bytes) {
@@ -63,6 +68,7 @@ DatasetProfile ProfileWithOverrides(DatasetKind kind,
   if (tokens_per_second_per_worker && *tokens_per_second_per_worker > 0) {
     profile.tokens_per_second_per_worker = *tokens_per_second_per_worker;
     profile.source = "annotated";
+    profile.rate_known = true;
   }
   if (worker_memory_bytes && *worker_memory_bytes > 0) {
     profile.worker_memory_bytes = *worker_memory_bytes;

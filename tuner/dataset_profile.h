@@ -32,9 +32,23 @@ struct DatasetProfile {
   double tokens_per_second_per_worker = 0;
   double worker_memory_bytes = 0;   // resident memory of one worker process
   std::string source;               // "raw-text default", "annotation", "learned from 3 trials"
+  // The per-worker rate is this dataset's (annotated or learned), not the kind's default.
+  bool rate_known = false;
 };
 
 DatasetProfile DefaultProfile(DatasetKind kind);
+
+// The per-worker rates a dataset of `kind` plausibly has, in tokens per second: the default
+// is a typical figure, real datasets of one kind sit anywhere from 0.3x to 3.6x of it (record
+// sizes, tokenizer, packing, decode cost; the seed's raw-text measurement, ~2.1k tok/s on a
+// v6e host, is near the default).
+struct RateRange {
+  double low = 0;
+  double high = 0;
+};
+RateRange PlausibleRates(DatasetKind kind);
+inline constexpr double kPlausibleRateLow = 0.3;   // of the kind's default
+inline constexpr double kPlausibleRateHigh = 3.6;
 
 // The default for `kind` with any of the given figures replacing it (annotations).
 DatasetProfile ProfileWithOverrides(DatasetKind kind,

@@ -70,13 +70,26 @@ void FillBuffer(const TuningInputs& in, Decision& d) {
 Decision FirstPick(const TuningInputs& in, const Budgets& budgets) {
   Decision d;
   d.budgets = budgets;
-  d.per_worker_tokens_per_second = in.profile.tokens_per_second_per_worker;
+  const bool whole_run = in.lifetime == ValueLifetime::kRun;
+  std::string rate_text;
+  if (whole_run && !in.profile.rate_known) {
+    // Nothing says how fast this dataset's workers are: size for the slow end of its kind.
+    const RateRange plausible = PlausibleRates(in.profile.kind);
+    d.per_worker_tokens_per_second = plausible.low;
+    rate_text = Compact(plausible.low) + " tok/s per worker (the low end of " +
+                ToString(in.profile.kind) + " datasets, " + Compact(plausible.low) + ".." +
+                Compact(plausible.high) + ": this run keeps its value)";
+  } else {
+    d.per_worker_tokens_per_second = in.profile.tokens_per_second_per_worker;
+    rate_text = Compact(d.per_worker_tokens_per_second) + " tok/s per worker (" + in.profile.source + ")";
+  }
   d.needed_workers = in.demand.tokens_per_second_per_host / d.per_worker_tokens_per_second;
-  const double safety = Safety(in.policy);
+  const double safety = whole_run && in.profile.rate_known && in.policy.objective == Objective::kThroughput
+                            ? std::max(Safety(in.policy), kRunSafety)
+                            : Safety(in.policy);
   const int want = CeilInt(d.needed_workers * safety);
   d.reason = "demand " + Compact(in.demand.tokens_per_second_per_host) + " tok/s/host (" +
-             in.demand.basis + "), " + Compact(d.per_worker_tokens_per_second) +
-             " tok/s per worker (" + in.profile.source + "), x" + Fixed(safety, 2) +
+             in.demand.basis + "), " + rate_text + ", x" + Fixed(safety, 2) +
              " safety -> " + std::to_string(want) + "; " + BudgetText(budgets, in);
   d.workers = Bound(want, budgets.ceiling, in, d.reason);
   d.reason += " -> " + std::to_string(d.workers);
@@ -120,8 +133,16 @@ std::string ApplyMeasurements(const TuningInputs& in, const std::vector<Trial>& 
 
 // Per-worker throughput from a trial: exact when the workers' busy share was measured
 // (throughput / busy workers), else throughput per worker (exact only when data-bound).
-double RateOf(const Trial& t) {
-  const double busy = t.worker_busy_fraction > 0.05 ? t.worker_busy_fraction : 1.0;
+// `busy_margin` > 0 (a value kept for a whole run) adds that much to the measured share: it
+// is read from cpu ticks a few points off, an absolute error that is a large relative one
+// when many workers idle; a share near 0 then still bounds the rate (workers idle 95% of the
+// time or more) instead of being ignored.
+double RateOf(const Trial& t, double busy_margin = 0) {
+  double busy = 1.0;
+  if (busy_margin > 0 && t.worker_busy_fraction > 0)
+    busy = std::min(1.0, std::max(t.worker_busy_fraction, 0.05) + busy_margin);
+  else if (t.worker_busy_fraction > 0.05)
+    busy = t.worker_busy_fraction;
   return t.tokens_per_second_per_host / (t.workers * busy);
 }
 
@@ -176,6 +197,7 @@ Decision Decide(const TuningInputs& in, const std::vector<Trial>& trials) {
 
   Decision d;
   d.budgets = budgets;
+  const double busy_margin = in.lifetime == ValueLifetime::kRun ? kRunBusyShareMargin : 0;
   const double noise = in.policy.noise_tolerance;
   const double safety = Safety(in.policy);
   const double estimate = in.demand.tokens_per_second_per_host;
@@ -185,13 +207,13 @@ Decision Decide(const TuningInputs& in, const std::vector<Trial>& trials) {
   double rate = 0;
   bool rate_measured = false;
   for (const Trial& t : usable) {
-    if (IsSaturated(t) && (!rate_measured || RateOf(t) > rate)) {
-      rate = RateOf(t);
+    if (IsSaturated(t) && (!rate_measured || RateOf(t, busy_margin) > rate)) {
+      rate = RateOf(t, busy_margin);
       rate_measured = true;
     }
   }
   if (!rate_measured) {
-    for (const Trial& t : usable) rate = std::max(rate, RateOf(t));
+    for (const Trial& t : usable) rate = std::max(rate, RateOf(t, busy_margin));
   }
   d.per_worker_tokens_per_second = rate;
 
@@ -214,6 +236,15 @@ Decision Decide(const TuningInputs& in, const std::vector<Trial>& trials) {
     if (t.tokens_per_second_per_host >= best * (1 - noise) && (!any_fed || !IsSaturated(t)) &&
         (!fewest_at_best || t.workers < fewest_at_best->workers))
       fewest_at_best = &t;
+  }
+  // Every trial that looked fed ran clearly below the best (its busy share read low): the
+  // fewest workers at the best, saturated or not.
+  if (!fewest_at_best)
+    for (const Trial& t : usable)
+      if (t.tokens_per_second_per_host >= best * (1 - noise) &&
+          (!fewest_at_best || t.workers < fewest_at_best->workers))
+        fewest_at_best = &t;
+  for (const Trial& t : usable) {
     if (!top || t.workers > top->workers) top = &t;
     // Not saturated and at the estimated demand: nothing suggests more workers would help.
     fed_at_estimate = fed_at_estimate || (!IsSaturated(t) && t.tokens_per_second_per_host >=
@@ -255,7 +286,7 @@ Decision Decide(const TuningInputs& in, const std::vector<Trial>& trials) {
     if (rate_measured || spare_seen) {
       // The per-worker rate nearest the trimmed count: workers contend, so the rate of the most
       // workers measured starved (a trim that starved, say) beats one measured with fewer.
-      const double trim_rate = starved ? std::min(rate, RateOf(*starved)) : rate;
+      const double trim_rate = starved ? std::min(rate, RateOf(*starved, busy_margin)) : rate;
       const double trim_safety = TrimSafety(in.policy);
       int fewer = CeilInt(best / trim_rate * trim_safety);
       std::string floor_text;

@@ -11,6 +11,18 @@
 // budget (host memory less the trainer's reserve and headroom, over per-worker memory) and the
 // policy's min/max.
 //
+// A value kept for a whole run (ValueLifetime::kRun: a checkpointed run restores Grain's
+// iterator with the count it saved, so the first pick is what it trains with for days) is
+// sized differently where the per-worker rate is not known (no annotation, no learned
+// profile): for the low end of the rates the dataset kind plausibly has (PlausibleRates:
+// 0.3x..3.6x of the kind's default, so raw text 600..7,200 tok/s per worker), not for the
+// typical one. A starved run stays starved for its whole life; an idle worker on a dedicated
+// TPU host costs only host cpu and memory, and the cpu and memory budgets (with the kind's
+// high-end per-worker memory) still bound the count, so the pick never runs the host out of
+// memory. With a known rate the kRun pick keeps at least kRunSafety of headroom. A value for
+// the next attempt (ValueLifetime::kAttempt: an elastic iterator, no checkpointing, a plain
+// restart) keeps the typical rate: the loop corrects it at the next restart.
+//
 // Across restarts: an OOMKilled attempt caps the count below it. Data-bound trials give a
 // per-worker throughput; the next value jumps straight to what that throughput and the demand
 // imply. Gains below the noise tolerance are never chased.
@@ -42,11 +54,24 @@ namespace graintune {
 enum class Phase { kExploring, kConverged };
 std::string ToString(Phase phase);
 
+// How long the decided value lives: until the next attempt, or for the whole run.
+enum class ValueLifetime { kAttempt, kRun };
+
+// The least over-provisioning of a value kept for a whole run, where the per-worker rate is
+// known: a user's estimate is off by 10% or so, and workers whose batches vary stall the
+// trainer before they are all busy.
+inline constexpr double kRunSafety = 1.4;
+// For a value kept for a whole run, the workers' measured busy share counts this much higher
+// when it sets the per-worker rate (a trim): the share comes from cpu ticks a few points off,
+// and a trim that starves lasts the whole next run instead of one attempt.
+inline constexpr double kRunBusyShareMargin = 0.06;
+
 struct TuningInputs {
   HostShape host;
   Demand demand;
   DatasetProfile profile;
   Policy policy;
+  ValueLifetime lifetime = ValueLifetime::kAttempt;
 };
 
 // The limits a host and policy put on the worker count.

@@ -261,5 +261,73 @@ TEST(DecisionTest, FiguresNoPodOnTheHostCouldShowAreNotMeasurements) {
   EXPECT_LT(Decide(in, {t}).budgets.memory, plain.budgets.memory);
 }
 
+// A trial whose busy share read low (so it looked fed) ran clearly below a later saturated
+// one: no fed trial reached the best. The value is the fewest workers at the best, not a crash.
+TEST(DecisionTest, AFedLookingTrialBelowASaturatedBestKeepsTheBestsWorkers) {
+  TuningInputs in = SeedInputs();
+  Trial looked_fed = MakeTrial(0, 10, 8000, false);
+  looked_fed.worker_busy_fraction = 0.5;
+  Trial saturated = MakeTrial(1, 20, 16000, true);
+  saturated.worker_busy_fraction = 0.97;
+  for (ValueLifetime lifetime : {ValueLifetime::kAttempt, ValueLifetime::kRun}) {
+    in.lifetime = lifetime;
+    const Decision d = Decide(in, {looked_fed, saturated});
+    EXPECT_GE(d.workers, 20) << d.reason;
+  }
+}
+
+// Nothing says how fast this raw-text dataset's workers are: a run that keeps its value is
+// sized for the slow end of raw text (600 tok/s), one whose next attempt can correct it for
+// the typical 2,000; both within the budgets.
+TEST(DecisionTest, AWholeRunWithoutAKnownRateIsSizedForTheSlowEndOfItsKind) {
+  TuningInputs in = SeedInputs();
+  in.profile = DefaultProfile(DatasetKind::kRawText);
+  in.demand.tokens_per_second_per_host = 6000;
+  const Decision attempt = Decide(in, {});
+  in.lifetime = ValueLifetime::kRun;
+  const Decision run = Decide(in, {});
+  EXPECT_EQ(attempt.workers, 4) << attempt.reason;  // 6000 / 2000 x1.25
+  EXPECT_EQ(run.workers, 13) << run.reason;         // 6000 / 600 x1.25
+  EXPECT_NE(run.reason.find("the low end of raw-text datasets, 600..7.2k"), std::string::npos) << run.reason;
+  EXPECT_EQ(run.per_worker_tokens_per_second, PlausibleRates(DatasetKind::kRawText).low);
+  // The budgets still bound it: a demand no host could feed gets the ceiling, never more.
+  in.demand.tokens_per_second_per_host = 6e6;
+  const Decision huge = Decide(in, {});
+  EXPECT_EQ(huge.workers, huge.budgets.ceiling) << huge.reason;
+  EXPECT_LE(huge.workers * huge.budgets.per_worker_memory_bytes,
+            in.host.memory_bytes - DefaultReservedMemory(in.host.memory_bytes));
+}
+
+// A known rate (annotated or learned) keeps at least x1.4 for a whole run: an estimate 10% off
+// and jittery batches must not starve a run that cannot change its value.
+TEST(DecisionTest, AWholeRunWithAKnownRateKeepsRunHeadroom) {
+  TuningInputs in = SeedInputs();
+  in.demand.tokens_per_second_per_host = 21000;  // 10 workers' worth at 2,100 each
+  const Decision attempt = Decide(in, {});
+  in.lifetime = ValueLifetime::kRun;
+  const Decision run = Decide(in, {});
+  EXPECT_EQ(attempt.workers, 13) << attempt.reason;  // x1.25
+  EXPECT_EQ(run.workers, 14) << run.reason;          // x1.4
+  in.policy.objective = Objective::kFewestWorkers;   // the platform asked for thin margins
+  EXPECT_EQ(Decide(in, {}).workers, 11);             // x1.05
+}
+
+// The next run's trim from a fed run whose workers mostly idled: the busy share is read a few
+// points off, so a whole run counts it 6 points higher and does not trim to a count that the
+// share's error could starve.
+TEST(DecisionTest, AWholeRunTrimsFromTheBusyShareWithItsMeasurementError) {
+  TuningInputs in = SeedInputs();
+  Trial fed = MakeTrial(0, 60, 21000, false);
+  fed.worker_busy_fraction = 0.10;  // 6 busy workers' worth: 3,500 tok/s each
+  const Decision attempt = Decide(in, {fed});
+  in.lifetime = ValueLifetime::kRun;
+  const Decision run = Decide(in, {fed});
+  EXPECT_EQ(attempt.workers, 9) << attempt.reason;   // 6 busy x1.4
+  EXPECT_EQ(run.workers, 14) << run.reason;          // 60 x 0.16 = 9.6 busy x1.4
+  // A share under 5% (read as 0 by noise) still bounds the rate for a whole run.
+  fed.worker_busy_fraction = 0.01;
+  EXPECT_EQ(Decide(in, {fed}).workers, 10);  // 60 x 0.11 x1.4 = 9.24
+}
+
 }  // namespace
 }  // namespace graintune

@@ -99,6 +99,7 @@ std::optional<DatasetProfile> GrainTuningHistory::LearnedProfile(const std::stri
   p.tokens_per_second_per_worker = newest_rate;
   for (const Trial& t : TrialsOf(gt))
     if (t.worker_memory_bytes > 0) p.worker_memory_bytes = t.worker_memory_bytes;
+  p.rate_known = true;
   p.source = "learned by GrainTuning " + field(gt, "metadata").value("namespace", "") + "/" +
              field(gt, "metadata").value("name", "");
   return p;
