@@ -29,8 +29,15 @@ struct PinnedSummary {
   double run1_share_at_0_97_annotated = 0;
   double run1_share_at_0_97_unannotated = 0;
   double run1_min_ratio = 0;
+  // Run-1 scenarios below 0.97 where 0.97 needed more workers than the budgets allowed at the
+  // per-worker memory graintune could assume (the kind's high end): misses no OOM-safe pick
+  // avoids without knowing the dataset. And the run-1 misses that are not of that kind.
+  int run1_misses_beyond_budget = 0;
+  int run1_misses_within_budget = 0;
   double run2_share_at_0_99 = 0;
   double run2_min_ratio = 0;
+  int run2_misses_beyond_budget = 0;  // below 0.99 where 0.99 needed more than the budgets
+  int run2_misses_within_budget = 0;
   double run3_share_at_0_99 = 0;
   WorkerRatios run1_workers_over_oracle, run2_workers_over_oracle, run3_workers_over_oracle;
   int oom_count = 0;

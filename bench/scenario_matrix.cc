@@ -149,6 +149,15 @@ ScenarioResult Evaluate(const Scenario& scenario, uint64_t seed) {
     m.workers_over_oracle = static_cast<double>(m.workers) / result.oracle_workers;
     return m;
   };
+  auto score_decision = [&](const Decision& d) {
+    MethodResult m = score(d.workers);
+    m.ceiling = d.budgets.ceiling;
+    return m;
+  };
+  for (int n = max_workers; n >= 1; --n) {
+    if (measure(n) >= 0.97 * result.oracle_tokens_per_second) result.fewest_workers_at_0_97 = n;
+    if (measure(n) >= 0.99 * result.oracle_tokens_per_second) result.fewest_workers_at_0_99 = n;
+  }
 
   // One attempt (or one run) at `workers`, simulated from the hidden truth and summarised as
   // graintune's exporter would report it: with the process figures (a shared process
@@ -188,7 +197,7 @@ ScenarioResult Evaluate(const Scenario& scenario, uint64_t seed) {
   // graintune: first pick, then trials simulated from the hidden truth fed back.
   std::vector<Trial> trials;
   Decision decision = Decide(scenario.seen, trials);
-  result.methods["first_pick"] = score(decision.workers);
+  result.methods["first_pick"] = score_decision(decision);
   result.trace.push_back(decision.reason);
   const char* kAfter[] = {"after_one_restart", "after_two_restarts"};
   for (int attempt = 0; attempt < 2; ++attempt) {
@@ -197,7 +206,7 @@ ScenarioResult Evaluate(const Scenario& scenario, uint64_t seed) {
     result.trace.push_back(trial_text(trial));
     decision = Decide(scenario.seen, trials);
     result.trace.push_back(decision.reason);
-    result.methods[kAfter[attempt]] = score(decision.workers);
+    result.methods[kAfter[attempt]] = score_decision(decision);
     if (!trial.oom_killed && !IsSaturated(trial) && decision.workers < trial.workers) {
       ++result.trims;
       if (result.methods[kAfter[attempt]].ratio < 0.97) ++result.starved_trims;
@@ -213,7 +222,7 @@ ScenarioResult Evaluate(const Scenario& scenario, uint64_t seed) {
     for (int run = 1; run <= kPinnedRuns; ++run) {
       const Decision d = Decide(seen, runs);
       const std::string name = PinnedMethod(run, process_figures);
-      result.methods[name] = score(d.workers);
+      result.methods[name] = score_decision(d);
       result.trace.push_back(name + ": " + d.reason);
       runs.push_back(run_trial(d.workers, run - 1, seed + 500 + static_cast<uint64_t>(run), process_figures));
       result.trace.push_back(trial_text(runs.back()));

@@ -41,12 +41,19 @@ struct MethodResult {
   // Workers / the oracle's workers; also their memory over the oracle's workers' memory, as
   // every worker of a scenario holds the same memory.
   double workers_over_oracle = 0;
+  // graintune's methods: the most workers its budgets allowed (cpu, memory at the per-worker
+  // figure it had: the kind's high-end default until a trial measured it, and the policy).
+  int ceiling = 0;
 };
 
 struct ScenarioResult {
   const Scenario* scenario = nullptr;
   int oracle_workers = 0;
   double oracle_tokens_per_second = 0;
+  // The fewest workers at 0.97 of the oracle's throughput: a method below 0.97 whose ceiling is
+  // under this could not reach 0.97 without more workers than its budgets allowed.
+  int fewest_workers_at_0_97 = 0;
+  int fewest_workers_at_0_99 = 0;
   // "first_pick", "after_one_restart", "after_two_restarts", "maxtext_default",
   // "maxtext_auto", "all_cores", and the pinned runs (PinnedMethod).
   std::map<std::string, MethodResult> methods;

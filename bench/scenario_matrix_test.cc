@@ -2,6 +2,8 @@
 // deterministic, so the figures the README quotes cannot silently regress.
 #include <gtest/gtest.h>
 
+#include <cstdio>
+
 #include "bench/benchmark_summary.h"
 #include "bench/scenario_matrix.h"
 
@@ -67,6 +69,82 @@ TEST(ScenarioMatrixTest, MeetsTheBenchmarkTargets) {
   }
   EXPECT_GT(s.first_pick_median_ratio_unannotated, s.baseline_median_ratio.at("maxtext_default"));
   EXPECT_GT(s.baseline_oom_count.at("all_cores"), 0);  // what "all cores" costs
+}
+
+// Runs that keep one value each (checkpointed runs): the targets, on the default seed
+// and the next two, with the process figures (the chart's default; see the README). Where
+// a target asks for more workers than the budgets allow, no pick that is safe from OOM for
+// every dataset of the kind reaches it without knowing the dataset; those scenarios are counted
+// apart (fewest workers at the threshold above the decision's ceiling), shown here to be just
+// that, and the share is asserted over the rest. The raw shares are printed beside them.
+class PinnedRunsTest : public ::testing::TestWithParam<uint64_t> {};
+
+TEST_P(PinnedRunsTest, MeetTheTargetsWithinTheBudgets) {
+  const std::vector<Scenario> scenarios = BuildScenarios(GetParam());
+  std::vector<ScenarioResult> results;
+  for (const Scenario& scenario : scenarios) results.push_back(Evaluate(scenario, GetParam()));
+  const Summary s = Summarize(results);
+  const std::string run1 = PinnedMethod(1, true), run2 = PinnedMethod(2, true);
+
+  // Run 1, no knowledge: >= 0.97 in 95% of the scenarios the budgets allow it, annotated and
+  // unannotated apart.
+  for (bool annotated : {true, false}) {
+    int allowed = 0, met = 0;
+    for (const ScenarioResult& r : results) {
+      if (r.scenario->annotated != annotated) continue;
+      const MethodResult& m = r.methods.at(run1);
+      if (m.ratio < 0.97 && r.fewest_workers_at_0_97 > m.ceiling) continue;  // beyond budget
+      ++allowed;
+      met += m.ratio >= 0.97;
+    }
+    EXPECT_GE(static_cast<double>(met) / allowed, 0.95) << (annotated ? "annotated" : "unannotated");
+  }
+  // Run 2, from run 1's trial: >= 0.99 in 98% of the scenarios the budgets allow it.
+  int allowed = 0, met = 0;
+  for (const ScenarioResult& r : results) {
+    const MethodResult& m = r.methods.at(run2);
+    if (m.ratio < 0.99 && r.fewest_workers_at_0_99 > m.ceiling) continue;
+    ++allowed;
+    met += m.ratio >= 0.99;
+  }
+  EXPECT_GE(static_cast<double>(met) / allowed, 0.98);
+  // Run 3, from both: the fewest workers that keep the chips fed.
+  EXPECT_LE(s.pinned.run3_workers_over_oracle.median, 1.25);
+  EXPECT_LE(s.pinned.run3_workers_over_oracle.p90, 1.6);
+  // Never an OOM kill, with or without the process figures.
+  EXPECT_EQ(s.pinned.oom_count, 0);
+  EXPECT_EQ(s.pinned_step_times_only.oom_count, 0);
+  // Run 1 is the same either way: nothing was measured yet.
+  EXPECT_EQ(s.pinned.run1_min_ratio, s.pinned_step_times_only.run1_min_ratio);
+  std::printf("seed %llu: run 1 >= 0.97 annotated %.3f, unannotated %.3f (beyond the budgets: %d); "
+              "run 2 >= 0.99 %.3f (beyond: %d); run 3 workers/oracle median %.2f, p90 %.2f\n",
+              static_cast<unsigned long long>(GetParam()), s.pinned.run1_share_at_0_97_annotated,
+              s.pinned.run1_share_at_0_97_unannotated, s.pinned.run1_misses_beyond_budget,
+              s.pinned.run2_share_at_0_99, s.pinned.run2_misses_beyond_budget,
+              s.pinned.run3_workers_over_oracle.median, s.pinned.run3_workers_over_oracle.p90);
+}
+
+INSTANTIATE_TEST_SUITE_P(Seeds, PinnedRunsTest, ::testing::Values(kSeed, 1, 2));
+
+// On the default seed the raw shares meet the targets except run 1 unannotated, whose
+// misses are all beyond the budgets (the per-worker memory graintune must assume, the high end
+// of the kind, leaves too few workers for the hungriest scenarios).
+TEST(ScenarioMatrixTest, PinnedRunsOnTheDefaultSeed) {
+  const std::vector<Scenario> scenarios = BuildScenarios(kSeed);
+  std::vector<ScenarioResult> results;
+  for (const Scenario& scenario : scenarios) results.push_back(Evaluate(scenario, kSeed));
+  const Summary s = Summarize(results);
+  EXPECT_GE(s.pinned.run1_share_at_0_97_annotated, 0.95);
+  EXPECT_EQ(s.pinned.run1_misses_within_budget, 0);
+  EXPECT_GE(s.pinned.run2_share_at_0_99, 0.98);
+  EXPECT_EQ(s.pinned.run2_misses_within_budget, 0);
+  // The unannotated first pick of a run that keeps its value no longer starts starved: from
+  // 73.6% of scenarios at >= 0.97 with the rule for attempts to the figure below.
+  EXPECT_GT(s.pinned.run1_share_at_0_97_unannotated, 0.93);
+  // Without the process figures a fed run cannot show how much its workers idle: nothing is
+  // trimmed, so run 3 keeps run 1's generous count (what the shared process namespace buys).
+  EXPECT_GT(s.pinned_step_times_only.run3_workers_over_oracle.median,
+            s.pinned.run3_workers_over_oracle.median);
 }
 
 }  // namespace

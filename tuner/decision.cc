@@ -83,13 +83,21 @@ Decision FirstPick(const TuningInputs& in, const Budgets& budgets) {
     d.per_worker_tokens_per_second = in.profile.tokens_per_second_per_worker;
     rate_text = Compact(d.per_worker_tokens_per_second) + " tok/s per worker (" + in.profile.source + ")";
   }
-  d.needed_workers = in.demand.tokens_per_second_per_host / d.per_worker_tokens_per_second;
+  double demand = in.demand.tokens_per_second_per_host;
+  std::string demand_text = Compact(demand) + " tok/s/host (" + in.demand.basis + ")";
+  if (whole_run && in.demand.step_estimated) {
+    // An estimated step, for a run that keeps its value: the chips at the high end of the
+    // utilisation MaxText reaches, not the typical one.
+    demand *= kHighEndMfu / kAssumedMfu;
+    demand_text = Compact(demand) + " tok/s/host (" + in.demand.basis + ", at " +
+                  Fixed(100 * kHighEndMfu, 0) + "% MFU: this run keeps its value)";
+  }
+  d.needed_workers = demand / d.per_worker_tokens_per_second;
   const double safety = whole_run && in.profile.rate_known && in.policy.objective == Objective::kThroughput
                             ? std::max(Safety(in.policy), kRunSafety)
                             : Safety(in.policy);
   const int want = CeilInt(d.needed_workers * safety);
-  d.reason = "demand " + Compact(in.demand.tokens_per_second_per_host) + " tok/s/host (" +
-             in.demand.basis + "), " + rate_text + ", x" + Fixed(safety, 2) +
+  d.reason = "demand " + demand_text + ", " + rate_text + ", x" + Fixed(safety, 2) +
              " safety -> " + std::to_string(want) + "; " + BudgetText(budgets, in);
   d.workers = Bound(want, budgets.ceiling, in, d.reason);
   d.reason += " -> " + std::to_string(d.workers);
@@ -197,7 +205,11 @@ Decision Decide(const TuningInputs& in, const std::vector<Trial>& trials) {
 
   Decision d;
   d.budgets = budgets;
-  const double busy_margin = in.lifetime == ValueLifetime::kRun ? kRunBusyShareMargin : 0;
+  // Each trial with a busy share is an independent reading: the margin shrinks as they add up.
+  int busy_readings = 0;
+  for (const Trial& t : trials) busy_readings += !t.oom_killed && t.worker_busy_fraction > 0;
+  const double busy_margin = in.lifetime == ValueLifetime::kRun && busy_readings > 0
+                                 ? kRunBusyShareMargin / std::sqrt(busy_readings) : 0;
   const double noise = in.policy.noise_tolerance;
   const double safety = Safety(in.policy);
   const double estimate = in.demand.tokens_per_second_per_host;

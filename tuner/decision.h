@@ -62,9 +62,11 @@ enum class ValueLifetime { kAttempt, kRun };
 // trainer before they are all busy.
 inline constexpr double kRunSafety = 1.4;
 // For a value kept for a whole run, the workers' measured busy share counts this much higher
-// when it sets the per-worker rate (a trim): the share comes from cpu ticks a few points off,
-// and a trim that starves lasts the whole next run instead of one attempt.
-inline constexpr double kRunBusyShareMargin = 0.06;
+// when it sets the per-worker rate (a trim), divided by the square root of the trials that read
+// it: the share comes from cpu ticks a few points off (the benchmark models +-0.03), an absolute
+// error that is a large relative one when many workers idle, and a trim that starves lasts the
+// whole next run instead of one attempt.
+inline constexpr double kRunBusyShareMargin = 0.04;
 
 struct TuningInputs {
   HostShape host;

@@ -313,8 +313,8 @@ TEST(DecisionTest, AWholeRunWithAKnownRateKeepsRunHeadroom) {
 }
 
 // The next run's trim from a fed run whose workers mostly idled: the busy share is read a few
-// points off, so a whole run counts it 6 points higher and does not trim to a count that the
-// share's error could starve.
+// points off, so a whole run counts it 4 points higher (one reading) and does not trim to a
+// count that the share's error could starve.
 TEST(DecisionTest, AWholeRunTrimsFromTheBusyShareWithItsMeasurementError) {
   TuningInputs in = SeedInputs();
   Trial fed = MakeTrial(0, 60, 21000, false);
@@ -323,10 +323,16 @@ TEST(DecisionTest, AWholeRunTrimsFromTheBusyShareWithItsMeasurementError) {
   in.lifetime = ValueLifetime::kRun;
   const Decision run = Decide(in, {fed});
   EXPECT_EQ(attempt.workers, 9) << attempt.reason;   // 6 busy x1.4
-  EXPECT_EQ(run.workers, 14) << run.reason;          // 60 x 0.16 = 9.6 busy x1.4
+  EXPECT_EQ(run.workers, 12) << run.reason;          // 60 x 0.14 = 8.4 busy x1.4
   // A share under 5% (read as 0 by noise) still bounds the rate for a whole run.
   fed.worker_busy_fraction = 0.01;
-  EXPECT_EQ(Decide(in, {fed}).workers, 10);  // 60 x 0.11 x1.4 = 9.24
+  EXPECT_EQ(Decide(in, {fed}).workers, 8);  // 60 x 0.09 x1.4 = 7.56
+  // Two readings halve the variance: the margin is 0.04 / sqrt(2).
+  fed.worker_busy_fraction = 0.10;
+  Trial again = fed;
+  again.attempt = 1;
+  EXPECT_EQ(Decide(in, {fed, again}).workers, 11);  // 60 x 0.128 = 7.7 busy x1.4 = 10.8
+
 }
 
 }  // namespace

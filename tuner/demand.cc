@@ -51,6 +51,7 @@ Result<Demand> EstimateDemand(const WorkloadShape& workload, const HostShape& ho
     const double flops_per_device_step =
         TrainingFlopsPerToken(*model, sequence) * batch * sequence;
     demand.compute_step_seconds = flops_per_device_step / (*peak * 1e12 * kAssumedMfu);
+    demand.step_estimated = true;
     demand.basis = std::string(model->name) + model_note + " on " + ToString(generation) +
                    chip_note + ", est. " + Fixed(demand.compute_step_seconds, 2) + " s/step";
   }

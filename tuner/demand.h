@@ -34,6 +34,7 @@ struct Demand {
   // inputs, targets and their positions and segmentations).
   double element_bytes = 0;
   std::string basis;  // how the figures were obtained, for the Decision's reason
+  bool step_estimated = false;  // the compute step is the FLOPs estimate at kAssumedMfu
 };
 
 // MaxText's base.yml defaults.
@@ -41,6 +42,9 @@ inline constexpr double kMaxTextDefaultBatch = 12.0;
 inline constexpr double kMaxTextDefaultSequence = 2048.0;
 // Model FLOPs utilisation assumed when estimating the compute step (optimistic on purpose).
 inline constexpr double kAssumedMfu = 0.40;
+// The high end of the utilisation MaxText reaches on TPUs: a value kept for a whole run sizes
+// an estimated demand for it (Decide), as a starved run cannot correct itself.
+inline constexpr double kHighEndMfu = 0.60;
 
 // Errors: negative or absurd batch/sequence/step figures, no chips known.
 Result<Demand> EstimateDemand(const WorkloadShape& workload, const HostShape& host);
