@@ -248,10 +248,18 @@ ReconcileOutput ReconcileTuning(const ReconcileInput& in) {
     if (trials.count(newest)) {
       // The next run of this workload (a new checkpoint directory) starts from what all its
       // attempts measured; a run that resumes Grain's iterator keeps its own value meanwhile.
-      status["nextRun"] = {{"workers", d.workers}, {"reason", d.reason}};
+      // When this workload's runs keep their value, so will the next: it is decided as a value
+      // kept for a whole run (decision.h), since it cannot be corrected at a restart.
+      const bool runs_keep_value =
+          std::any_of(in.pods.begin(), in.pods.end(), [](const PodFacts& p) { return p.pins_workers; });
+      TuningInputs next_run_inputs = *in.inputs;
+      if (runs_keep_value) next_run_inputs.lifetime = ValueLifetime::kRun;
+      const Decision next_run = runs_keep_value ? Decide(next_run_inputs, list) : d;
+      status["nextRun"] = {{"workers", next_run.workers}, {"reason", next_run.reason}};
       if (pinned)
         rec = {{"workers", pinned->run.workers}, {"attempt", newest + 1},
-               {"reason", PinnedRunReason(pinned->checkpoint_dir, newest + 1, pinned->run.workers, d.workers)}};
+               {"reason", PinnedRunReason(pinned->checkpoint_dir, newest + 1, pinned->run.workers,
+                                          next_run.workers)}};
       else
         rec = {{"workers", d.workers}, {"perWorkerBuffer", d.per_worker_buffer},
                {"attempt", newest + 1}, {"reason", d.reason}};

@@ -57,9 +57,13 @@ AttemptValue ValueForAttempt(const TuningInputs& inputs,
       v.reason = "first attempt of run " + query.checkpoint_dir + ": " + history->next_run_reason +
                  "; the run keeps this value (its checkpoints will hold Grain's iterator)";
     } else {
+      // The run's first value, with nothing learned for it: decided as a value kept for a
+      // whole run (decision.h), by the rules below.
       AttemptQuery unpinned = query;
       unpinned.pins_workers = false;
-      v = ValueForAttempt(inputs, history, unpinned);
+      TuningInputs whole_run = inputs;
+      whole_run.lifetime = ValueLifetime::kRun;
+      v = ValueForAttempt(whole_run, history, unpinned);
       if (v.keep_as_written) return v;
       v.reason += "; the run keeps this value (its checkpoints will hold Grain's iterator)";
       new_run.clear();  // the unpinned rules said it already

@@ -6,7 +6,8 @@
 //      with another grain_worker_count stops MaxText early with exit 0): the value recorded for
 //      its checkpoint directory, else the value its templates already hold (a JobSet restart,
 //      a Job retry, a Kueue re-admission); a run seen for the first time gets the value learned
-//      for the next run (TuningHistory::next_run_workers), else the rules below, and keeps it.
+//      for the next run (TuningHistory::next_run_workers), else the rules below with Decide()
+//      sizing a value kept for a whole run (ValueLifetime::kRun), and keeps it.
 //   1. A run of an attempt whose pods are all gone (an ended attempt: a Kueue re-admission
 //      after preemption, a resubmission under the same tuning key) is a new attempt: the one
 //      the recommendation is for.

@@ -169,12 +169,19 @@ TEST(AttemptValuePinnedTest, AnotherRunStartsWithTheNextRunsValueAndKeepsIt) {
                           "checkpoints will hold Grain's iterator)");
 }
 
-TEST(AttemptValuePinnedTest, AFirstRunWithoutHistoryIsDecidedAndSaysItKeepsTheValue) {
+// A run that will keep its first value is decided as a value kept for a whole run: more
+// headroom than an attempt the next restart can correct, and the reason says so.
+TEST(AttemptValuePinnedTest, AFirstRunWithoutHistoryIsDecidedForAWholeRunAndSaysItKeepsTheValue) {
   const AttemptValue v = ValueForAttempt(Inputs(), std::nullopt, Pinned(0));
   const AttemptValue unpinned = ValueForAttempt(Inputs(), std::nullopt, {});
-  EXPECT_EQ(v.workers, unpinned.workers);
-  EXPECT_EQ(v.reason, unpinned.reason + "; the run keeps this value (its checkpoints will hold "
-                                        "Grain's iterator)");
+  TuningInputs whole_run = Inputs();
+  whole_run.lifetime = ValueLifetime::kRun;
+  const Decision d = Decide(whole_run, {});
+  EXPECT_EQ(v.workers, d.workers);
+  EXPECT_GT(v.workers, unpinned.workers);
+  EXPECT_EQ(v.reason, d.reason + "; the run keeps this value (its checkpoints will hold "
+                                 "Grain's iterator)");
+  EXPECT_NE(v.reason.find("this run keeps its value"), std::string::npos) << v.reason;
 }
 
 TEST(AttemptValuePinnedTest, ARecordWithoutAValueIsNotARecord) {
