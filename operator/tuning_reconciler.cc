@@ -1,10 +1,12 @@
 #include "operator/tuning_reconciler.h"
 
 #include <algorithm>
+#include <cmath>
 #include <set>
 #include <string_view>
 
 #include "operator/run_records.h"
+#include "tuner/learning.h"
 #include "workload/graintune_objects.h"
 
 namespace graintune::op {
@@ -268,12 +270,22 @@ ReconcileOutput ReconcileTuning(const ReconcileInput& in) {
              {"attempt", newest},
              {"reason", "the value attempt " + std::to_string(newest) + " was admitted with"}};
     }
-    // What a worker delivers, learned from attempts where workers were the bottleneck.
-    for (auto it = list.rbegin(); it != list.rend(); ++it)
-      if (!it->oom_killed && it->samples > 0 && IsSaturated(*it) && it->workers > 0) {
-        status["learnedTokensPerSecondPerWorker"] = it->tokens_per_second_per_host / it->workers;
-        break;
-      }
+    // What these attempts teach other runs (tuner/learning.h): kept here, read back by the
+    // webhook for runs of the same dataset on the same machine type.
+    // Whole tokens and bytes, as the trials are stored: the figures learned from the stored
+    // trials then equal those learned from the live ones, and a reconcile writes nothing new.
+    const LearnedFigures learned = LearnFromTrials(list);
+    json taught = json::object();
+    if (!in.inputs->host.machine_type.empty()) taught["machineType"] = in.inputs->host.machine_type;
+    if (learned.tokens_per_second_per_worker) {
+      status["learnedTokensPerSecondPerWorker"] = std::round(*learned.tokens_per_second_per_worker);
+      taught["tokensPerSecondPerWorker"] = std::round(*learned.tokens_per_second_per_worker);
+      taught["rateBasis"] = learned.rate_basis;
+    }
+    if (learned.worker_memory_bytes) taught["workerMemoryBytes"] = std::round(*learned.worker_memory_bytes);
+    if (learned.fed_tokens_per_second_per_host)
+      taught["fedTokensPerSecondPerHost"] = std::round(*learned.fed_tokens_per_second_per_host);
+    if (taught.size() > (taught.contains("machineType") ? 1u : 0u)) status["learned"] = taught;
   }
   if (spec_in.value("paused", false) || mode == "Off") phase = "Paused";
   if (!rec.empty()) {
@@ -372,6 +384,9 @@ json Verdicts(json status) {
   // A learned rate that appears switches later workloads of the dataset from the default
   // profile to it: news. A learned rate that moves is progress.
   if (status.contains("learnedTokensPerSecondPerWorker")) status["learnedTokensPerSecondPerWorker"] = true;
+  if (status.contains("learned") && status["learned"].is_object())
+    for (auto& [key, value] : status["learned"].items())
+      if (value.is_number()) value = true;  // which figures exist is news, their drift progress
   if (status.contains("recommendation") && status["recommendation"].is_object())
     status["recommendation"].erase("reason");
   if (status.contains("nextRun") && status["nextRun"].is_object()) status["nextRun"].erase("reason");

@@ -413,5 +413,33 @@ TEST(ReconcileHostileTest, AbsurdButReadableFiguresStayWithinThePolicysBounds) {
   }
 }
 
+// A fed run that keeps its value, with the exporter's process figures: its workers idled, so
+// the next run (decided as a value kept for a whole run) gets fewer, and what it measured is
+// kept for runs of the same dataset on the same machine type.
+TEST(ReconcilePinnedTest, AFedRunTeachesTheNextRunAndRecordsWhatTransfers) {
+  StepsDocument fed = FedSteps(40);
+  fed.process = ProcessFigures{.workers = 40, .worker_busy_fraction = 0.15,
+                               .worker_memory_bytes = 1.5e9, .trainer_memory_bytes = 60e9,
+                               .trainer_cpu_cores = 3};
+  const ReconcileOutput out = ReconcileTuning(Input(std::nullopt, {PinnedPod(0, 40)}, {{0, fed}}));
+  const json learned = out.status["learned"];
+  EXPECT_EQ(learned["machineType"], "ct6e-standard-4t");
+  EXPECT_EQ(learned["rateBasis"], "busy share of attempt 0");
+  EXPECT_EQ(learned["workerMemoryBytes"], 1.5e9);
+  const double fed_tput = learned["fedTokensPerSecondPerHost"];
+  EXPECT_NEAR(fed_tput, 65536 / 4.3, 200);
+  // The rate counts the busy share 4 points higher: throughput / (40 x 0.19).
+  EXPECT_NEAR(learned["tokensPerSecondPerWorker"].get<double>(), fed_tput / (40 * 0.19), 1);
+  EXPECT_EQ(out.status["learnedTokensPerSecondPerWorker"], learned["tokensPerSecondPerWorker"]);
+
+  // The next run: 40 x 0.19 = 7.6 busy workers' worth, x1.4 -> 11; this run keeps its 40.
+  EXPECT_EQ(out.status["nextRun"]["workers"], 11) << out.status["nextRun"].dump();
+  EXPECT_EQ(out.status["recommendation"]["workers"], 40);
+  // An unpinned workload's next attempt is decided for an attempt: no busy-share margin.
+  PodFacts free_pod = Pod(0, 40);
+  const ReconcileOutput free_run = ReconcileTuning(Input(std::nullopt, {free_pod}, {{0, fed}}));
+  EXPECT_LT(free_run.status["recommendation"]["workers"].get<int>(), 11);
+}
+
 }  // namespace
 }  // namespace graintune::op

@@ -60,7 +60,8 @@ Result<std::optional<RunRecord>> GrainTuningHistory::RunFor(const std::string& n
   return found;
 }
 
-std::optional<DatasetProfile> GrainTuningHistory::LearnedProfile(const std::string& dataset) {
+std::optional<DatasetProfile> GrainTuningHistory::LearnedProfile(const std::string& dataset,
+                                                                 const std::string& machine_type) {
   // Per admission, over every GrainTuning in the cluster: read in place, and only the newest
   // match (by its recommendation's decidedAt) is turned into a profile afterwards.
   static const kube::Json kEmpty = kube::Json::object();
@@ -77,6 +78,11 @@ std::optional<DatasetProfile> GrainTuningHistory::LearnedProfile(const std::stri
     const kube::Json& status = field(gt, "status");
     auto named = spec.find("dataset");
     if (named == spec.end() || !named->is_string() || named->get_ref<const std::string&>() != dataset) return;
+    const kube::Json& learned = field(status, "learned");
+    auto measured_on = learned.find("machineType");
+    const std::string on = measured_on != learned.end() && measured_on->is_string()
+                               ? measured_on->get<std::string>() : "";
+    if (on != machine_type) return;
     auto rate = status.find("learnedTokensPerSecondPerWorker");
     if (rate == status.end() || !rate->is_number() || rate->get<double>() <= 0) return;
     auto kind = spec.find("datasetKind");
@@ -99,9 +105,13 @@ std::optional<DatasetProfile> GrainTuningHistory::LearnedProfile(const std::stri
   p.tokens_per_second_per_worker = newest_rate;
   for (const Trial& t : TrialsOf(gt))
     if (t.worker_memory_bytes > 0) p.worker_memory_bytes = t.worker_memory_bytes;
+  auto memory = field(field(gt, "status"), "learned").find("workerMemoryBytes");
+  if (memory != field(field(gt, "status"), "learned").end() && memory->is_number() && memory->get<double>() > 0)
+    p.worker_memory_bytes = memory->get<double>();
   p.rate_known = true;
   p.source = "learned by GrainTuning " + field(gt, "metadata").value("namespace", "") + "/" +
-             field(gt, "metadata").value("name", "");
+             field(gt, "metadata").value("name", "") +
+             (machine_type.empty() ? "" : " on " + machine_type);
   return p;
 }
 

@@ -51,8 +51,10 @@ class GrainTuningHistory : public HistorySource {
       : graintunings_(std::move(graintunings)) {}
   Result<std::optional<TuningHistory>> Lookup(const std::string& ns,
                                               const std::string& tuning_key) override;
-  // The newest learned per-worker throughput among GrainTunings with spec.dataset == dataset.
-  std::optional<DatasetProfile> LearnedProfile(const std::string& dataset) override;
+  // The newest learned per-worker throughput among GrainTunings with spec.dataset == dataset
+  // whose status.learned.machineType is machine_type (absent counts as empty).
+  std::optional<DatasetProfile> LearnedProfile(const std::string& dataset,
+                                               const std::string& machine_type) override;
   // Over the namespace's GrainTunings' status.runs, read in place.
   Result<std::optional<RunRecord>> RunFor(const std::string& ns,
                                           const std::string& checkpoint_dir) override;

@@ -48,16 +48,48 @@ TEST(GrainTuningHistoryTest, TheNewestUsableLearnedRateOfTheDatasetWins) {
   ASSERT_TRUE(informer->WaitForSync(10s));
   GrainTuningHistory history(informer);
 
-  std::optional<DatasetProfile> c4_profile = history.LearnedProfile("gs://corpus/c4");
+  std::optional<DatasetProfile> c4_profile = history.LearnedProfile("gs://corpus/c4", "");
   ASSERT_TRUE(c4_profile);
   EXPECT_DOUBLE_EQ(c4_profile->tokens_per_second_per_worker, 2500);
   EXPECT_EQ(c4_profile->kind, DatasetKind::kRawText);
   EXPECT_DOUBLE_EQ(c4_profile->worker_memory_bytes, 3000000000.0);
   EXPECT_EQ(c4_profile->source, "learned by GrainTuning team-a/newer");
-  std::optional<DatasetProfile> pile = history.LearnedProfile("gs://corpus/pile");
+  std::optional<DatasetProfile> pile = history.LearnedProfile("gs://corpus/pile", "");
   ASSERT_TRUE(pile);
   EXPECT_DOUBLE_EQ(pile->tokens_per_second_per_worker, 9000);
-  EXPECT_FALSE(history.LearnedProfile("gs://corpus/unseen"));
+  EXPECT_FALSE(history.LearnedProfile("gs://corpus/unseen", ""));
+  informer->Stop();
+}
+
+// The per-worker rate and memory transfer between runs of one dataset on one machine type: a
+// rate measured on a v6e host's cores does not size a v5e host's workers.
+TEST(GrainTuningHistoryTest, ALearnedProfileIsKeyedByDatasetAndMachineType) {
+  auto api = std::make_shared<kube::FakeApiServer>();
+  const json c4 = {{"dataset", "gs://corpus/c4"}, {"datasetKind", "raw-text"}};
+  json on_v6e = Learned(2400, "2026-11-30T06:00:00Z");
+  on_v6e["learned"] = {{"machineType", "ct6e-standard-4t"}, {"tokensPerSecondPerWorker", 2400},
+                       {"rateBasis", "busy share of attempt 0"}, {"workerMemoryBytes", 2.2e9}};
+  json on_v5e = Learned(1500, "2026-11-30T08:00:00Z");
+  on_v5e["learned"] = {{"machineType", "ct5lp-hightpu-4t"}, {"tokensPerSecondPerWorker", 1500}};
+  api->Put(kube::resources::kGrainTunings, Tuning("v6e-run", c4, on_v6e));
+  api->Put(kube::resources::kGrainTunings, Tuning("v5e-run", c4, on_v5e));
+  auto informer = std::make_shared<kube::Informer>(api->NewClient(), kube::resources::kGrainTunings);
+  informer->Start();
+  ASSERT_TRUE(informer->WaitForSync(10s));
+  GrainTuningHistory history(informer);
+
+  std::optional<DatasetProfile> v6e = history.LearnedProfile("gs://corpus/c4", "ct6e-standard-4t");
+  ASSERT_TRUE(v6e);
+  EXPECT_DOUBLE_EQ(v6e->tokens_per_second_per_worker, 2400);
+  EXPECT_DOUBLE_EQ(v6e->worker_memory_bytes, 2.2e9);  // status.learned's, over the trial's 3 GB
+  EXPECT_TRUE(v6e->rate_known);
+  EXPECT_EQ(v6e->source, "learned by GrainTuning team-a/v6e-run on ct6e-standard-4t");
+  std::optional<DatasetProfile> v5e = history.LearnedProfile("gs://corpus/c4", "ct5lp-hightpu-4t");
+  ASSERT_TRUE(v5e);
+  EXPECT_DOUBLE_EQ(v5e->tokens_per_second_per_worker, 1500);
+  // Nothing was measured on a v5p host, nor on an unknown one.
+  EXPECT_FALSE(history.LearnedProfile("gs://corpus/c4", "ct5p-hightpu-4t"));
+  EXPECT_FALSE(history.LearnedProfile("gs://corpus/c4", ""));
   informer->Stop();
 }
 

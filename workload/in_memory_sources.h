@@ -40,7 +40,8 @@ class InMemoryHistory : public HistorySource {
           return std::optional<RunRecord>(run->second);
     return std::optional<RunRecord>();
   }
-  std::optional<DatasetProfile> LearnedProfile(const std::string& dataset) override {
+  std::optional<DatasetProfile> LearnedProfile(const std::string& dataset,
+                                               const std::string& /*machine_type: one host kind here*/) override {
     std::lock_guard<std::mutex> lock(mu_);
     auto it = profiles_.find(dataset);
     if (it == profiles_.end()) return std::nullopt;

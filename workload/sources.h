@@ -43,8 +43,11 @@ class HistorySource {
   virtual ~HistorySource() = default;
   virtual Result<std::optional<TuningHistory>> Lookup(const std::string& ns,
                                                       const std::string& tuning_key) = 0;
-  // A profile learned for a dataset name from earlier workloads (graintune.dev/dataset).
-  virtual std::optional<DatasetProfile> LearnedProfile(const std::string& dataset) = 0;
+  // A profile learned for a dataset name (graintune.dev/dataset) from earlier workloads on
+  // hosts of `machine_type` (empty: unknown, matching only figures measured on unknown hosts):
+  // a worker's rate depends on the host's cores as much as on the dataset.
+  virtual std::optional<DatasetProfile> LearnedProfile(const std::string& dataset,
+                                                       const std::string& machine_type) = 0;
   // The value a run writing `checkpoint_dir` was started with, recorded under any tuning key in
   // `ns` (a new workload resuming a directory graintune has seen); nullopt when none is.
   virtual Result<std::optional<RunRecord>> RunFor(const std::string& ns,

@@ -81,7 +81,7 @@ Result<TuningInputs> BuildTuningInputs(const nlohmann::json& pod_spec,
   const DatasetKind kind = annotations.dataset_kind.value_or(InferDatasetKind(tokenize));
   std::optional<DatasetProfile> learned;
   if (annotations.dataset && sources.learned_profiles)
-    learned = sources.learned_profiles->LearnedProfile(*annotations.dataset);
+    learned = sources.learned_profiles->LearnedProfile(*annotations.dataset, in.host.machine_type);
   if (learned && learned->kind == kind) {
     in.profile = *learned;
     if (annotations.worker_memory_bytes) in.profile.worker_memory_bytes = *annotations.worker_memory_bytes;
