@@ -138,6 +138,43 @@ TEST(RecommendCommandTest, AFedAttemptIsTrimmedToWhatItsMeasurementsNeed) {
   EXPECT_NE(j["reason"].get<std::string>().find("measured demand"), std::string::npos) << j["reason"];
 }
 
+// --runs: the next run of a workload whose runs keep their value. "[]" is the first run, sized
+// for the slow end of raw text; a fed run whose workers idled teaches the next run to trim.
+TEST(RecommendCommandTest, RunsGiveTheNextRunsValueKeptForTheWholeRun) {
+  const std::string path = ::testing::TempDir() + "/graintune-runs.json";
+  const Args base = With(kSeed, {"--model-name", "llama3-8b", "--step-seconds", "4.3",
+                                 "--output", "json", "--runs", path});
+  std::ofstream(path) << "[]";
+  Outcome first = Call(RunRecommend, base);
+  ASSERT_EQ(first.code, 0) << first.err;
+  const nlohmann::json run1 = nlohmann::json::parse(first.out);
+  EXPECT_EQ(run1["value_for"], "next run");
+  // 65,536 tokens / 4.3 s = 15.2k tok/s over 600 per worker x1.25 -> 32.
+  EXPECT_EQ(run1["workers"], 32) << run1["reason"];
+  EXPECT_NE(run1["reason"].get<std::string>().find("the low end of raw-text datasets"), std::string::npos);
+  const Outcome attempt = Call(RunRecommend, With(kSeed, {"--model-name", "llama3-8b", "--step-seconds", "4.3",
+                                                          "--output", "json"}));
+  EXPECT_EQ(nlohmann::json::parse(attempt.out)["value_for"], "first attempt");
+  EXPECT_LT(nlohmann::json::parse(attempt.out)["workers"].get<int>(), 32);
+
+  // Run 1 kept the chips fed with its 32 workers busy 20% of the time: 32 x (0.20 + 0.04)
+  // = 7.7 busy workers' worth, x1.4 -> 11.
+  std::ofstream(path) << R"([{"workers": 32, "worker_busy_fraction": 0.2, "worker_memory_bytes": 2e9,
+      "step_seconds": [30, 4.3, 4.31, 4.29, 4.3, 4.3, 4.31, 4.29, 4.3, 4.3, 4.31, 4.29, 4.3, 4.3]}])";
+  Outcome second = Call(RunRecommend, base);
+  ASSERT_EQ(second.code, 0) << second.err;
+  const nlohmann::json run2 = nlohmann::json::parse(second.out);
+  EXPECT_EQ(run2["workers"], 11) << run2["reason"];
+
+  // One or the other; a bad busy share is named.
+  EXPECT_EQ(Call(RunRecommend, With(base, {"--history", path})).code, 2);
+  std::ofstream(path) << R"([{"workers": 4, "worker_busy_fraction": 1.5, "step_seconds": [1, 2]}])";
+  const Outcome bad = Call(RunRecommend, base);
+  EXPECT_EQ(bad.code, 2);
+  EXPECT_NE(bad.err.find("--runs "), std::string::npos) << bad.err;
+  EXPECT_NE(bad.err.find(": \"worker_busy_fraction\" must be a number in [0, 1]"), std::string::npos) << bad.err;
+}
+
 TEST(SimulateCommandTest, JsonContract) {
   Outcome r = Call(RunSimulate, With(kSeed, {"--workers", "8", "--steps", "12", "--output", "json"}));
   ASSERT_EQ(r.code, 0) << r.err;

@@ -24,6 +24,9 @@ Result<Trial> ParseAttempt(const json& entry, int attempt, double tokens_per_ste
   const json memory = entry.value("worker_memory_bytes", json(0));
   if (!memory.is_number() || memory.get<double>() < 0)
     return Status::Error(where + "\"worker_memory_bytes\" must be a number >= 0");
+  const json busy = entry.value("worker_busy_fraction", json(-1));
+  if (!busy.is_number() || busy.get<double>() > 1 || (busy.get<double>() < 0 && busy.get<double>() != -1))
+    return Status::Error(where + "\"worker_busy_fraction\" must be a number in [0, 1]");
 
   Trial trial;
   if (oom.get<bool>()) {
@@ -43,6 +46,7 @@ Result<Trial> ParseAttempt(const json& entry, int attempt, double tokens_per_ste
   trial.attempt = attempt;
   trial.workers = workers.get<int>();
   trial.worker_memory_bytes = memory.get<double>();
+  if (!trial.oom_killed) trial.worker_busy_fraction = busy.get<double>();
   return trial;
 }
 

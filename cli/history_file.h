@@ -4,8 +4,10 @@
 // Format: a JSON array, oldest attempt first, each entry
 //   {"workers": 4, "step_seconds": [30.1, 4.3, ...]}        a run's per-step seconds (step 1 first)
 //   {"workers": 12, "oom_killed": true}                      an attempt killed for memory
-// with optional "warmup_steps" (default 2: dropped before summarising, like the operator) and
-// "worker_memory_bytes" (peak RSS of one worker, when measured). Each run is summarised by
+// with optional "warmup_steps" (default 2: dropped before summarising, like the operator),
+// "worker_memory_bytes" (peak RSS of one worker, when measured) and "worker_busy_fraction"
+// (the share of the time the workers were busy, 0..1, when measured). The same format holds
+// earlier runs (recommend --runs), one entry per run. Each run is summarised by
 // SummarizeSteps with the demand's tokens per step. Every malformed entry is an error naming it.
 #pragma once
 
