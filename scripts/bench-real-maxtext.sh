@@ -5,7 +5,10 @@
 # and runs bench/real_maxtext/maxtext_benchmark.py: a sweep of grain_worker_count on a pipeline
 # that tokenizes 512 KiB records for a tiny model (interleaved rounds, the machine's load beside
 # every figure), the oracle, MaxText's default and -1, and graintune's first pick and its picks
-# after one and two restarts fed the step times MaxText wrote; a table and one JSON line.
+# after one and two restarts fed the step times MaxText wrote; then two checkpointed runs that
+# keep one value each (run 1 with no knowledge, run 2 with what run 1 taught: its step times,
+# its workers' busy share and memory), beside the oracle's and -1's steps/s; a table and one
+# JSON line.
 # Extra arguments go to maxtext_benchmark.py (e.g. --workers 0,1,2 --rounds 3 --steps 20).
 set -euo pipefail
 cd "$(dirname "$0")/.."

@@ -15,7 +15,12 @@ One run (scripts/bench-real-maxtext.sh):
      the trainer, whose compute stands in for a TPU's; the calibrated compute step) and its picks after one and two restarts
      (`graintune recommend --history`, fed the step times MaxText wrote at the earlier picks;
      a pick the sweep lacks is run then). Each as its median steps/s over the best.
-  5. A table and one JSON line.
+  5. Runs that keep one value (checkpointed: MaxText saves Grain's iterator, so a run cannot
+     change its count): run 1 with graintune's value for a first run (`recommend --runs []`),
+     run 2 with the value run 1 taught (`recommend --runs` fed run 1's step times, its workers'
+     busy share from /proc cpu time and their peak memory, as the exporter measures them), each
+     with checkpointing on and its own run_name, beside the oracle's and -1's steps/s.
+  6. A table and one JSON line.
 Every MaxText run is `nice`, single-threaded XLA, no network needed.
 """
 
@@ -42,6 +47,8 @@ class Run:
   load_before: float
   load_after: float
   grain_processes: int  # most Grain worker processes seen at once
+  busy_fraction: float = -1.0  # the workers' cpu time / (their lifetime x workers), as measured
+  worker_memory_bytes: float = 0.0  # the largest worker's peak resident memory
 
   @property
   def steps_per_second(self) -> float:
@@ -82,9 +89,9 @@ def descendants(pid: int) -> list[int]:
   return out
 
 
-def grain_workers(pid: int) -> int:
+def grain_worker_pids(pid: int) -> list[int]:
   """Grain's worker processes under the trainer: multiprocessing children, not its helpers."""
-  count = 0
+  out = []
   for child in descendants(pid):
     try:
       with open(f"/proc/{child}/cmdline", "rb") as f:
@@ -93,26 +100,57 @@ def grain_workers(pid: int) -> int:
       continue
     if b"resource_tracker" in cmd or b"forkserver" in cmd:
       continue
-    count += 1
-  return count
+    out.append(child)
+  return out
 
 
-def run_maxtext(env: dict, records: str, workers: int, steps: int, workdir: Path) -> Run:
+def cpu_seconds_and_rss(pid: int) -> tuple[float, float] | None:
+  """utime + stime in seconds and resident bytes of one process, from /proc."""
+  try:
+    with open(f"/proc/{pid}/stat") as f:
+      fields = f.read().rsplit(")", 1)[1].split()
+  except OSError:
+    return None
+  ticks = os.sysconf("SC_CLK_TCK")
+  return (int(fields[11]) + int(fields[12])) / ticks, int(fields[21]) * os.sysconf("SC_PAGE_SIZE")
+
+
+def run_maxtext(env: dict, records: str, workers: int, steps: int, workdir: Path,
+                checkpointed_run: str = "") -> Run:
   metrics = workdir / f"metrics-{workers}-{time.monotonic_ns()}.jsonl"
   argv = ["nice", env["GRAINTUNE_MAXTEXT_PYTHON"], "-m", "maxtext.trainers.pre_train.train",
           *env["GRAINTUNE_MAXTEXT_TINY_ARGS"].split(), f"grain_train_files={records}",
-          f"tokenizer_path={env['GRAINTUNE_MAXTEXT_TOKENIZER']}", "run_name=bench",
+          f"tokenizer_path={env['GRAINTUNE_MAXTEXT_TOKENIZER']}",
+          f"run_name={checkpointed_run or 'bench'}",
           f"base_output_directory={workdir / 'out'}", f"steps={steps}",
           f"grain_worker_count={workers}", f"metrics_file={metrics}"]
+  if checkpointed_run:  # later overrides win: a run that checkpoints Grain's iterator
+    argv += ["enable_checkpointing=true", f"checkpoint_period={max(2, steps // 2)}"]
   child_env = dict(os.environ, JAX_PLATFORMS="cpu", HF_HUB_OFFLINE="1",
                    XLA_FLAGS="--xla_cpu_multi_thread_eigen=false")
   load_before = os.getloadavg()[0]
   with open(workdir / "maxtext.log", "ab") as log:
     proc = subprocess.Popen(argv, env=child_env, stdout=log, stderr=subprocess.STDOUT)
     most = 0
+    cpu: dict[int, float] = {}  # worker pid -> its latest cpu seconds
+    first_seen: dict[int, float] = {}
+    last_seen: dict[int, float] = {}
+    peak_rss = 0.0
     while proc.poll() is None:
-      most = max(most, grain_workers(proc.pid))
+      pids = grain_worker_pids(proc.pid)
+      most = max(most, len(pids))
+      now = time.monotonic()
+      for p in pids:
+        figures = cpu_seconds_and_rss(p)
+        if figures is None:
+          continue
+        cpu[p] = figures[0]
+        peak_rss = max(peak_rss, figures[1])
+        first_seen.setdefault(p, now)
+        last_seen[p] = now
       time.sleep(0.5)
+  lived = sum(last_seen[p] - first_seen[p] for p in cpu)
+  busy = min(1.0, sum(cpu.values()) / lived) if lived > 1 else -1.0
   if proc.returncode != 0:
     sys.exit(f"MaxText exited {proc.returncode} with grain_worker_count={workers}; see {workdir / 'maxtext.log'}")
   seconds = []
@@ -120,10 +158,11 @@ def run_maxtext(env: dict, records: str, workers: int, steps: int, workdir: Path
     record = json.loads(line)
     if "perf/step_time_seconds" in record:
       seconds.append(float(record["perf/step_time_seconds"]))
-  return Run(workers, seconds, load_before, os.getloadavg()[0], most)
+  return Run(workers, seconds, load_before, os.getloadavg()[0], most, busy, peak_rss)
 
 
-def recommend(graintune: str, compute_step: float, history: list[Run] | None, workdir: Path) -> int:
+def recommend(graintune: str, compute_step: float, history: list[Run] | None, workdir: Path,
+              runs: list[Run] | None = None) -> int:
   cores = os.cpu_count() or 1
   memory_gib = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") / 2**30
   argv = [graintune, "recommend", "--host-cpu", str(cores), "--host-memory", f"{memory_gib:.0f}Gi",
@@ -134,6 +173,18 @@ def recommend(graintune: str, compute_step: float, history: list[Run] | None, wo
     path = workdir / "history.json"
     path.write_text(json.dumps([{"workers": r.workers, "step_seconds": r.step_seconds} for r in history]))
     argv += ["--history", str(path)]
+  if runs is not None:
+    path = workdir / "runs.json"
+    entries = []
+    for r in runs:
+      entry = {"workers": r.workers, "step_seconds": r.step_seconds}
+      if r.busy_fraction >= 0:
+        entry["worker_busy_fraction"] = round(r.busy_fraction, 4)
+      if r.worker_memory_bytes > 0:
+        entry["worker_memory_bytes"] = r.worker_memory_bytes
+      entries.append(entry)
+    path.write_text(json.dumps(entries))
+    argv += ["--runs", str(path)]
   out = subprocess.run(argv, check=True, capture_output=True, text=True).stdout
   return int(json.loads(out)["workers"])
 
@@ -185,6 +236,18 @@ def main() -> None:
   history.append(measured(after_one))
   after_two = recommend(args.graintune, compute_step, history, workdir)
   measured(after_two)
+
+  # Runs that keep one value: checkpointed, each its own run_name; run 2 from what run 1 taught.
+  run1_workers = recommend(args.graintune, compute_step, None, workdir, runs=[])
+  run1 = run_maxtext(env, env["GRAINTUNE_MAXTEXT_LARGE_RECORDS"], run1_workers, args.steps, workdir,
+                     checkpointed_run="pinned-run-1")
+  run2_workers = recommend(args.graintune, compute_step, None, workdir, runs=[run1])
+  run2 = run_maxtext(env, env["GRAINTUNE_MAXTEXT_LARGE_RECORDS"], run2_workers, args.steps, workdir,
+                     checkpointed_run="pinned-run-2")
+  for name, r in (("run 1", run1), ("run 2", run2)):
+    print(f"checkpointed {name}: {r.workers} workers, {r.steps_per_second:.3f} steps/s, workers busy "
+          f"{r.busy_fraction:.2f}, peak worker memory {r.worker_memory_bytes / 2**20:.0f} MiB, "
+          f"load {r.load_before:.1f}->{r.load_after:.1f}", file=sys.stderr)
   best = max(sweep.median(w) for w in sweep.runs)
 
   print(f"\n{'workers':>8} {'steps/s (median)':>17} {'of best':>8}  rounds (steps/s @ load before->after)")
@@ -206,6 +269,20 @@ def main() -> None:
     fraction = sweep.median(w) / best
     print(f"{name:<30} {shown:>7} {fraction:8.2f}")
     summary["picks"][name] = {"workers": maxtext_pick if w == -1 else w, "of_best": round(fraction, 3)}
+  print(f"\n{'runs that keep one value':<30} {'workers':>7} {'steps/s':>8} {'of best':>8}")
+  for name, r in (("oracle", sweep.median_run(oracle)), ("maxtext -1", sweep.median_run(-1)),
+                  ("graintune run 1 (no knowledge)", run1), ("graintune run 2 (from run 1)", run2)):
+    shown = f"{maxtext_pick} (-1)" if r.workers == -1 else str(r.workers)
+    print(f"{name:<30} {shown:>7} {r.steps_per_second:8.3f} {r.steps_per_second / best:8.2f}")
+  summary["pinned_runs"] = {
+      "run1": {"workers": run1.workers, "steps_per_second": round(run1.steps_per_second, 4),
+               "of_best": round(run1.steps_per_second / best, 3), "busy_fraction": round(run1.busy_fraction, 3),
+               "worker_memory_bytes": run1.worker_memory_bytes},
+      "run2": {"workers": run2.workers, "steps_per_second": round(run2.steps_per_second, 4),
+               "of_best": round(run2.steps_per_second / best, 3), "busy_fraction": round(run2.busy_fraction, 3),
+               "worker_memory_bytes": run2.worker_memory_bytes},
+      "oracle_steps_per_second": round(sweep.median(oracle), 4),
+      "maxtext_minus_one_steps_per_second": round(sweep.median(-1), 4)}
   summary["sweep"] = {str(w): {"steps_per_second": [round(r.steps_per_second, 4) for r in runs],
                                "load_before": [r.load_before for r in runs],
                                "load_after": [r.load_after for r in runs],
