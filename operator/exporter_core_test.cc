@@ -292,6 +292,26 @@ TEST_F(ProcTest, TheExporterItselfIsNoTrainer) {
   EXPECT_DOUBLE_EQ(a->trainer_memory_bytes, 30'000'000 * 1024.0);
 }
 
+// With a shared process namespace every process of the pod is read, and any of them can name
+// itself "" (prctl PR_SET_NAME) or be caught half-written: the sampler skips or reads them, and
+// never throws (an empty Name: once crash-looped the exporter).
+TEST_F(ProcTest, ProcessesWithEmptyNamesOrTruncatedStatAreReadWithoutThrowing) {
+  Proc(1, 0, "/pause", 0, 100);
+  Proc(10, 1, "python3 -m MaxText.train base.yml", 1000, 30'000'000);
+  Proc(11, 10, "python3 -m MaxText.train base.yml", 500, 2'000'000);
+  std::ofstream(root_ / "11" / "status") << "Name:\nVmHWM:\t2000000 kB\n";   // named ""
+  Proc(12, 1, "x", 0, 100);
+  std::ofstream(root_ / "12" / "stat") << "12 (x)";                             // nothing after ')'
+  Proc(13, 1, "y", 0, 100);
+  std::ofstream(root_ / "13" / "status") << "Name:   \t";                       // blanks only
+  fs::create_directories(root_ / "14");                                          // no files at all
+  std::optional<ProcessFigures> a;
+  EXPECT_NO_THROW(a = ProcessSampler(root_.string()).Sample(std::chrono::steady_clock::now()));
+  ASSERT_TRUE(a.has_value());
+  EXPECT_EQ(a->workers, 1);
+  EXPECT_DOUBLE_EQ(a->worker_memory_bytes, 2'000'000 * 1024.0);
+}
+
 TEST_F(ProcTest, NoTrainerVisibleIsNothingToReport) {
   Proc(1, 0, "/pause", 0, 100);
   ProcessSampler sampler(root_.string());

@@ -41,7 +41,7 @@ std::optional<Proc> ReadProc(const fs::path& dir, int pid) {
   std::string text((std::istreambuf_iterator<char>(stat)), std::istreambuf_iterator<char>());
   // The command name is in parentheses and may hold spaces; fields follow the last ')'.
   const size_t close = text.rfind(')');
-  if (close == std::string::npos) return std::nullopt;
+  if (close == std::string::npos || close + 2 > text.size()) return std::nullopt;
   std::istringstream rest(text.substr(close + 2));
   std::vector<std::string> f;
   for (std::string x; rest >> x;) f.push_back(x);
@@ -53,7 +53,11 @@ std::optional<Proc> ReadProc(const fs::path& dir, int pid) {
   std::ifstream status(dir / "status");
   for (std::string line; std::getline(status, line);)
     if (line.rfind("VmHWM:", 0) == 0) p.hwm_bytes = std::atof(line.c_str() + 6) * 1024.0;
-    else if (line.rfind("Name:", 0) == 0) p.name = line.substr(line.find_first_not_of(" \t", 5));
+    else if (line.rfind("Name:", 0) == 0) {
+      // Any process in the pod can set its own name, to nothing at all (prctl PR_SET_NAME "").
+      const size_t start = line.find_first_not_of(" \t", 5);
+      p.name = start == std::string::npos ? "" : line.substr(start);
+    }
   std::ifstream cmd(dir / "cmdline");
   std::string raw((std::istreambuf_iterator<char>(cmd)), std::istreambuf_iterator<char>());
   for (char& c : raw)
@@ -75,10 +79,12 @@ ProcessSampler::ProcessSampler(std::string proc_root, std::string trainer_patter
 std::optional<ProcessFigures> ProcessSampler::Sample(std::chrono::steady_clock::time_point now) {
   std::map<int, Proc> procs;
   std::error_code ec;
-  for (const fs::directory_entry& e : fs::directory_iterator(root_, ec)) {
-    const std::string name = e.path().filename().string();
+  // Processes come and go while /proc is read: the non-throwing increment, and an entry that
+  // vanished is skipped.
+  for (fs::directory_iterator it(root_, ec), end; !ec && it != end; it.increment(ec)) {
+    const std::string name = it->path().filename().string();
     if (name.empty() || name.find_first_not_of("0123456789") != std::string::npos) continue;
-    if (std::optional<Proc> p = ReadProc(e.path(), std::atoi(name.c_str()))) procs[p->pid] = *p;
+    if (std::optional<Proc> p = ReadProc(it->path(), std::atoi(name.c_str()))) procs[p->pid] = *p;
   }
   // The trainer: the oldest (lowest pid) matching process, not a shell, whose parent is not a
   // matching non-shell too (Grain's workers are forked from the trainer and share its command
