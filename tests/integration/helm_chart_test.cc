@@ -212,7 +212,9 @@ TEST_F(HelmChart, ImageNamesArgsCrdsAndExporterScrapingReachTheManifests) {
                            "- --exclude-namespace\n            - \"scratch\"\n"
                            "            - --exclude-namespace\n            - \"ci\"\n"})
     EXPECT_NE(excluded->find(text), std::string::npos) << text << " not in\n" << *excluded;
-  EXPECT_NE(excluded->find("- --exporter-memory-limit=64Mi\n            - \"--threads=4\"\n          env:"),
+  // (and the shared process namespace, on by default, before them).
+  EXPECT_NE(excluded->find("- --exporter-memory-limit=64Mi\n            - --share-process-namespace\n"
+                           "            - \"--threads=4\"\n          env:"),
             std::string::npos)
       << *excluded;
   // The exporter sidecar's resources reach the webhook as its flags.
@@ -294,7 +296,7 @@ const ValueCase kValueCases[] = {
     {"webhook.glibcTunables", R"("glibc.malloc.tcache_count=64")"},
     {"webhook.exporter.enabled", "false"},
     {"webhook.exporter.port", "9555"},
-    {"webhook.exporter.shareProcessNamespace", "true"},
+    {"webhook.exporter.shareProcessNamespace", "false"},
     {"webhook.exporter.image.repository", R"("registry.example/exporter")"},
     {"webhook.exporter.image.tag", R"("7.7.7")"},
     {"webhook.exporter.resources.requests.cpu", R"("25m")"},
