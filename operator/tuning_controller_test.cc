@@ -6,6 +6,8 @@
 
 #include <gtest/gtest.h>
 
+#include <set>
+
 #include <algorithm>
 #include <atomic>
 #include <mutex>
@@ -276,15 +278,23 @@ TEST_F(TuningControllerTest, ANewSlicesExportersAreAskedAFewAtATimeUntilOneAnswe
     return asked;
   };
   // Each reconcile asks two exporters not asked before; those that failed wait their backoff.
+  // The last round's llama-8 answers: once it has, llama-9 (dispatched beside it) need not be
+  // asked at all, so that round asks llama-8 and at most llama-9.
   std::vector<std::string> expected;
   for (int round = 0; round < 5; ++round) {
     if (round > 0) Advance(6s);  // the running requeue (5 s) and the failed reads' backoff (5 s)
     controller_->ProcessReady();
     expected.push_back("llama-" + std::to_string(2 * round));
-    expected.push_back("llama-" + std::to_string(2 * round + 1));
+    if (round < 4) expected.push_back("llama-" + std::to_string(2 * round + 1));
     WaitFor([&] { return asked_so_far().size() >= expected.size(); });
+    // And for the reads to have finished (their failures recorded): a read still in flight
+    // holds one of the attempt's two slots at the next reconcile.
+    WaitFor([&] { return controller_->scraper_figures().in_flight == 0; });
     std::vector<std::string> got = asked_so_far();
-    std::sort(got.end() - 2, got.end());  // the two reads of a round run on two threads
+    // The two reads of each round run on two threads: either may be recorded first.
+    for (size_t pair = 0; pair + 1 < got.size(); pair += 2)
+      std::sort(got.begin() + static_cast<long>(pair), got.begin() + static_cast<long>(pair) + 2);
+    if (round == 4 && got.size() == expected.size() + 1) expected.push_back("llama-9");
     EXPECT_EQ(got, expected) << "round " << round;
   }
   // llama-8's steps call the key back; its trial is written.
@@ -292,7 +302,11 @@ TEST_F(TuningControllerTest, ANewSlicesExportersAreAskedAFewAtATimeUntilOneAnswe
     controller_->ProcessReady();
     return StoredTuning().value_or(json::object()).value("/status/trials/0/samples"_json_pointer, 0) > 0;
   });
-  EXPECT_EQ(asked_so_far().size(), 10u) << "an exporter was asked again before one answered";
+  const std::vector<std::string> all = asked_so_far();
+  EXPECT_EQ(std::set<std::string>(all.begin(), all.end()).size(), all.size())
+      << "an exporter was asked again before one answered";
+  EXPECT_GE(all.size(), 9u);
+  EXPECT_LE(all.size(), 10u);
 }
 
 TEST_F(TuningControllerTest, ATrialsProgressIsWrittenAtMostOncePerIntervalAndNeverLost) {
