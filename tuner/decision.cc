@@ -139,21 +139,6 @@ std::string ApplyMeasurements(const TuningInputs& in, const std::vector<Trial>& 
   return note;
 }
 
-// Per-worker throughput from a trial: exact when the workers' busy share was measured
-// (throughput / busy workers), else throughput per worker (exact only when data-bound).
-// `busy_margin` > 0 (a value kept for a whole run) adds that much to the measured share: it
-// is read from cpu ticks a few points off, an absolute error that is a large relative one
-// when many workers idle; a share near 0 then still bounds the rate (workers idle 95% of the
-// time or more) instead of being ignored.
-double RateOf(const Trial& t, double busy_margin = 0) {
-  double busy = 1.0;
-  if (busy_margin > 0 && t.worker_busy_fraction > 0)
-    busy = std::min(1.0, std::max(t.worker_busy_fraction, 0.05) + busy_margin);
-  else if (t.worker_busy_fraction > 0.05)
-    busy = t.worker_busy_fraction;
-  return t.tokens_per_second_per_host / (t.workers * busy);
-}
-
 }  // namespace
 
 std::string ToString(Phase phase) {

@@ -27,9 +27,7 @@ LearnedFigures LearnFromTrials(const std::vector<Trial>& trials) {
     learned.tokens_per_second_per_worker = starved->tokens_per_second_per_host / starved->workers;
     learned.rate_basis = "starved attempt " + std::to_string(starved->attempt);
   } else if (busy_read) {
-    const double busy =
-        std::min(1.0, std::max(busy_read->worker_busy_fraction, 0.05) + kRunBusyShareMargin);
-    learned.tokens_per_second_per_worker = busy_read->tokens_per_second_per_host / (busy_read->workers * busy);
+    learned.tokens_per_second_per_worker = RateOf(*busy_read, kRunBusyShareMargin);
     learned.rate_basis = "busy share of attempt " + std::to_string(busy_read->attempt);
   }
   return learned;

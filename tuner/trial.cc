@@ -32,6 +32,15 @@ bool IsSaturated(const Trial& trial) {
   return IsDataBound(trial) || trial.worker_busy_fraction >= kSpareBusyFraction;
 }
 
+double RateOf(const Trial& t, double busy_margin) {
+  double busy = 1.0;
+  if (busy_margin > 0 && t.worker_busy_fraction > 0)
+    busy = std::min(1.0, std::max(t.worker_busy_fraction, 0.05) + busy_margin);
+  else if (t.worker_busy_fraction > 0.05)
+    busy = t.worker_busy_fraction;
+  return t.tokens_per_second_per_host / (t.workers * busy);
+}
+
 Result<Trial> SummarizeSteps(const std::vector<double>& step_seconds,
                              double tokens_per_step_per_host, int warmup_steps) {
   for (double s : step_seconds) {

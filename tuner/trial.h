@@ -58,6 +58,14 @@ bool IsDataBound(const Trial& trial);
 // Data-bound, or workers busy most of the time: no capacity to spare was shown.
 bool IsSaturated(const Trial& trial);
 
+// Per-worker throughput from a trial: exact when the workers' busy share was measured
+// (throughput / busy workers), else throughput per worker (exact only when data-bound).
+// `busy_margin` > 0 (a value kept for a whole run) adds that much to the measured share: it
+// is read from cpu ticks a few points off, an absolute error that is a large relative one
+// when many workers idle; a share near 0 then still bounds the rate (workers idle 95% of the
+// time or more) instead of being ignored.
+double RateOf(const Trial& trial, double busy_margin = 0);
+
 // Summarises per-step seconds (step 1 first). `warmup_steps` are dropped first (compilation
 // and the asynchronous-dispatch artefact after it). Errors: fewer than 2*kMinSteadySamples
 // steps after warm-up, or a negative / non-finite step time.
