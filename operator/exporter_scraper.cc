@@ -137,23 +137,26 @@ void ExporterScraper::Work(std::stop_token stop) {
     const Clock::time_point start = Now();
     Result<StepsDocument> result = fetch_(pod, options_, stop);
     const Clock::duration took = Now() - start;
-    lock.lock();
-    --running_;
-    if (suspect) --running_suspect_;
-    wake_.notify_all();  // a suspect slot may be free
-    if (stop.stop_requested()) return;
-    lock.unlock();
-    Finish(*uid, std::move(result), took);
+    const bool stopping = stop.stop_requested();
+    Finish(*uid, std::move(result), took, suspect, /*record=*/!stopping);
+    if (stopping) return;
     lock.lock();
   }
 }
 
 void ExporterScraper::Finish(const std::string& uid, Result<StepsDocument> result,
-                             Clock::duration took) {
-  if (options_.observe) options_.observe(took, result.ok());
+                             Clock::duration took, bool suspect, bool record) {
+  if (record && options_.observe) options_.observe(took, result.ok());
   std::optional<TuningKey> changed;
   {
+    // The read leaves the in-flight count under the same lock that records its answer: a
+    // reader that sees no read in flight also sees every answer (a caller deciding which
+    // exporters to ask next never sees a finished read as neither running nor failed).
     std::lock_guard<std::mutex> lock(mu_);
+    --running_;
+    if (suspect) --running_suspect_;
+    wake_.notify_all();  // a suspect slot may be free
+    if (!record) return;
     ++scrapes_;
     if (!result.ok()) ++failures_;
     auto it = exporters_.find(uid);

@@ -75,7 +75,7 @@ Result<StepsDocument> FetchExporterSteps(const PodFacts& pod, const ScraperOptio
 
 struct ScraperFigures {
   long scrapes = 0, failures = 0;
-  int in_flight = 0;     // running now
+  int in_flight = 0;     // started, their answers not yet recorded
   int backing_off = 0;   // exporters whose last scrape failed
 };
 
@@ -116,7 +116,10 @@ class ExporterScraper {
   void Work(std::stop_token stop);
   // The next pod uid to scrape, or nullopt when none may start now. Caller holds mu_.
   std::optional<std::string> NextLocked();
-  void Finish(const std::string& uid, Result<StepsDocument> result, Clock::duration took);
+  // Ends one read: it leaves the in-flight counts and, unless the scraper is stopping
+  // (record false), its answer is recorded.
+  void Finish(const std::string& uid, Result<StepsDocument> result, Clock::duration took,
+              bool suspect, bool record);
 
   const ScraperOptions options_;
   const StepsFetch fetch_;

@@ -166,6 +166,30 @@ TEST_F(ExporterScraperTest, AnExporterNeverReadIsRetriedAtTheFirstIntervalUntilI
   WaitFor([&] { return calls_["a"] == 8; });
 }
 
+TEST(ExporterScraperFiguresTest, AReadCountsAsInFlightUntilItsAnswerIsRecorded) {
+  // The controller decides which exporters to ask next from KnownOf once no read is in flight:
+  // a finished read must never look neither running nor answered. The observe hook runs while
+  // the read is between its fetch and its record, and holds it there.
+  std::atomic<bool> observing{false}, release{false};
+  ScraperOptions o{.concurrency = 1, .backoff_initial = 5s};
+  o.observe = [&](std::chrono::duration<double>, bool) {
+    observing = true;
+    while (!release) std::this_thread::yield();
+  };
+  ExporterScraper s(
+      o, [](const PodFacts&, const ScraperOptions&, std::stop_token) -> Result<StepsDocument> {
+        return Status::Error("refused");
+      },
+      nullptr);
+  s.Latest(TuningKey{.ns = "team-a", .key = "llama"}, Pod("a"));
+  WaitFor([&] { return observing.load(); });
+  EXPECT_EQ(s.Figures().in_flight, 1) << "the read left the in-flight count before its answer was recorded";
+  EXPECT_EQ(s.KnownOf("a"), ExporterScraper::Known::kNothing);
+  release = true;
+  WaitFor([&] { return s.Figures().in_flight == 0; });
+  EXPECT_EQ(s.KnownOf("a"), ExporterScraper::Known::kFailing);
+}
+
 TEST_F(ExporterScraperTest, HangingSuspectsTakeAtMostHalfTheSlots) {
   for (const char* uid : {"bad1", "bad2", "good"}) calls_[uid] = 0;
   failing_ = {"bad1", "bad2"};
