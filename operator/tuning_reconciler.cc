@@ -283,8 +283,12 @@ ReconcileOutput ReconcileTuning(const ReconcileInput& in) {
       taught["rateBasis"] = learned.rate_basis;
     }
     if (learned.worker_memory_bytes) taught["workerMemoryBytes"] = std::round(*learned.worker_memory_bytes);
-    if (learned.fed_tokens_per_second_per_host)
+    if (learned.fed_tokens_per_second_per_host) {
       taught["fedTokensPerSecondPerHost"] = std::round(*learned.fed_tokens_per_second_per_host);
+      // Read back by the webhook as the demand of other workloads with the same model
+      // settings and chips on this machine type (workload/demand_key.h).
+      if (!in.inputs->demand.transfer_key.empty()) taught["demandKey"] = in.inputs->demand.transfer_key;
+    }
     if (taught.size() > (taught.contains("machineType") ? 1u : 0u)) status["learned"] = taught;
   }
   if (spec_in.value("paused", false) || mode == "Off") phase = "Paused";

@@ -421,8 +421,12 @@ TEST(ReconcilePinnedTest, AFedRunTeachesTheNextRunAndRecordsWhatTransfers) {
   fed.process = ProcessFigures{.workers = 40, .worker_busy_fraction = 0.15,
                                .worker_memory_bytes = 1.5e9, .trainer_memory_bytes = 60e9,
                                .trainer_cpu_cores = 3};
-  const ReconcileOutput out = ReconcileTuning(Input(std::nullopt, {PinnedPod(0, 40)}, {{0, fed}}));
+  ReconcileInput in = Input(std::nullopt, {PinnedPod(0, 40)}, {{0, fed}});
+  in.inputs->demand.transfer_key = "llama3-8b batch 4 seq 4096, 4x v6e on ct6e-standard-4t, settings 1f";
+  const ReconcileOutput out = ReconcileTuning(in);
   const json learned = out.status["learned"];
+  // The fed throughput is the demand of workloads with the same model settings and chips.
+  EXPECT_EQ(learned["demandKey"], in.inputs->demand.transfer_key);
   EXPECT_EQ(learned["machineType"], "ct6e-standard-4t");
   EXPECT_EQ(learned["rateBasis"], "busy share of attempt 0");
   EXPECT_EQ(learned["workerMemoryBytes"], 1.5e9);

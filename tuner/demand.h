@@ -35,6 +35,10 @@ struct Demand {
   double element_bytes = 0;
   std::string basis;  // how the figures were obtained, for the Decision's reason
   bool step_estimated = false;  // the compute step is the FLOPs estimate at kAssumedMfu
+  // The settings and hosts this demand follows from, as a key (workload/demand_key.h): a fed
+  // run's measured throughput is the demand of every workload with the same key. Empty: it
+  // transfers to no other workload.
+  std::string transfer_key;
 };
 
 // MaxText's base.yml defaults.

@@ -11,8 +11,9 @@
 //   - the memory of one worker (its peak resident set): dataset and Grain settings, same key;
 //   - the demand (tokens per second the chips consumed when fed): a property of the model
 //     settings, the batch and the chips, not of the dataset. It transfers to the next run of the
-//     same workload (same tuning key, so the same settings) through its trials, not to other
-//     workloads.
+//     same workload through its trials, and to other workloads whose demand key
+//     (workload/demand_key.h: the settings that shape the step, the chips, the machine type)
+//     is the same.
 // Pure: plain values in and out.
 #pragma once
 

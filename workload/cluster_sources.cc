@@ -1,5 +1,7 @@
 #include "workload/cluster_sources.h"
 
+#include <cmath>
+
 namespace graintune::workload {
 
 TpuNodeCache MakeTpuNodeCache(std::shared_ptr<kube::Client> client) {
@@ -113,6 +115,36 @@ std::optional<DatasetProfile> GrainTuningHistory::LearnedProfile(const std::stri
              field(gt, "metadata").value("name", "") +
              (machine_type.empty() ? "" : " on " + machine_type);
   return p;
+}
+
+std::optional<LearnedDemand> GrainTuningHistory::LearnedDemandFor(const std::string& key) {
+  if (key.empty()) return std::nullopt;
+  std::optional<LearnedDemand> newest_match;
+  std::string newest;
+  graintunings_->Visit([&](const kube::Json& gt) {
+    if (!gt.is_object()) return;
+    const kube::Json* status = gt.contains("status") && gt["status"].is_object() ? &gt["status"] : nullptr;
+    if (!status || !status->contains("learned") || !(*status)["learned"].is_object()) return;
+    const kube::Json& learned = (*status)["learned"];
+    auto demand_key = learned.find("demandKey");
+    if (demand_key == learned.end() || !demand_key->is_string() ||
+        demand_key->get_ref<const std::string&>() != key)
+      return;
+    auto fed = learned.find("fedTokensPerSecondPerHost");
+    if (fed == learned.end() || !fed->is_number() || !(fed->get<double>() > 0) ||
+        !std::isfinite(fed->get<double>()))
+      return;
+    std::string when;
+    if (auto rec = status->find("recommendation"); rec != status->end() && rec->is_object())
+      if (auto at = rec->find("decidedAt"); at != rec->end() && at->is_string()) when = at->get<std::string>();
+    if (newest_match && when < newest) return;
+    const kube::Json meta = gt.value("metadata", kube::Json::object());
+    newest_match = LearnedDemand{
+        .tokens_per_second_per_host = fed->get<double>(),
+        .source = "GrainTuning " + (meta.is_object() ? meta.value("namespace", "") + "/" + meta.value("name", "") : "")};
+    newest = when;
+  });
+  return newest_match;
 }
 
 std::optional<int> JobCache::FailedPods(const std::string& ns, const std::string& job) {

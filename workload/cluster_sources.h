@@ -55,6 +55,9 @@ class GrainTuningHistory : public HistorySource {
   // whose status.learned.machineType is machine_type (absent counts as empty).
   std::optional<DatasetProfile> LearnedProfile(const std::string& dataset,
                                                const std::string& machine_type) override;
+  // The newest status.learned.fedTokensPerSecondPerHost among GrainTunings whose
+  // status.learned.demandKey is `key` (any namespace: the key names no data, only settings).
+  std::optional<LearnedDemand> LearnedDemandFor(const std::string& key) override;
   // Over the namespace's GrainTunings' status.runs, read in place.
   Result<std::optional<RunRecord>> RunFor(const std::string& ns,
                                           const std::string& checkpoint_dir) override;

@@ -93,5 +93,50 @@ TEST(GrainTuningHistoryTest, ALearnedProfileIsKeyedByDatasetAndMachineType) {
   informer->Stop();
 }
 
+// A demand transfers between workloads by its key alone (any dataset, any namespace): the
+// newest fed throughput measured under that key.
+TEST(GrainTuningHistoryTest, ALearnedDemandIsTheNewestFedThroughputUnderItsKey) {
+  auto api = std::make_shared<kube::FakeApiServer>();
+  const std::string key = "llama3-8b batch 4 seq 8192, 4x v6e on ct6e-standard-4t, settings 00ff";
+  auto with_demand = [](const std::string& demand_key, double fed, const std::string& decided_at) {
+    json status = Learned(2400, decided_at);
+    status["learned"] = {{"machineType", "ct6e-standard-4t"}, {"fedTokensPerSecondPerHost", fed},
+                         {"demandKey", demand_key}};
+    return status;
+  };
+  api->Put(kube::resources::kGrainTunings, Tuning("older", {{"dataset", "gs://corpus/c4"}},
+                                                  with_demand(key, 61000, "2026-11-30T06:00:00Z")));
+  json other_ns = Tuning("newer", {{"dataset", "gs://corpus/pile"}}, with_demand(key, 64000, "2026-11-30T07:00:00Z"));
+  other_ns["metadata"]["namespace"] = "team-b";
+  api->Put(kube::resources::kGrainTunings, other_ns);
+  // Not usable, though newer: another key, a key but no fed figure, a figure of the wrong type,
+  // a zero, a learned block that is not an object.
+  api->Put(kube::resources::kGrainTunings,
+           Tuning("other-key", json::object(), with_demand(key + "1", 99000, "2026-11-30T09:00:00Z")));
+  json no_fed = with_demand(key, 1, "2026-11-30T09:00:00Z");
+  no_fed["learned"].erase("fedTokensPerSecondPerHost");
+  api->Put(kube::resources::kGrainTunings, Tuning("no-fed", json::object(), no_fed));
+  json wrong_type = with_demand(key, 1, "2026-11-30T09:00:00Z");
+  wrong_type["learned"]["fedTokensPerSecondPerHost"] = "lots";
+  api->Put(kube::resources::kGrainTunings, Tuning("wrong-type", json::object(), wrong_type));
+  api->Put(kube::resources::kGrainTunings,
+           Tuning("zero", json::object(), with_demand(key, 0, "2026-11-30T09:00:00Z")));
+  json not_object = with_demand(key, 1, "2026-11-30T09:00:00Z");
+  not_object["learned"] = "everything";
+  api->Put(kube::resources::kGrainTunings, Tuning("not-object", json::object(), not_object));
+  auto informer = std::make_shared<kube::Informer>(api->NewClient(), kube::resources::kGrainTunings);
+  informer->Start();
+  ASSERT_TRUE(informer->WaitForSync(10s));
+  GrainTuningHistory history(informer);
+
+  std::optional<LearnedDemand> demand = history.LearnedDemandFor(key);
+  ASSERT_TRUE(demand);
+  EXPECT_DOUBLE_EQ(demand->tokens_per_second_per_host, 64000);
+  EXPECT_EQ(demand->source, "GrainTuning team-b/newer");
+  EXPECT_FALSE(history.LearnedDemandFor(key + "2"));
+  EXPECT_FALSE(history.LearnedDemandFor("")) << "an empty key transfers nothing";
+  informer->Stop();
+}
+
 }  // namespace
 }  // namespace graintune::workload

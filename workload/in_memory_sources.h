@@ -20,6 +20,10 @@ class InMemoryHistory : public HistorySource {
     std::lock_guard<std::mutex> lock(mu_);
     profiles_[dataset] = std::move(profile);
   }
+  void PutDemand(const std::string& key, LearnedDemand demand) {
+    std::lock_guard<std::mutex> lock(mu_);
+    demands_[key] = std::move(demand);
+  }
   void FailWithForTest(std::string message) { failure_ = std::move(message); }
 
   Result<std::optional<TuningHistory>> Lookup(const std::string& ns,
@@ -47,9 +51,16 @@ class InMemoryHistory : public HistorySource {
     if (it == profiles_.end()) return std::nullopt;
     return it->second;
   }
+  std::optional<LearnedDemand> LearnedDemandFor(const std::string& key) override {
+    std::lock_guard<std::mutex> lock(mu_);
+    auto it = demands_.find(key);
+    if (it == demands_.end()) return std::nullopt;
+    return it->second;
+  }
 
  private:
   std::mutex mu_;
+  std::map<std::string, LearnedDemand> demands_;
   std::map<std::pair<std::string, std::string>, TuningHistory> histories_;
   std::map<std::string, DatasetProfile> profiles_;
   std::string failure_;

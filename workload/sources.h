@@ -38,6 +38,12 @@ class NodeShapeSource {
   virtual Result<HostShape> ShapeFor(const NodeSelection& selection) = 0;
 };
 
+// A demand another workload measured: the throughput its fed attempts reached per host.
+struct LearnedDemand {
+  double tokens_per_second_per_host = 0;
+  std::string source;  // "GrainTuning team-a/llama-abc12"
+};
+
 class HistorySource {
  public:
   virtual ~HistorySource() = default;
@@ -48,6 +54,10 @@ class HistorySource {
   // a worker's rate depends on the host's cores as much as on the dataset.
   virtual std::optional<DatasetProfile> LearnedProfile(const std::string& dataset,
                                                        const std::string& machine_type) = 0;
+  // The demand measured by the newest earlier workload whose fed attempts had demand key `key`
+  // (workload/demand_key.h): the same model settings, batch and chips on the same machine
+  // type. nullopt when none has.
+  virtual std::optional<LearnedDemand> LearnedDemandFor(const std::string& key) = 0;
   // The value a run writing `checkpoint_dir` was started with, recorded under any tuning key in
   // `ns` (a new workload resuming a directory graintune has seen); nullopt when none is.
   virtual Result<std::optional<RunRecord>> RunFor(const std::string& ns,

@@ -1,6 +1,7 @@
 #include "workload/tuning_inputs.h"
 
 #include "tuner/quantity.h"
+#include "workload/demand_key.h"
 #include "workload/identity.h"
 #include "workload/pod_templates.h"
 
@@ -72,6 +73,21 @@ Result<TuningInputs> BuildTuningInputs(const nlohmann::json& pod_spec,
     if (!demand.ok()) return demand.status();
   }
   in.demand = *demand;
+  // What a measured demand transfers by; an earlier workload with the same key that ran fed
+  // measured this one's demand. A step time the job annotates is its owner's word and wins.
+  std::map<std::string, std::string> settings;
+  if (config_values) settings = *config_values;
+  for (const Override& o : overrides.overrides)
+    if (std::optional<std::string> v = overrides.Value(o.key)) settings[o.key] = *v;
+  in.demand.transfer_key = DemandKey(settings, overrides.config ? overrides.config->path : "",
+                                     w.chips_per_host, in.host);
+  if (!annotations.step_seconds && sources.learned_profiles && !in.demand.transfer_key.empty())
+    if (std::optional<LearnedDemand> learned = sources.learned_profiles->LearnedDemandFor(in.demand.transfer_key)) {
+      in.demand.tokens_per_second_per_host = learned->tokens_per_second_per_host;
+      in.demand.compute_step_seconds = in.demand.tokens_per_step_per_host / learned->tokens_per_second_per_host;
+      in.demand.step_estimated = false;
+      in.demand.basis = "fed throughput measured by " + learned->source + ", same model settings and chips";
+    }
 
   std::optional<bool> tokenize = annotations.tokenize;
   if (!tokenize) {

@@ -22,7 +22,8 @@ namespace graintune::workload {
 
 struct InputSources {
   NodeShapeSource& shapes;
-  // Dataset profiles learned from earlier workloads (graintune.dev/dataset); null: not consulted.
+  // Dataset profiles (graintune.dev/dataset) and demands (workload/demand_key.h) learned from
+  // earlier workloads; null: not consulted.
   HistorySource* learned_profiles = nullptr;
 };
 
@@ -47,7 +48,7 @@ struct PodInputSources {
 // for its labels in `ns` (Policy::object_name says which GrainTunePolicy), MaxText's container
 // (the first, init containers first, that passes grain_worker_count or
 // grain_worker_count_eval), that container's mounted MaxText config and the pod's annotations.
-// Learned dataset profiles are not consulted: the inputs are the workload's own. An error when
+// Learned dataset profiles and demands are not consulted: the inputs are the workload's own. An error when
 // the pod has no such container or no host shape is known.
 Result<TuningInputs> ReadPodTuningInputs(const nlohmann::json& pod, const std::string& ns,
                                          PodInputSources sources,

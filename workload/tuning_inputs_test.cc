@@ -89,5 +89,53 @@ TEST_F(ReadPodTuningInputsTest, AnEnvOverrideCountsAsMaxTextsContainer) {
   EXPECT_EQ(in->host.machine_type, "ct6e-standard-4t");
 }
 
+// The demand an earlier workload measured fed, under the same key, replaces the FLOPs estimate;
+// a step time the job annotates wins over it.
+class LearnedDemandInputsTest : public ::testing::Test {
+ protected:
+  Result<TuningInputs> Build(const WorkloadAnnotations& annotations) {
+    const json pod = TunedPod();
+    const json& container = pod["spec"]["containers"][0];
+    warnings_.clear();
+    return BuildTuningInputs(pod["spec"], container, ScanContainer(container), &config_,
+                             annotations, Policy{}, InputSources{shapes_, &history_}, warnings_);
+  }
+  MachineTypeTableShapes shapes_;
+  InMemoryHistory history_;
+  ConfigValues config_ = {{"model_name", "llama3-8b"}, {"per_device_batch_size", "2"},
+                          {"max_target_length", "8192"}};
+  std::vector<std::string> warnings_;
+};
+
+TEST_F(LearnedDemandInputsTest, AFedThroughputMeasuredUnderTheSameKeyIsTheDemand) {
+  Result<TuningInputs> estimated = Build(WorkloadAnnotations{});
+  ASSERT_TRUE(estimated.ok()) << estimated.error();
+  EXPECT_TRUE(estimated->demand.step_estimated);
+  const std::string key = estimated->demand.transfer_key;
+  ASSERT_FALSE(key.empty());
+  EXPECT_EQ(key.substr(0, key.find(", settings ")), "llama3-8b batch 2 seq 8192, 4x v6e on ct6e-standard-4t");
+
+  history_.PutDemand(key, LearnedDemand{.tokens_per_second_per_host = 20000, .source = "GrainTuning team-b/llama"});
+  Result<TuningInputs> learned = Build(WorkloadAnnotations{});
+  ASSERT_TRUE(learned.ok()) << learned.error();
+  EXPECT_FALSE(learned->demand.step_estimated);
+  EXPECT_DOUBLE_EQ(learned->demand.tokens_per_second_per_host, 20000);
+  EXPECT_DOUBLE_EQ(learned->demand.compute_step_seconds, 2.0 * 8192 * 4 / 20000);
+  EXPECT_NE(learned->demand.basis.find("GrainTuning team-b/llama"), std::string::npos) << learned->demand.basis;
+  EXPECT_EQ(learned->demand.transfer_key, key);
+
+  WorkloadAnnotations annotated;
+  annotated.step_seconds = 2.0;
+  Result<TuningInputs> owners_word = Build(annotated);
+  ASSERT_TRUE(owners_word.ok()) << owners_word.error();
+  EXPECT_DOUBLE_EQ(owners_word->demand.compute_step_seconds, 2.0);
+
+  config_["per_device_batch_size"] = "4";  // another batch: another step, nothing transfers
+  Result<TuningInputs> other = Build(WorkloadAnnotations{});
+  ASSERT_TRUE(other.ok()) << other.error();
+  EXPECT_TRUE(other->demand.step_estimated);
+  EXPECT_NE(other->demand.transfer_key, key);
+}
+
 }  // namespace
 }  // namespace graintune::workload

@@ -286,6 +286,10 @@ TEST_F(OperatorE2E, DataBoundAttemptIsRestartedWithTheValueItsTrialImplies) {
   ASSERT_TRUE(js.ok());
   const std::string reason = (*js)["metadata"]["annotations"].value("graintune.dev/reason", "");
   EXPECT_NE(reason.find("learned by GrainTuning tune/llama"), std::string::npos) << reason;
+  // It trains the same step on the same hosts (another run name only): the first workload's
+  // fed throughput is its demand, not a FLOPs estimate.
+  EXPECT_NE(StatusOf(*gt).value("learned", Json::object()).value("demandKey", ""), "");
+  EXPECT_NE(reason.find("fed throughput measured by GrainTuning tune/llama"), std::string::npos) << reason;
   std::printf("second workload on c4-en-raw: %s\n", reason.c_str());
   DeleteNamespace(*cp, ns);
 }
