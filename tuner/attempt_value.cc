@@ -118,9 +118,16 @@ AttemptValue ValueForAttempt(const TuningInputs& inputs,
 }
 
 WorkerSplit SplitWithEval(int workers, int ceiling) {
+  // The eval share follows the training count that is kept, not the one asked for: a count
+  // that already went through this split (a reinvocation, a pod of a run that keeps its value)
+  // then comes back with the same share, where a quarter of the asked-for count did not.
+  auto eval_for = [](int w) { return std::max(1, (w + 3) / 4); };
   WorkerSplit s;
-  s.eval_workers = std::max(1, static_cast<int>(std::ceil(workers / 4.0)));
-  s.workers = workers + s.eval_workers > ceiling ? std::max(1, ceiling - s.eval_workers) : workers;
+  // w + ceil(w/4) grows with w, and is at least 5w/4: start at or just above the largest
+  // fitting count, so the loop steps down a few times at most.
+  s.workers = std::max(1, std::min(workers, ceiling / 5 * 4 + 4));
+  while (s.workers > 1 && s.workers + eval_for(s.workers) > ceiling) --s.workers;
+  s.eval_workers = eval_for(s.workers);
   return s;
 }
 

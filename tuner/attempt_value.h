@@ -102,8 +102,9 @@ struct WorkerSplit {
   int eval_workers = 0;
 };
 
-// The eval pipeline's workers live beside the training workers: a quarter of the value (at
-// least 1), and the two together stay within `ceiling` (the training side gives way, down to 1).
+// The eval pipeline's workers live beside the training workers: a quarter of the training
+// count (at least 1), and the two together stay within `ceiling` (the training side gives way,
+// down to 1). Idempotent: splitting the training count it returns gives the same split.
 WorkerSplit SplitWithEval(int workers, int ceiling);
 
 }  // namespace graintune

@@ -116,6 +116,30 @@ TEST(AttemptValueTest, EvalWorkersAreAQuarterAndTheTwoFitTheCeiling) {
   EXPECT_EQ(SplitWithEval(1, 64).eval_workers, 1);
   EXPECT_EQ(SplitWithEval(8, 9).workers, 7);  // 8 + 2 > 9: training gives way
   EXPECT_EQ(SplitWithEval(8, 2).workers, 1);  // never below 1
+  // A trimmed count keeps the share that fits beside it: 89 within 89 is 71 + 18, not 66 + 23.
+  EXPECT_EQ(SplitWithEval(89, 89).workers, 71);
+  EXPECT_EQ(SplitWithEval(89, 89).eval_workers, 18);
+}
+
+// A reinvocation, or a later pod of a run that keeps its value, splits the training count the
+// first admission kept: it must get the same eval share back (found by the admission fuzzer,
+// where the eval count moved from 23 to 17 on reinvocation).
+TEST(AttemptValueTest, SplittingTheKeptTrainingCountAgainChangesNothing) {
+  for (int ceiling = 1; ceiling <= 400; ++ceiling)
+    for (int workers = 1; workers <= 500; workers += 7) {
+      const WorkerSplit first = SplitWithEval(workers, ceiling);
+      const WorkerSplit again = SplitWithEval(first.workers, ceiling);
+      ASSERT_EQ(again.workers, first.workers) << workers << " within " << ceiling;
+      ASSERT_EQ(again.eval_workers, first.eval_workers) << workers << " within " << ceiling;
+      ASSERT_LE(first.workers, std::max(1, workers));
+      if (ceiling >= 2) {
+        ASSERT_LE(first.workers + first.eval_workers, ceiling);
+      }
+      // The training side gives way only as far as it must.
+      if (first.workers < workers) {
+        ASSERT_GT(first.workers + 1 + std::max(1, (first.workers + 4) / 4), ceiling);
+      }
+    }
 }
 
 }  // namespace
