@@ -101,22 +101,6 @@ std::optional<std::time_t> ParseRfc3339(const std::string& text);
 // still have a trial. Sorted.
 std::vector<int> EndedAttempts(const nlohmann::json& status, const std::vector<PodFacts>& pods);
 
-// Whether two GrainTuning statuses say the same, apart from the fields every write renews
-// (the recommendation's decidedAt, the conditions' lastTransitionTime).
-bool StatusEquivalent(const nlohmann::json& a, const nlohmann::json& b);
 
-// Whether `desired` differs from `stored` only in how far running attempts have got: a
-// trial's figures (samples, step times, throughput, stall fraction, memory), the learned
-// per-worker rate, or the recommendation's reason (which quotes them). What anything acts on
-// is unchanged: the trials' attempts, workers, OOM and data-bound verdicts, whether a trial
-// has a worker memory figure and whether a learned rate exists at all (later workloads of the
-// dataset start from them), the recommended value, phase, conditions and ended attempts. The controller writes such progress at most
-// every ControllerOptions::progress_write_interval per key, and anything else at once.
-// False when the two are equivalent.
-bool ProgressOnly(const nlohmann::json& stored, const nlohmann::json& desired);
-
-// Whether the trial of any of `attempts` differs between the two statuses (one has it and the
-// other not, or any field differs).
-bool TrialsDiffer(const nlohmann::json& stored, const nlohmann::json& desired, const std::set<int>& attempts);
 
 }  // namespace graintune::op

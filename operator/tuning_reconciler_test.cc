@@ -4,6 +4,7 @@
 
 #include <cmath>
 
+#include "operator/status_compare.h"
 #include "tuner/dataset_profile.h"
 #include "tuner/machine_types.h"
 
