@@ -13,6 +13,10 @@ constexpr double kMeasuredMemoryMargin = 1.1;
 // A step longer than a day is no lap's.
 constexpr double kMaxStepSeconds = 86400;
 
+// Worker processes start within seconds; the steps SummarizeSteps drops as warm-up.
+constexpr double kLapStartupSeconds = 5;
+constexpr int kLapWarmupSteps = 2;
+
 bool FiniteIn(double x, double lo, double hi) { return std::isfinite(x) && x >= lo && x <= hi; }
 
 // Why a host's figures cannot be a lap's measurement, or "" when they can.
@@ -93,6 +97,18 @@ std::string LapText(LapKind kind, size_t hosts, size_t index, const Trial& t) {
 
 std::string ToString(LapKind kind) {
   return kind == LapKind::kTraining ? "training" : "data only";
+}
+
+int LapSteps(const TuningInputs& in, const Decision& admission) {
+  const double slowest_rate = in.profile.rate_known ? 0.8 * in.profile.tokens_per_second_per_worker
+                                                    : PlausibleRates(in.profile.kind).low;
+  const double fill_seconds = kLapStartupSeconds + (admission.per_worker_buffer + 1) *
+                                                       in.demand.tokens_per_step_per_host /
+                                                       std::max(1.0, slowest_rate);
+  const double step = in.demand.compute_step_seconds *
+                      (in.demand.step_estimated ? kAssumedMfu / kHighEndMfu : 1.0);
+  const double steps = kLapWarmupSteps + 2 * fill_seconds / std::max(1e-3, step);
+  return static_cast<int>(std::clamp(std::ceil(steps), double{kMinLapSteps}, double{kMaxLapSteps}));
 }
 
 LapFigures LapFiguresOf(const Trial& steady, LapKind kind) {

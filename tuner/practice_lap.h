@@ -37,10 +37,9 @@ namespace graintune {
 enum class LapKind { kTraining, kDataOnly };
 std::string ToString(LapKind kind);
 
-// Steps a lap runs: enough for the prefetch buffer filled during compilation to drain behind a
-// starved pipeline and for a steady window of at least kMinSteadySamples steps after warm-up
-// (SummarizeSteps judges the later half).
-inline constexpr int kLapSteps = 40;
+// The fewest and most steps a lap runs (LapSteps).
+inline constexpr int kMinLapSteps = 20;
+inline constexpr int kMaxLapSteps = 5000;
 // Hosts one attempt's laps may report: a v5p-12288 slice has 3,072 hosts.
 inline constexpr int kMaxLapHosts = 4096;
 
@@ -60,6 +59,13 @@ struct LapFigures {
   double trainer_memory_bytes = 0;  // a training lap's trainer peak; 0 unknown
   double trainer_cpu_cores = -1;    // cores the trainer used; < 0 unknown
 };
+
+// Steps a lap with admission's value runs: the exporter judges the later half of the lap (as
+// SummarizeSteps does), which must start after every worker filled its buffer (per_worker_buffer
+// + 1 batches at the slowest per-worker rate the dataset plausibly has: until then every worker
+// reads busy, however many there are), twice that time at the shortest step the estimate allows
+// (the high-end MFU), within [kMinLapSteps, kMaxLapSteps].
+int LapSteps(const TuningInputs& inputs, const Decision& admission);
 
 // A lap summarised as a Trial is (SummarizeSteps plus the exporter's process figures).
 LapFigures LapFiguresOf(const Trial& steady, LapKind kind);
