@@ -6,6 +6,7 @@
 #include "tuner/grain_baseline.h"
 #include "tuner/machine_types.h"
 #include "tuner/model_catalog.h"
+#include "tuner/practice_lap.h"
 #include "tuner/seeded_random.h"
 
 namespace graintune::bench {
@@ -260,6 +261,41 @@ void EvaluatePinned(const Scenario& scenario, uint64_t seed, const Scorer& score
   }
 }
 
+// The practice lap: the job's own command for LapSteps steps with admission's value for a run,
+// its step times read with kLapStepReadNoise and the exporter's process figures, then run 1's
+// value decided from it (admission's when the lap gives none).
+void EvaluateLap(const Scenario& scenario, uint64_t seed, const Scorer& scorer,
+                 ScenarioResult& result) {
+  TuningInputs seen = scenario.seen;
+  seen.lifetime = ValueLifetime::kRun;
+  const Decision admission = Decide(seen, {});
+  PipelineParams p = scenario.truth;
+  p.workers = admission.workers;
+  const uint64_t lap_seed = seed + 900;
+  SimulationResult run = Simulate(p, LapSteps(seen, admission), lap_seed);
+  run.worker_busy_fraction = run.worker_busy_fraction_with_work_ahead;
+  Trial trial;
+  trial.workers = admission.workers;
+  trial.oom_killed = run.oom;
+  if (!run.oom) {
+    SeededRandom read(lap_seed + 300);
+    for (double& s : run.step_seconds) {
+      result.lap_cost_seconds += s;
+      s *= read.Jitter(kLapStepReadNoise);
+    }
+    Result<Trial> summary = SummarizeSteps(run.step_seconds, p.tokens_per_step);
+    if (summary.ok()) trial = *summary;
+    trial.workers = admission.workers;
+    AddProcessFigures(run, lap_seed + 200, trial);
+  }
+  const Result<Decision> lap = DecideFromLaps(seen, {LapFiguresOf(trial, LapKind::kTraining)}, 1);
+  result.lap_gave_value = lap.ok();
+  const Decision& run1 = lap.ok() ? *lap : admission;
+  result.methods[kLapRun1] = scorer.Score(run1);
+  result.trace.push_back("lap " + TrialText(trial));
+  result.trace.push_back(std::string(kLapRun1) + ": " + (lap.ok() ? run1.reason : lap.error()));
+}
+
 }  // namespace
 
 ScenarioResult Evaluate(const Scenario& scenario, uint64_t seed) {
@@ -270,6 +306,7 @@ ScenarioResult Evaluate(const Scenario& scenario, uint64_t seed) {
   const Scorer scorer{curve, result};
   EvaluateRestarts(scenario, seed, scorer, result);
   EvaluatePinned(scenario, seed, scorer, result);
+  EvaluateLap(scenario, seed, scorer, result);
   result.methods["maxtext_default"] = scorer.Score(kMaxTextDefaultWorkers);
   result.methods["maxtext_auto"] = scorer.Score(
       GrainPickPerformanceWorkers(scenario.truth.element_bytes, scenario.truth.host_cpu_cores));
