@@ -1,5 +1,6 @@
 #include "cli/commands.h"
 #include "cli/tuning_flags.h"
+#include "tuner/practice_lap.h"
 
 #include <gtest/gtest.h>
 
@@ -241,6 +242,15 @@ TEST(RecommendCommandTest, ALapWithoutAValueKeepsAdmissionsValue) {
   EXPECT_NE(bad.err.find("--lap " + lap + ": host 0: \"worker_busy_fraction\""), std::string::npos) << bad.err;
   std::ofstream(lap) << "[]";
   EXPECT_EQ(Call(RunRecommend, With(job, {"--lap", lap})).code, 2);
+  {
+    std::ofstream many(lap);
+    many << "[{}";
+    for (int i = 0; i < kMaxLapHosts; ++i) many << ",{}";
+    many << "]";
+  }
+  const Outcome too_many = Call(RunRecommend, With(job, {"--lap", lap}));
+  EXPECT_EQ(too_many.code, 2);
+  EXPECT_NE(too_many.err.find("more than 4096 hosts"), std::string::npos) << too_many.err;
   EXPECT_EQ(Call(RunRecommend, With(job, {"--lap", lap, "--lap-kind", "sprint"})).code, 2);
   EXPECT_EQ(Call(RunRecommend, With(job, {"--lap", lap, "--runs", lap})).code, 2);
 }

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "tuner/attempt_value.h"
 #include "tuner/figures.h"
 
 namespace graintune {
@@ -159,7 +160,7 @@ Result<Decision> DecideFromLaps(const TuningInputs& inputs, const std::vector<La
     d = Decide(in, {});
   }
   d.reason = LapText(laps[0].kind, laps.size(), index, slowest) + ": " + d.reason;
-  if (d.reason.size() > 1024) d.reason.resize(1024);
+  if (d.reason.size() > kMaxReasonBytes) d.reason.resize(kMaxReasonBytes);
   return d;
 }
 

@@ -6,7 +6,7 @@
 // per-worker rates, an estimated step). A lap runs the job's own command for a few steps before
 // the trainer starts, off the run (checkpointing off, output elsewhere), with admission's value,
 // and graintune's exporter measures it as it measures a trainer. Two kinds of lap:
-//   - a training lap (MaxText's train for kLapSteps steps): its steady step time is the demand
+//   - a training lap (MaxText's train for LapSteps steps): its steady step time is the demand
 //     when the chips were fed, and the workers' busy share gives their per-worker rate. Decided
 //     by Decide() with the lap as the one trial of the run (a fed lap is trimmed to the measured
 //     demand over the measured rate x1.4; a starved lap measured the rate exactly);
@@ -54,7 +54,9 @@ struct LapFigures {
   int steady_steps = 0;             // steps behind step_seconds
   double step_spread = 0;           // (p90 - p10) / p50 of the steady steps
   bool draining = false;            // the later half ran clearly slower than the earlier
-  double worker_busy_fraction = -1; // share of the time the workers were busy, 0..1; < 0 unknown
+  // Share of the time the workers were busy over the steady steps, 0..1 (< 0 unknown), counting
+  // the batches they refill while the lap ends, as /proc cpu time does.
+  double worker_busy_fraction = -1;
   double worker_memory_bytes = 0;   // peak resident memory of one worker; 0 unknown
   double trainer_memory_bytes = 0;  // a training lap's trainer peak; 0 unknown
   double trainer_cpu_cores = -1;    // cores the trainer used; < 0 unknown

@@ -186,5 +186,24 @@ TEST(PracticeLapTest, ATrialBecomesALapWithItsFigures) {
   EXPECT_TRUE(LapFiguresOf(t, LapKind::kTraining).failed);
 }
 
+// The lap lasts until every worker filled its buffer at the slowest plausible rate, twice over,
+// at the shortest step the estimate allows.
+TEST(PracticeLapTest, TheLapLastsUntilTheWorkersFilledTheirBuffers) {
+  TuningInputs in = RequestInputs();
+  const Decision admission = Decide(in, {});
+  const double fill = 5 + (admission.per_worker_buffer + 1) * 65536.0 /
+                              PlausibleRates(DatasetKind::kRawText).low;
+  const double step = in.demand.compute_step_seconds * kAssumedMfu / kHighEndMfu;
+  EXPECT_EQ(LapSteps(in, admission), static_cast<int>(std::ceil(2 + 2 * fill / step)));
+  // A known (annotated) rate needs a shorter lap than the low end of the kind.
+  in.profile = ProfileWithOverrides(DatasetKind::kRawText, 6000, std::nullopt);
+  EXPECT_LT(LapSteps(in, admission), static_cast<int>(std::ceil(2 + 2 * fill / step)));
+  // Bounded both ways.
+  in.demand.compute_step_seconds = 1e-4;
+  EXPECT_EQ(LapSteps(in, admission), kMaxLapSteps);
+  in.demand.compute_step_seconds = 1e6;
+  EXPECT_EQ(LapSteps(in, admission), kMinLapSteps);
+}
+
 }  // namespace
 }  // namespace graintune
