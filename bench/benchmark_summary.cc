@@ -4,6 +4,8 @@
 #include <cmath>
 #include <nlohmann/json.hpp>
 
+#include "tuner/practice_lap.h"
+
 namespace graintune::bench {
 namespace {
 
@@ -84,6 +86,57 @@ PinnedSummary SummarizePinned(const std::vector<ScenarioResult>& results, bool p
   return p;
 }
 
+LapSummary SummarizeLap(const std::vector<ScenarioResult>& results) {
+  LapSummary l;
+  l.run1_share_at_0_97 = ShareAtLeast(Ratios(results, kLapRun1, -1), 0.97);
+  l.run1_share_at_0_97_annotated = ShareAtLeast(Ratios(results, kLapRun1, 1), 0.97);
+  l.run1_share_at_0_97_unannotated = ShareAtLeast(Ratios(results, kLapRun1, 0), 0.97);
+  l.run1_min_ratio = Min(Ratios(results, kLapRun1, -1));
+  l.run1_workers_over_oracle = OverOracle(results, kLapRun1);
+  std::vector<double> cost;
+  for (const ScenarioResult& r : results) {
+    const MethodResult& m = r.methods.at(kLapRun1);
+    l.oom_count += m.oom;
+    l.no_value_count += !r.lap_gave_value;
+    l.run1_misses_beyond_budget += m.ratio < 0.97 && r.fewest_workers_at_0_97 > m.ceiling;
+    cost.push_back(r.lap_cost_seconds);
+  }
+  l.cost_seconds_median = Median(cost);
+  l.cost_seconds_p90 = Quantile(cost, 0.9);
+  return l;
+}
+
+void PrintLap(const LapSummary& l, std::FILE* out) {
+  std::fprintf(out, "run 1 from a practice lap (admission's value for a run, LapSteps steps):\n");
+  std::fprintf(out, "  run 1, share >= 0.97               %.3f   (target >= 0.98)\n", l.run1_share_at_0_97);
+  std::fprintf(out, "  run 1, share >= 0.97, annotated    %.3f\n", l.run1_share_at_0_97_annotated);
+  std::fprintf(out, "  run 1, share >= 0.97, unannotated  %.3f\n", l.run1_share_at_0_97_unannotated);
+  std::fprintf(out, "  run 1, minimum                     %.3f\n", l.run1_min_ratio);
+  std::fprintf(out, "  run 1 below 0.97 beyond the budgets %d\n", l.run1_misses_beyond_budget);
+  std::fprintf(out, "  workers / oracle's: median %.2f (target <= 1.3), p90 %.2f (target <= 1.6), max %.2f\n",
+               l.run1_workers_over_oracle.median, l.run1_workers_over_oracle.p90,
+               l.run1_workers_over_oracle.max);
+  std::fprintf(out, "  OOM kills                          %d       (target 0)\n", l.oom_count);
+  std::fprintf(out, "  laps that gave no value            %d\n", l.no_value_count);
+  std::fprintf(out, "  lap wall time, median / p90        %.0f s / %.0f s\n", l.cost_seconds_median,
+               l.cost_seconds_p90);
+}
+
+void AddLapJson(nlohmann::json& j, const LapSummary& l) {
+  j["lap_run1_share_at_0_97"] = l.run1_share_at_0_97;
+  j["lap_run1_share_at_0_97_annotated"] = l.run1_share_at_0_97_annotated;
+  j["lap_run1_share_at_0_97_unannotated"] = l.run1_share_at_0_97_unannotated;
+  j["lap_run1_min_ratio"] = l.run1_min_ratio;
+  j["lap_run1_misses_beyond_budget"] = l.run1_misses_beyond_budget;
+  j["lap_run1_workers_over_oracle_median"] = l.run1_workers_over_oracle.median;
+  j["lap_run1_workers_over_oracle_p90"] = l.run1_workers_over_oracle.p90;
+  j["lap_run1_workers_over_oracle_max"] = l.run1_workers_over_oracle.max;
+  j["lap_oom_count"] = l.oom_count;
+  j["lap_no_value_count"] = l.no_value_count;
+  j["lap_cost_seconds_median"] = l.cost_seconds_median;
+  j["lap_cost_seconds_p90"] = l.cost_seconds_p90;
+}
+
 void PrintPinned(const char* title, const PinnedSummary& p, std::FILE* out) {
   std::fprintf(out, "%s\n", title);
   std::fprintf(out, "  run 1, share >= 0.97, annotated    %.3f   (target >= 0.95)\n", p.run1_share_at_0_97_annotated);
@@ -143,6 +196,7 @@ Summary Summarize(const std::vector<ScenarioResult>& results) {
     for (const char* m : methods) s.workers_over_oracle[m] = OverOracle(results, m);
   s.pinned = SummarizePinned(results, true);
   s.pinned_step_times_only = SummarizePinned(results, false);
+  s.lap = SummarizeLap(results);
   for (const ScenarioResult& r : results) {
     s.trims += r.trims;
     s.starved_trims += r.starved_trims;
@@ -219,6 +273,7 @@ void PrintSummary(const Summary& s, std::FILE* out) {
   }
   PrintPinned("runs that keep one value (pinned track), with the process figures:", s.pinned, out);
   PrintPinned("pinned track, step times only (no shared process namespace):", s.pinned_step_times_only, out);
+  PrintLap(s.lap, out);
 }
 
 std::string SummaryJson(const Summary& s) {
@@ -250,6 +305,7 @@ std::string SummaryJson(const Summary& s) {
   }
   AddPinnedJson(j, "pinned_", s.pinned);
   AddPinnedJson(j, "pinned_step_times_only_", s.pinned_step_times_only);
+  AddLapJson(j, s.lap);
   return j.dump();
 }
 

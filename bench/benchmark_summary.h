@@ -43,6 +43,19 @@ struct PinnedSummary {
   int oom_count = 0;
 };
 
+// The practice-lap track: run 1 decided from a lap of the job's own command.
+struct LapSummary {
+  double run1_share_at_0_97 = 0;  // all scenarios
+  double run1_share_at_0_97_annotated = 0;
+  double run1_share_at_0_97_unannotated = 0;
+  double run1_min_ratio = 0;
+  int run1_misses_beyond_budget = 0;  // below 0.97 where 0.97 needed more than the ceiling
+  WorkerRatios run1_workers_over_oracle;
+  int oom_count = 0;
+  int no_value_count = 0;  // laps that gave no value (run 1 kept admission's)
+  double cost_seconds_median = 0, cost_seconds_p90 = 0;
+};
+
 struct Summary {
   int scenarios = 0;
   double first_pick_median_ratio_annotated = 0;
@@ -62,6 +75,7 @@ struct Summary {
   std::map<double, ExactKnowledgeBound> exact_knowledge_by_memory_free;  // key: share kept free
   PinnedSummary pinned;                   // with the exporter's process figures
   PinnedSummary pinned_step_times_only;   // without them
+  LapSummary lap;
 };
 
 Summary Summarize(const std::vector<ScenarioResult>& results);

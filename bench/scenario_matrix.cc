@@ -6,6 +6,7 @@
 #include "tuner/grain_baseline.h"
 #include "tuner/machine_types.h"
 #include "tuner/model_catalog.h"
+#include "tuner/practice_lap.h"
 #include "tuner/seeded_random.h"
 
 namespace graintune::bench {
@@ -98,36 +99,68 @@ std::vector<Scenario> BuildScenarios(uint64_t seed) {
   return scenarios;
 }
 
-ScenarioResult Evaluate(const Scenario& scenario, uint64_t seed) {
-  ScenarioResult result;
-  result.scenario = &scenario;
-  const int max_workers = std::min(256, static_cast<int>(scenario.truth.host_cpu_cores));
+namespace {
 
-  // Steady throughput per worker count (0 = OOM), the same seeds for all methods alike. A
-  // data-bound run with many slow workers varies by a few percent from seed to seed (which
-  // worker's jittered batch gates each round), enough to make a lucky count look best; the mean
-  // over kTruthSeeds runs keeps the oracle from chasing that noise.
-  std::map<int, double> throughput;
-  auto measure = [&](int workers) {
+// Steady throughput per worker count (0 = OOM), the same seeds for all methods alike. A
+// data-bound run with many slow workers varies by a few percent from seed to seed (which
+// worker's jittered batch gates each round), enough to make a lucky count look best; the mean
+// over kTruthSeeds runs keeps the oracle from chasing that noise.
+class ThroughputCurve {
+ public:
+  ThroughputCurve(const Scenario& scenario, uint64_t seed) : scenario_(scenario), seed_(seed) {}
+
+  double Measure(int workers) {
     workers = std::max(1, workers);
-    auto it = throughput.find(workers);
-    if (it != throughput.end()) return it->second;
-    PipelineParams p = scenario.truth;
+    auto it = throughput_.find(workers);
+    if (it != throughput_.end()) return it->second;
+    PipelineParams p = scenario_.truth;
     p.workers = workers;
     double sum = 0;
     for (uint64_t k = 0; k < kTruthSeeds; ++k) {
-      const double t = SteadyTokensPerSecond(p, StepsFor(workers), seed + 7919 * k);
-      if (t == 0) return throughput[workers] = 0;  // OOM: memory does not depend on the seed
+      const double t = SteadyTokensPerSecond(p, StepsFor(workers), seed_ + 7919 * k);
+      if (t == 0) return throughput_[workers] = 0;  // OOM: memory does not depend on the seed
       sum += t;
     }
-    return throughput[workers] = sum / kTruthSeeds;
-  };
+    return throughput_[workers] = sum / kTruthSeeds;
+  }
+
+ private:
+  const Scenario& scenario_;
+  uint64_t seed_;
+  std::map<int, double> throughput_;
+};
+
+// Scores worker counts against the oracle of one scenario.
+struct Scorer {
+  ThroughputCurve& curve;
+  const ScenarioResult& result;
+
+  MethodResult Score(int workers) const {
+    MethodResult m;
+    m.workers = std::max(1, workers);
+    const double t = curve.Measure(m.workers);
+    m.oom = t == 0;
+    m.ratio = std::min(1.0, t / result.oracle_tokens_per_second);
+    m.workers_over_oracle = static_cast<double>(m.workers) / result.oracle_workers;
+    return m;
+  }
+  MethodResult Score(const Decision& d) const {
+    MethodResult m = Score(d.workers);
+    m.ceiling = d.budgets.ceiling;
+    return m;
+  }
+};
+
+// The oracle (fewest workers at 0.99 of the best), the fewest at 0.97 and 0.99, and the best
+// ratio with a share of memory kept free.
+void FindOracle(const Scenario& scenario, ThroughputCurve& curve, ScenarioResult& result) {
+  const int max_workers = std::min(256, static_cast<int>(scenario.truth.host_cpu_cores));
   double best = 0;
-  for (int n = 1; n <= max_workers; ++n) best = std::max(best, measure(n));
+  for (int n = 1; n <= max_workers; ++n) best = std::max(best, curve.Measure(n));
   for (int n = 1; n <= max_workers; ++n) {
-    if (measure(n) >= 0.99 * best) {
+    if (curve.Measure(n) >= 0.99 * best) {
       result.oracle_workers = n;
-      result.oracle_tokens_per_second = measure(n);
+      result.oracle_tokens_per_second = curve.Measure(n);
       break;
     }
   }
@@ -136,85 +169,82 @@ ScenarioResult Evaluate(const Scenario& scenario, uint64_t seed) {
     for (int n = 1; n <= max_workers; ++n) {
       PipelineParams p = scenario.truth;
       p.workers = n;
-      if (HostMemoryInUse(p) <= (1 - margin) * p.host_memory_bytes) within = std::max(within, measure(n));
+      if (HostMemoryInUse(p) <= (1 - margin) * p.host_memory_bytes)
+        within = std::max(within, curve.Measure(n));
     }
     result.best_ratio_with_memory_free[margin] = within / result.oracle_tokens_per_second;
   }
-  auto score = [&](int workers) {
-    MethodResult m;
-    m.workers = std::max(1, workers);
-    const double t = measure(m.workers);
-    m.oom = t == 0;
-    m.ratio = std::min(1.0, t / result.oracle_tokens_per_second);
-    m.workers_over_oracle = static_cast<double>(m.workers) / result.oracle_workers;
-    return m;
-  };
-  auto score_decision = [&](const Decision& d) {
-    MethodResult m = score(d.workers);
-    m.ceiling = d.budgets.ceiling;
-    return m;
-  };
   for (int n = max_workers; n >= 1; --n) {
-    if (measure(n) >= 0.97 * result.oracle_tokens_per_second) result.fewest_workers_at_0_97 = n;
-    if (measure(n) >= 0.99 * result.oracle_tokens_per_second) result.fewest_workers_at_0_99 = n;
+    if (curve.Measure(n) >= 0.97 * result.oracle_tokens_per_second) result.fewest_workers_at_0_97 = n;
+    if (curve.Measure(n) >= 0.99 * result.oracle_tokens_per_second) result.fewest_workers_at_0_99 = n;
   }
+}
 
-  // One attempt (or one run) at `workers`, simulated from the hidden truth and summarised as
-  // graintune's exporter would report it: with the process figures (a shared process
-  // namespace) or with step times only.
-  auto run_trial = [&](int workers, int attempt, uint64_t sim_seed, bool process_figures) {
-    PipelineParams p = scenario.truth;
-    p.workers = workers;
-    const SimulationResult run = Simulate(p, StepsFor(workers), sim_seed);
-    Trial trial;
-    if (run.oom) {
-      trial.oom_killed = true;
-    } else {
-      Result<Trial> summary = SummarizeSteps(run.step_seconds, p.tokens_per_step);
-      if (summary.ok()) trial = *summary;
-      if (process_figures) {
-        // As the exporter measures them: /proc peaks sampled a few percent off, the busy share
-        // from cpu ticks with jitter.
-        SeededRandom noise(sim_seed + 200);
-        trial.worker_busy_fraction =
-            std::clamp(run.worker_busy_fraction + 0.03 * noise.Normal(), 0.0, 1.0);
-        trial.worker_memory_bytes = run.worker_memory_bytes * noise.Jitter(0.03);
-        trial.trainer_memory_bytes = run.trainer_memory_bytes * noise.Jitter(0.03);
-        trial.trainer_cpu_cores = run.trainer_cpu_cores * noise.Jitter(0.05);
-      }
-    }
-    trial.attempt = attempt;
-    trial.workers = workers;
-    return trial;
-  };
-  auto trial_text = [](const Trial& trial) {
-    return "trial: " + std::to_string(trial.workers) + " workers, " +
-           std::to_string(trial.tokens_per_second_per_host) + " tok/s, busy " +
-           std::to_string(trial.worker_busy_fraction) + ", spread " +
-           std::to_string(trial.step_spread) + (trial.oom_killed ? ", OOM" : "");
-  };
+// The exporter's process figures on a simulated run: /proc peaks sampled a few percent off, the
+// busy share from cpu ticks with jitter.
+void AddProcessFigures(const SimulationResult& run, uint64_t noise_seed, Trial& trial) {
+  SeededRandom noise(noise_seed);
+  trial.worker_busy_fraction = std::clamp(run.worker_busy_fraction + 0.03 * noise.Normal(), 0.0, 1.0);
+  trial.worker_memory_bytes = run.worker_memory_bytes * noise.Jitter(0.03);
+  trial.trainer_memory_bytes = run.trainer_memory_bytes * noise.Jitter(0.03);
+  trial.trainer_cpu_cores = run.trainer_cpu_cores * noise.Jitter(0.05);
+}
 
-  // graintune: first pick, then trials simulated from the hidden truth fed back.
+// One attempt (or one run) at `workers`, simulated from the hidden truth and summarised as
+// graintune's exporter would report it: with the process figures (a shared process namespace)
+// or with step times only.
+Trial SimulatedTrial(const Scenario& scenario, int workers, int attempt, uint64_t sim_seed,
+                     bool process_figures) {
+  PipelineParams p = scenario.truth;
+  p.workers = workers;
+  const SimulationResult run = Simulate(p, StepsFor(workers), sim_seed);
+  Trial trial;
+  if (run.oom) {
+    trial.oom_killed = true;
+  } else {
+    Result<Trial> summary = SummarizeSteps(run.step_seconds, p.tokens_per_step);
+    if (summary.ok()) trial = *summary;
+    if (process_figures) AddProcessFigures(run, sim_seed + 200, trial);
+  }
+  trial.attempt = attempt;
+  trial.workers = workers;
+  return trial;
+}
+
+std::string TrialText(const Trial& trial) {
+  return "trial: " + std::to_string(trial.workers) + " workers, " +
+         std::to_string(trial.tokens_per_second_per_host) + " tok/s, busy " +
+         std::to_string(trial.worker_busy_fraction) + ", spread " +
+         std::to_string(trial.step_spread) + (trial.oom_killed ? ", OOM" : "");
+}
+
+// graintune on one run whose value may change at every restart: first pick, then trials
+// simulated from the hidden truth fed back.
+void EvaluateRestarts(const Scenario& scenario, uint64_t seed, const Scorer& scorer,
+                      ScenarioResult& result) {
   std::vector<Trial> trials;
   Decision decision = Decide(scenario.seen, trials);
-  result.methods["first_pick"] = score_decision(decision);
+  result.methods["first_pick"] = scorer.Score(decision);
   result.trace.push_back(decision.reason);
   const char* kAfter[] = {"after_one_restart", "after_two_restarts"};
   for (int attempt = 0; attempt < 2; ++attempt) {
-    const Trial trial = run_trial(decision.workers, attempt, seed + 100 + attempt, true);
+    const Trial trial = SimulatedTrial(scenario, decision.workers, attempt, seed + 100 + attempt, true);
     trials.push_back(trial);
-    result.trace.push_back(trial_text(trial));
+    result.trace.push_back(TrialText(trial));
     decision = Decide(scenario.seen, trials);
     result.trace.push_back(decision.reason);
-    result.methods[kAfter[attempt]] = score_decision(decision);
+    result.methods[kAfter[attempt]] = scorer.Score(decision);
     if (!trial.oom_killed && !IsSaturated(trial) && decision.workers < trial.workers) {
       ++result.trims;
       if (result.methods[kAfter[attempt]].ratio < 0.97) ++result.starved_trims;
     }
   }
+}
 
-  // Runs that keep their value: run 1 with no knowledge, run n from runs 1..n-1's trials. Once
-  // with the process figures, once with step times only.
+// Runs that keep their value: run 1 with no knowledge, run n from runs 1..n-1's trials. Once
+// with the process figures, once with step times only.
+void EvaluatePinned(const Scenario& scenario, uint64_t seed, const Scorer& scorer,
+                    ScenarioResult& result) {
   for (bool process_figures : {true, false}) {
     TuningInputs seen = scenario.seen;
     seen.lifetime = ValueLifetime::kRun;
@@ -222,17 +252,65 @@ ScenarioResult Evaluate(const Scenario& scenario, uint64_t seed) {
     for (int run = 1; run <= kPinnedRuns; ++run) {
       const Decision d = Decide(seen, runs);
       const std::string name = PinnedMethod(run, process_figures);
-      result.methods[name] = score_decision(d);
+      result.methods[name] = scorer.Score(d);
       result.trace.push_back(name + ": " + d.reason);
-      runs.push_back(run_trial(d.workers, run - 1, seed + 500 + static_cast<uint64_t>(run), process_figures));
-      result.trace.push_back(trial_text(runs.back()));
+      runs.push_back(SimulatedTrial(scenario, d.workers, run - 1,
+                                    seed + 500 + static_cast<uint64_t>(run), process_figures));
+      result.trace.push_back(TrialText(runs.back()));
     }
   }
+}
 
-  result.methods["maxtext_default"] = score(kMaxTextDefaultWorkers);
-  result.methods["maxtext_auto"] = score(
+// The practice lap: the job's own command for LapSteps steps with admission's value for a run,
+// its step times read with kLapStepReadNoise and the exporter's process figures, then run 1's
+// value decided from it (admission's when the lap gives none).
+void EvaluateLap(const Scenario& scenario, uint64_t seed, const Scorer& scorer,
+                 ScenarioResult& result) {
+  TuningInputs seen = scenario.seen;
+  seen.lifetime = ValueLifetime::kRun;
+  const Decision admission = Decide(seen, {});
+  PipelineParams p = scenario.truth;
+  p.workers = admission.workers;
+  const uint64_t lap_seed = seed + 900;
+  SimulationResult run = Simulate(p, LapSteps(seen, admission), lap_seed);
+  run.worker_busy_fraction = run.worker_busy_fraction_with_work_ahead;
+  Trial trial;
+  trial.workers = admission.workers;
+  trial.oom_killed = run.oom;
+  if (!run.oom) {
+    SeededRandom read(lap_seed + 300);
+    for (double& s : run.step_seconds) {
+      result.lap_cost_seconds += s;
+      s *= read.Jitter(kLapStepReadNoise);
+    }
+    Result<Trial> summary = SummarizeSteps(run.step_seconds, p.tokens_per_step);
+    if (summary.ok()) trial = *summary;
+    trial.workers = admission.workers;
+    AddProcessFigures(run, lap_seed + 200, trial);
+  }
+  const Result<Decision> lap = DecideFromLaps(seen, {LapFiguresOf(trial, LapKind::kTraining)}, 1);
+  result.lap_gave_value = lap.ok();
+  const Decision& run1 = lap.ok() ? *lap : admission;
+  result.methods[kLapRun1] = scorer.Score(run1);
+  result.trace.push_back("lap " + TrialText(trial));
+  result.trace.push_back(std::string(kLapRun1) + ": " + (lap.ok() ? run1.reason : lap.error()));
+}
+
+}  // namespace
+
+ScenarioResult Evaluate(const Scenario& scenario, uint64_t seed) {
+  ScenarioResult result;
+  result.scenario = &scenario;
+  ThroughputCurve curve(scenario, seed);
+  FindOracle(scenario, curve, result);
+  const Scorer scorer{curve, result};
+  EvaluateRestarts(scenario, seed, scorer, result);
+  EvaluatePinned(scenario, seed, scorer, result);
+  EvaluateLap(scenario, seed, scorer, result);
+  result.methods["maxtext_default"] = scorer.Score(kMaxTextDefaultWorkers);
+  result.methods["maxtext_auto"] = scorer.Score(
       GrainPickPerformanceWorkers(scenario.truth.element_bytes, scenario.truth.host_cpu_cores));
-  result.methods["all_cores"] = score(static_cast<int>(scenario.truth.host_cpu_cores));
+  result.methods["all_cores"] = scorer.Score(static_cast<int>(scenario.truth.host_cpu_cores));
   return result;
 }
 

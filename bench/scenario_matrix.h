@@ -14,8 +14,9 @@
 // exporter's: sampled memory peaks and trainer cpu a few percent off, the workers' busy share as
 // cpu time with jitter. Deterministic given the matrix seed.
 //
-// Two tracks: attempts of one run whose value may change at every restart (first pick, after
-// one and two restarts), and runs that keep one value each (kPinnedRuns).
+// Three tracks: attempts of one run whose value may change at every restart (first pick, after
+// one and two restarts), runs that keep one value each (kPinnedRuns), and run 1 decided from a
+// practice lap (kLapRun1).
 #pragma once
 
 #include <map>
@@ -67,6 +68,10 @@ struct ScenarioResult {
   // which the next decision undoes).
   int trims = 0;
   int starved_trims = 0;
+  // The practice-lap track (kLapRun1): the lap's simulated wall time (compilation included),
+  // and whether it gave a value (else run 1 keeps admission's).
+  double lap_cost_seconds = 0;
+  bool lap_gave_value = false;
 };
 
 inline constexpr double kMemoryMargins[] = {0.02, 0.05, 0.10};
@@ -77,6 +82,12 @@ inline constexpr double kMemoryMargins[] = {0.02, 0.05, 0.10};
 // namespace: no busy share, no per-process memory or cpu).
 inline constexpr int kPinnedRuns = 3;
 std::string PinnedMethod(int run, bool process_figures);
+
+// The practice-lap track: a run that keeps one value, decided from a lap of LapSteps steps
+// (tuner/practice_lap.h) run with admission's value for the run, on the scenario's host, with
+// the exporter's noise on its process figures and kLapStepReadNoise on each step time read.
+inline constexpr char kLapRun1[] = "lap_run1";
+inline constexpr double kLapStepReadNoise = 0.01;
 
 std::vector<Scenario> BuildScenarios(uint64_t seed);
 ScenarioResult Evaluate(const Scenario& scenario, uint64_t seed);

@@ -1,5 +1,6 @@
 #include "cli/commands.h"
 #include "cli/tuning_flags.h"
+#include "tuner/practice_lap.h"
 
 #include <gtest/gtest.h>
 
@@ -173,6 +174,85 @@ TEST(RecommendCommandTest, RunsGiveTheNextRunsValueKeptForTheWholeRun) {
   EXPECT_EQ(bad.code, 2);
   EXPECT_NE(bad.err.find("--runs "), std::string::npos) << bad.err;
   EXPECT_NE(bad.err.find(": \"worker_busy_fraction\" must be a number in [0, 1]"), std::string::npos) << bad.err;
+}
+
+// --lap: the request's own job (examples/llama3-8b-v6e-32-jobset.yaml: Llama3-8B on v6e-32,
+// batch 2 x 8192, raw text tokenized on the fly, no annotation). Admission gives its run 64
+// workers; a lap with those 64 at 4.3 s a step, the workers busy 6% of the time, gives the run
+// 5 to 11 (the request measured 4 workers starved and 8 fed).
+TEST(RecommendCommandTest, TheRequestsJobFromItsPracticeLap) {
+  const Args job = {"--machine-type", "v6e-32", "--model-name", "llama3-8b",
+                    "--per-device-batch-size", "2", "--max-target-length", "8192", "--output", "json"};
+  std::ostringstream explained, explain_err;
+  std::istringstream no_input;
+  ASSERT_EQ(RunExplain({std::string(GRAINTUNE_EXAMPLES_DIR) + "/llama3-8b-v6e-32-jobset.yaml",
+                        "--output", "json"}, no_input, explained, explain_err), 0) << explain_err.str();
+  const int admission = nlohmann::json::parse(explained.str())[0]["workers"];
+  const std::string runs = ::testing::TempDir() + "/graintune-lap-runs.json";
+  std::ofstream(runs) << "[]";
+  const Outcome first = Call(RunRecommend, With(job, {"--runs", runs}));
+  ASSERT_EQ(first.code, 0) << first.err;
+  // These flags are the manifest's job: the same value for its run as explain writes.
+  EXPECT_EQ(nlohmann::json::parse(first.out)["workers"], admission);
+  EXPECT_EQ(admission, 64);
+
+  const std::string lap = ::testing::TempDir() + "/graintune-lap.json";
+  std::ofstream(lap) << R"({"workers": 64, "worker_busy_fraction": 0.06, "worker_memory_bytes": 1.6e9,
+      "step_seconds": [55.3, 0.2, 4.3, 4.31, 4.29, 4.3, 4.3, 4.31, 4.29, 4.3, 4.3, 4.31, 4.29, 4.3,
+                       4.3, 4.31, 4.29, 4.3, 4.3, 4.31, 4.29, 4.3]})";
+  const Outcome r = Call(RunRecommend, With(job, {"--lap", lap}));
+  ASSERT_EQ(r.code, 0) << r.err;
+  const nlohmann::json j = nlohmann::json::parse(r.out);
+  EXPECT_GE(j["workers"].get<int>(), 5) << j["reason"];
+  EXPECT_LE(j["workers"].get<int>(), 11) << j["reason"];
+  EXPECT_EQ(j["value_for"], "run");
+  EXPECT_EQ(j["lap"]["gave_value"], true);
+  EXPECT_EQ(j["lap"]["admission_workers"], 64);
+  EXPECT_NE(j["reason"].get<std::string>().find("practice lap (training, 1 host: 64 workers, 4.30 s/step"),
+            std::string::npos) << j["reason"];
+  // Text: the value and why, like the other modes.
+  Args text = job;
+  text.resize(text.size() - 2);  // without --output json
+  const Outcome t = Call(RunRecommend, With(text, {"--lap", lap}));
+  EXPECT_NE(t.out.find("grain_worker_count=" + std::to_string(j["workers"].get<int>()) +
+                       "   (the run's value, from its practice lap"), std::string::npos) << t.out;
+}
+
+// A lap that gives no value leaves the run admission's value (exit 0, the reason said); a file
+// that is no lap is a usage error.
+TEST(RecommendCommandTest, ALapWithoutAValueKeepsAdmissionsValue) {
+  const Args job = {"--machine-type", "v6e-32", "--model-name", "llama3-8b",
+                    "--per-device-batch-size", "2", "--max-target-length", "8192", "--output", "json"};
+  const std::string lap = ::testing::TempDir() + "/graintune-lap-hosts.json";
+  std::ofstream(lap) << R"([{"workers": 64, "worker_busy_fraction": 0.06,
+      "step_seconds": [55, 0.2, 4.3, 4.3, 4.3, 4.3, 4.3, 4.3, 4.3, 4.3, 4.3, 4.3]},
+      {"workers": 64, "oom_killed": true}])";
+  const Outcome r = Call(RunRecommend, With(job, {"--lap", lap}));
+  ASSERT_EQ(r.code, 0) << r.err;
+  const nlohmann::json j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["workers"], 64);
+  EXPECT_EQ(j["lap"]["gave_value"], false);
+  EXPECT_EQ(j["lap"]["hosts"], 2);
+  EXPECT_NE(j["lap"]["no_value_reason"].get<std::string>().find("host 1: its lap failed"),
+            std::string::npos) << j["lap"];
+
+  std::ofstream(lap) << R"([{"workers": 64, "worker_busy_fraction": 2, "step_seconds": [1]}])";
+  Outcome bad = Call(RunRecommend, With(job, {"--lap", lap}));
+  EXPECT_EQ(bad.code, 2);
+  EXPECT_NE(bad.err.find("--lap " + lap + ": host 0: \"worker_busy_fraction\""), std::string::npos) << bad.err;
+  std::ofstream(lap) << "[]";
+  EXPECT_EQ(Call(RunRecommend, With(job, {"--lap", lap})).code, 2);
+  {
+    std::ofstream many(lap);
+    many << "[{}";
+    for (int i = 0; i < kMaxLapHosts; ++i) many << ",{}";
+    many << "]";
+  }
+  const Outcome too_many = Call(RunRecommend, With(job, {"--lap", lap}));
+  EXPECT_EQ(too_many.code, 2);
+  EXPECT_NE(too_many.err.find("more than 4096 hosts"), std::string::npos) << too_many.err;
+  EXPECT_EQ(Call(RunRecommend, With(job, {"--lap", lap, "--lap-kind", "sprint"})).code, 2);
+  EXPECT_EQ(Call(RunRecommend, With(job, {"--lap", lap, "--runs", lap})).code, 2);
 }
 
 TEST(SimulateCommandTest, JsonContract) {

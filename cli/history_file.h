@@ -22,6 +22,16 @@ namespace graintune::cli {
 // Parses the file's text (not the path) into trials, attempt = position in the array.
 Result<std::vector<Trial>> ParseHistory(const std::string& text, double tokens_per_step_per_host);
 
+// A practice lap's figures (recommend --lap): one entry in the format above (a JSON object), or
+// an array of entries, one per host of the attempt. Hosts are numbered from 0; at most
+// kMaxLapHosts entries.
+Result<std::vector<Trial>> ParseLap(const std::string& text, double tokens_per_step_per_host);
+
+// The file at `path`, parsed by `parse` (ParseHistory or ParseLap); errors name the path.
+Result<std::vector<Trial>> ReadTrialsFile(
+    const std::string& path, double tokens_per_step_per_host,
+    Result<std::vector<Trial>> (*parse)(const std::string&, double) = ParseHistory);
+
 // Reads and parses the file at `path`.
 Result<std::vector<Trial>> ReadHistoryFile(const std::string& path, double tokens_per_step_per_host);
 

@@ -76,6 +76,18 @@ SimulationResult Simulate(const PipelineParams& p, int steps, uint64_t seed) {
   }
   const double window = now - window_start;
   result.worker_busy_fraction = window > 0 ? std::min(1.0, busy / (n * window)) : 0;
+  // The batches the workers start beyond the last step (each as soon as a batch it held was
+  // taken) are busy time inside the window too.
+  SeededRandom ahead(seed + 1);
+  for (size_t k = count; k < count + static_cast<size_t>(hold * n); ++k) {
+    const size_t w = k % static_cast<size_t>(n);
+    double start = worker_free[w];
+    if (k >= static_cast<size_t>(hold * n)) start = std::max(start, taken[k - hold * n]);
+    const double ready_k = start + batch_seconds * ahead.Jitter(p.worker_jitter_cv);
+    worker_free[w] = ready_k;
+    busy += std::max(0.0, std::min(ready_k, now) - std::max(start, window_start));
+  }
+  result.worker_busy_fraction_with_work_ahead = window > 0 ? std::min(1.0, busy / (n * window)) : 0;
   result.worker_memory_bytes = p.worker_memory_bytes + hold * p.element_bytes;
   result.trainer_memory_bytes = p.trainer_memory_bytes;
   result.trainer_cpu_cores = p.trainer_cpu_cores;

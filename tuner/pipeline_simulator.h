@@ -50,6 +50,10 @@ struct SimulationResult {
   // second half of the run: the share of time worker processes were runnable rather than
   // blocked on a full buffer, their peak resident memory, and the trainer's.
   double worker_busy_fraction = 0;
+  // The same share counting the batches workers start beyond the last step (refilling their
+  // buffers), which the exporter sees too: without them a run shorter than workers x
+  // (per_worker_buffer + 1) steps reads its workers idle while they refill.
+  double worker_busy_fraction_with_work_ahead = 0;
   double worker_memory_bytes = 0;
   double trainer_memory_bytes = 0;
   double trainer_cpu_cores = 0;

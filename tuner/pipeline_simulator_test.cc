@@ -100,5 +100,22 @@ TEST(PipelineSimulatorTest, DeterministicPerSeed) {
   EXPECT_NE(Simulate(p, 30, 42).step_seconds, Simulate(p, 30, 43).step_seconds);
 }
 
+// A fed run's workers are busy what the demand asks of them: 65,536 tokens every 4.3 s over
+// 64 workers of ~2,185 tok/s each is ~11% of the time. Counting the batches they refill after
+// the last step, a short run (fewer steps than workers x (buffer + 1)) reads that too; without
+// them it reads its workers idle while they refill.
+TEST(PipelineSimulatorTest, TheBusyShareCountsTheBatchesWorkersRefill) {
+  PipelineParams p = SeedCalibratedParams();
+  p.workers = 64;
+  const double asked = p.tokens_per_step / p.compute_step_seconds /
+                       (p.workers * p.tokens_per_second_per_worker);
+  const SimulationResult lap = Simulate(p, 160, 11);
+  EXPECT_NEAR(lap.worker_busy_fraction_with_work_ahead, asked, 0.2 * asked);
+  EXPECT_LT(lap.worker_busy_fraction, 0.5 * asked);
+  const SimulationResult run = Simulate(p, 1280, 11);
+  EXPECT_NEAR(run.worker_busy_fraction_with_work_ahead, asked, 0.1 * asked);
+  EXPECT_GE(run.worker_busy_fraction_with_work_ahead, run.worker_busy_fraction);
+}
+
 }  // namespace
 }  // namespace graintune
