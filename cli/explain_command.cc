@@ -10,7 +10,7 @@
 // reason, the warnings and the JSONPatch the webhook would return, and what it read of the run:
 // whether a resume restores Grain's iterator (the run keeps its value), its checkpoint directory.
 // GrainTunings in the input are the history the webhook would read (their trials, runs and
-// recommendations); --attempt N also explains the pods of attempt N (a JobSet restart's, a Job
+// recommendations, and their learned figures, within the namespaces learning spans); --attempt N also explains the pods of attempt N (a JobSet restart's, a Job
 // retry's) as the webhook would create them.
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -170,6 +170,16 @@ json AttemptPod(const json& job, const std::string& owner, bool of_jobset, int a
   return pod;
 }
 
+// The demand key and the GrainTunings whose learned figures set the value.
+void PrintLearning(const json& entry, std::ostream& out) {
+  const std::string key = entry["demand_key"].get<std::string>();
+  out << "  demand  key " << (key.empty() ? "none (the host's machine type is unknown)" : key) << "\n";
+  std::string from;
+  for (const json& g : entry["learned_from"]) from += (from.empty() ? "GrainTuning " : ", ") + g.get<std::string>();
+  out << "  learned " << (from.empty() ? "nothing" : "from " + from) << " (learning spans "
+      << entry["learning_spans"].get<std::string>() << ")\n";
+}
+
 void PrintText(const json& report, std::ostream& out) {
   for (const json& e : report) {
     out << e["object"].get<std::string>() << "\n";
@@ -186,6 +196,7 @@ void PrintText(const json& report, std::ostream& out) {
           << Bytes(e["host"]["memory_bytes"].get<double>()) << ", "
           << e["host"]["tpu_chips"].get<int>() << " chips\n";
     out << "  policy  " << e["policy"].get<std::string>() << "\n";
+    if (e.contains("demand_key")) PrintLearning(e, out);
     if (e.contains("resume"))
       out << "  resume  " << (e["resume"]["pins_workers"].get<bool>() ? "keeps its value" : "may change")
           << ": " << e["resume"]["why"].get<std::string>() << "\n";
@@ -251,6 +262,7 @@ int RunExplain(const Args& args, std::istream& in, std::ostream& out, std::ostre
         const json meta = doc.value("metadata", json::object());
         if (spec.contains("tuningKey") && spec["tuningKey"].is_string())
           history.Put(meta.value("namespace", "default"), spec["tuningKey"], workload::HistoryFromGrainTuning(doc));
+        history.PutGrainTuning(doc);
         continue;
       }
       if (kind != "ConfigMap") continue;
@@ -298,6 +310,11 @@ int RunExplain(const Args& args, std::istream& in, std::ostream& out, std::ostre
                          {"tpu_chips", plan.host.tpu_chips}};
       }
       if (plan.eval_workers > 0) entry["eval_workers"] = plan.eval_workers;
+      if (!plan.host.machine_type.empty() || plan.host.cpu_cores > 0) {
+        entry["demand_key"] = plan.demand_key;
+        entry["learned_from"] = plan.learned_from;
+        entry["learning_spans"] = policy.learn_from.Describe(ns);
+      }
       if (!plan.host.machine_type.empty() || plan.host.cpu_cores > 0)
         entry["resume"] = workload::ToJson(plan.resume);
       json found = json::array();

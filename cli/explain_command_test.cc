@@ -264,6 +264,68 @@ TEST(ExplainResumeTest, GrainTuningsInTheInputAreTheHistoryAndAttemptNShowsARest
   EXPECT_EQ(fresh[2]["workers"], fresh[0]["workers"]);
 }
 
+// A Job in team-b on one v6e host reading c4, and the policy covering team-b.
+constexpr char kTeamBJob[] = R"(apiVersion: batch/v1
+kind: Job
+metadata: {name: llama-b, namespace: team-b, annotations: {graintune.dev/dataset: c4}}
+spec:
+  template:
+    spec:
+      restartPolicy: Never
+      nodeSelector: {node.kubernetes.io/instance-type: ct6e-standard-4t}
+      containers:
+        - name: maxtext
+          command: [python3, -m, MaxText.train, base.yml, model_name=llama3-8b, per_device_batch_size=2,
+                    max_target_length=8192, grain_worker_count=-1]
+          resources: {limits: {google.com/tpu: 4}}
+---
+apiVersion: graintune.dev/v1alpha1
+kind: GrainTunePolicy
+metadata: {name: team-b}
+spec:
+  namespaceSelector: {matchLabels: {kubernetes.io/metadata.name: team-b}}
+)";
+
+// What team-a's run learned (slow steps: a low fed throughput), under `demand_key`.
+std::string TeamATuning(const std::string& demand_key) {
+  return "---\n" + json{{"apiVersion", "graintune.dev/v1alpha1"}, {"kind", "GrainTuning"},
+                        {"metadata", {{"namespace", "team-a"}, {"name", "llama-a"}}},
+                        {"spec", {{"tuningKey", "llama-a"}, {"dataset", "c4"}}},
+                        {"status", {{"learnedTokensPerSecondPerWorker", 6000},
+                                    {"learned", {{"machineType", "ct6e-standard-4t"},
+                                                 {"fedTokensPerSecondPerHost", 3000},
+                                                 {"demandKey", demand_key}}}}}}.dump() + "\n";
+}
+
+TEST(ExplainLearningTest, EachObjectNamesItsDemandKeyAndTheNamespacesFiguresItLearnedFrom) {
+  const json alone = ExplainText(kTeamBJob, {});
+  ASSERT_EQ(alone.size(), 1u);
+  const std::string key = alone[0]["demand_key"];
+  EXPECT_EQ(key.substr(0, key.find(", settings ")), "llama3-8b batch 2 seq 8192, 4x v6e on ct6e-standard-4t");
+  EXPECT_EQ(alone[0]["learned_from"], json::array());
+  EXPECT_EQ(alone[0]["learning_spans"], "namespace team-b");
+
+  // team-a's figures are not team-b's: the first pick does not move.
+  const json unshared = ExplainText(std::string(kTeamBJob) + TeamATuning(key), {});
+  EXPECT_EQ(unshared[0]["learned_from"], json::array());
+  EXPECT_EQ(unshared[0]["workers"], alone[0]["workers"]);
+
+  // The policy covering team-b shares team-a's.
+  std::string sharing = kTeamBJob;
+  sharing += "  learnFrom: {namespaces: [team-a]}\n";
+  const json shared = ExplainText(sharing + TeamATuning(key), {});
+  EXPECT_EQ(shared[0]["learned_from"], json::array({"team-a/llama-a"}));
+  EXPECT_EQ(shared[0]["learning_spans"], "namespaces team-b, team-a");
+  EXPECT_LT(shared[0]["workers"].get<int>(), alone[0]["workers"].get<int>()) << "slow steps need fewer workers";
+
+  std::ostringstream out, err;
+  std::istringstream in(sharing + TeamATuning(key));
+  ASSERT_EQ(RunExplain({"-", "--no-exporter"}, in, out, err), 0) << err.str();
+  EXPECT_NE(out.str().find("  demand  key " + key + "\n"), std::string::npos) << out.str();
+  EXPECT_NE(out.str().find("  learned from GrainTuning team-a/llama-a (learning spans namespaces team-b, team-a)\n"),
+            std::string::npos) << out.str();
+}
+
 TEST(ExplainResumeTest, ABadAttemptIsAUsageError) {
   std::ostringstream out, err;
   std::istringstream in(kPinnedRun);

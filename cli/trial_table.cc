@@ -109,9 +109,21 @@ nlohmann::json TuningStatusJson(const nlohmann::json& gt) {
       if (c.is_object() && c.value("status", "") == "True" &&
           (c.value("type", "") == "ValuePinned" || c.value("type", "") == "EndedEarly"))
         conditions[c.value("type", "")] = c.value("message", "");
+  const nlohmann::json spec = gt.value("spec", nlohmann::json::object());
+  // What it learned from others: the key its demand is looked up by, the GrainTunings whose
+  // figures set its first pick.
+  std::string demand_key = spec.value("demandKey", "");
+  if (demand_key.empty())
+    demand_key = status.value("learned", nlohmann::json::object()).value("demandKey", "");
+  nlohmann::json learned_from = nlohmann::json::array();
+  if (const nlohmann::json from = spec.value("learnedFrom", nlohmann::json::array()); from.is_array())
+    for (const nlohmann::json& g : from)
+      if (g.is_string()) learned_from.push_back(g);
   return {{"namespace", meta.value("namespace", "")},
           {"name", meta.value("name", "")},
-          {"tuningKey", gt.value("spec", nlohmann::json::object()).value("tuningKey", "")},
+          {"tuningKey", spec.value("tuningKey", "")},
+          {"demandKey", demand_key},
+          {"learnedFrom", learned_from},
           {"phase", status.value("phase", "")},
           {"recommendation", recommendation},
           {"nextRun", next_run},
@@ -133,6 +145,12 @@ std::string TuningStatusText(const nlohmann::json& gt) {
   }
   if (const nlohmann::json& n = s["nextRun"]; n.is_object())
     out += "  next run: " + std::to_string(n["workers"].get<int>()) + " workers\n";
+  std::string from;
+  for (const nlohmann::json& g : s["learnedFrom"]) from += (from.empty() ? "" : ", ") + g.get<std::string>();
+  if (!s["demandKey"].get<std::string>().empty() || !from.empty()) {
+    out += "  demand key: " + s["demandKey"].get<std::string>() + "\n";
+    out += "  learned from: " + (from.empty() ? std::string("nothing learned elsewhere") : "GrainTuning " + from) + "\n";
+  }
   for (const nlohmann::json& run : s["runs"])
     out += "  run:  " + run["checkpointDir"].get<std::string>() + " keeps " +
            std::to_string(run["workers"].get<int>()) + " workers (from attempt " +

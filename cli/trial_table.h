@@ -41,13 +41,14 @@ std::string TrialTable(const std::vector<TrialRow>& rows);
 nlohmann::json TrialRowJson(const TrialRow& row);
 
 // A GrainTuning as `graintune status` reports it with -o json / yaml: namespace, name,
-// tuningKey, phase, recommendation {workers, attempt, reason} (null when none), nextRun
+// tuningKey, demandKey (spec's, else status.learned's; "" when none), learnedFrom (the
+// GrainTunings, "namespace/name", whose learned figures set its first pick), phase, recommendation {workers, attempt, reason} (null when none), nextRun
 // {workers, reason} (null when none), runs [{checkpointDir, workers, firstAttempt}], conditions
 // {ValuePinned, EndedEarly: message} (those that are True), trials (rows).
 nlohmann::json TuningStatusJson(const nlohmann::json& grain_tuning);
 // Its text: "GrainTuning NS/NAME (key K): PHASE", the recommendation and its reason, the next
-// run's value, the runs that keep their value, a pinned or ended-early condition, and the
-// trial table (or "no trials yet").
+// run's value, the demand key and what it learned from, the runs that keep their value, a
+// pinned or ended-early condition, and the trial table (or "no trials yet").
 std::string TuningStatusText(const nlohmann::json& grain_tuning);
 
 }  // namespace graintune::cli

@@ -103,5 +103,30 @@ TEST(TuningStatus, APinnedRunSaysItKeepsItsValueAndWhatTheNextRunGets) {
   EXPECT_EQ(j["conditions"], (nlohmann::json{{"ValuePinned", "attempt 2 keeps 4 workers"}}));
 }
 
+// What its first pick learned from other workloads: the demand key, the GrainTunings named.
+TEST(TuningStatus, TheDemandKeyAndTheGrainTuningsItsFirstPickLearnedFrom) {
+  nlohmann::json gt = nlohmann::json::parse(R"({
+    "metadata": {"namespace": "team-b", "name": "llama"},
+    "spec": {"tuningKey": "llama", "demandKey": "llama3-8b batch 2, settings 00ff",
+             "learnedFrom": ["team-a/llama-a", "team-a/c4"]},
+    "status": {"phase": "Exploring"}})");
+  std::string text = TuningStatusText(gt);
+  EXPECT_NE(text.find("  demand key: llama3-8b batch 2, settings 00ff\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("  learned from: GrainTuning team-a/llama-a, team-a/c4\n"), std::string::npos) << text;
+  nlohmann::json j = TuningStatusJson(gt);
+  EXPECT_EQ(j["demandKey"], "llama3-8b batch 2, settings 00ff");
+  EXPECT_EQ(j["learnedFrom"], nlohmann::json::array({"team-a/llama-a", "team-a/c4"}));
+
+  // Created before the operator recorded a key: the key its measured demand is shared under.
+  gt["spec"].erase("demandKey");
+  gt["spec"].erase("learnedFrom");
+  gt["status"]["learned"] = {{"demandKey", "llama3-8b batch 2, settings 00ff"}};
+  text = TuningStatusText(gt);
+  EXPECT_NE(text.find("  learned from: nothing learned elsewhere\n"), std::string::npos) << text;
+  j = TuningStatusJson(gt);
+  EXPECT_EQ(j["demandKey"], "llama3-8b batch 2, settings 00ff");
+  EXPECT_EQ(j["learnedFrom"], nlohmann::json::array());
+}
+
 }  // namespace
 }  // namespace graintune::cli

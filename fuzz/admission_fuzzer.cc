@@ -101,7 +101,14 @@ struct Sources {
     initial.trials = {MeasuredTrial(0, 3, 3.5, /*oom=*/true)};
     for (const char* key : {"gemma2-9b-v5e", "p2"}) history.Put("default", key, initial);
     history.Put("team-a", "j1", initial);
-    history.PutProfile("c4-en-raw", DatasetProfile{DatasetKind::kRawText, 8000, 1.5e9, "learned"});
+    // Learned figures for c4-en-raw on v6e hosts, in "default" only: other namespaces do not
+    // see them unless a policy shares them.
+    history.PutGrainTuning(nlohmann::json::parse(R"({
+      "metadata": {"namespace": "default", "name": "c4-learner"},
+      "spec": {"tuningKey": "c4-learner", "dataset": "c4-en-raw", "datasetKind": "raw-text"},
+      "status": {"learnedTokensPerSecondPerWorker": 8000,
+                 "learned": {"machineType": "ct6e-standard-4t", "workerMemoryBytes": 1.5e9},
+                 "recommendation": {"decidedAt": "2026-11-30T06:00:00Z"}}})"));
 
     const std::string maxtext =
         "base_config: base.yml\nmodel_name: gemma2-9b\nper_device_batch_size: 4\n"

@@ -60,6 +60,8 @@ PodFacts PodFactsFromJson(const json& pod) {
     f.exporter_port = PositiveInt(it->second, kDefaultExporterPort);
   if (auto it = annotations.find("graintune.dev/dataset"); it != annotations.end())
     f.dataset = it->second;
+  if (auto it = annotations.find(workload::kLearnedFromAnnotation); it != annotations.end())
+    f.learned_from = workload::SplitLearnedFrom(it->second);
   if (auto it = annotations.find(workload::kResumeAnnotation); it != annotations.end())
     f.pins_workers = it->second == workload::kPinsWorkers;
   if (auto it = annotations.find(workload::kCheckpointDirAnnotation); it != annotations.end())

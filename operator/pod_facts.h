@@ -26,6 +26,9 @@ struct PodFacts {
   std::string owner_kind;    // JobSet, Job or Pod: the workload the key came from
   std::string owner_name;
   std::string dataset;       // graintune.dev/dataset
+  // graintune.dev/learned-from: the GrainTunings ("namespace/name") whose learned figures set
+  // the pod's value.
+  std::vector<std::string> learned_from;
   std::string created;       // metadata.creationTimestamp
   std::string started;       // status.startTime
   bool terminating = false;  // metadata.deletionTimestamp is set

@@ -149,6 +149,8 @@ ReconcileOutput ReconcileTuning(const ReconcileInput& in) {
     if (!in.policy_name.empty()) spec["policyName"] = in.policy_name;
     if (any && !any->dataset.empty()) spec["dataset"] = any->dataset;
     if (!in.dataset_kind.empty()) spec["datasetKind"] = in.dataset_kind;
+    if (in.inputs && !in.inputs->demand.transfer_key.empty()) spec["demandKey"] = in.inputs->demand.transfer_key;
+    if (any && !any->learned_from.empty()) spec["learnedFrom"] = any->learned_from;
     if (in.inputs) {
       spec["minWorkers"] = in.inputs->policy.min_workers;
       spec["maxWorkers"] = in.inputs->policy.max_workers;

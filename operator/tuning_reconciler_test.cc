@@ -168,6 +168,23 @@ TEST(TuningReconcilerTest, MoreStepsOfARunningAttemptAreProgressOnlyANewVerdictI
   EXPECT_FALSE(TrialsDiffer(more.status, more.status, {0}));
 }
 
+// The GrainTuning a workload's first pods create says what its first pick learned from (the
+// webhook's graintune.dev/learned-from on the pods) and the demand key it is looked up by.
+TEST(TuningReconcilerTest, ANewGrainTuningNamesItsDemandKeyAndWhatItsFirstPickLearnedFrom) {
+  PodFacts pod = Pod(0, 4);
+  pod.learned_from = {"team-a/llama-a"};
+  ReconcileInput in = Input(std::nullopt, {pod}, {});
+  in.inputs->demand.transfer_key = "llama3-8b batch 2 seq 8192, 4x v6e on ct6e-standard-4t, settings 00ff";
+  ReconcileOutput out = ReconcileTuning(in);
+  ASSERT_TRUE(out.object.is_object());
+  EXPECT_EQ(out.object["spec"]["demandKey"], in.inputs->demand.transfer_key);
+  EXPECT_EQ(out.object["spec"]["learnedFrom"], json::array({"team-a/llama-a"}));
+
+  ReconcileOutput own = ReconcileTuning(Input(std::nullopt, {Pod(0, 4)}, {}));
+  EXPECT_FALSE(own.object["spec"].contains("learnedFrom")) << "nothing learned from others";
+  EXPECT_FALSE(own.object["spec"].contains("demandKey")) << "no key: nothing transfers";
+}
+
 TEST(TuningReconcilerTest, AnOomKilledAttemptCapsTheValue) {
   ReconcileOutput out = ReconcileTuning(Input(std::nullopt, {Pod(0, 40, "Failed", true)}, {}));
   ASSERT_EQ(out.status["trials"].size(), 1u);

@@ -74,6 +74,9 @@ struct TuningInputs {
   DatasetProfile profile;
   Policy policy;
   ValueLifetime lifetime = ValueLifetime::kAttempt;
+  // Where the learned figures among these inputs were measured ("team-a/llama": the namespace and
+  // name of a GrainTuning), for people; empty when the inputs are the workload's own.
+  std::vector<std::string> learned_from;
 };
 
 // The limits a host and policy put on the worker count.

@@ -32,6 +32,19 @@ Result<Mode> ParseMode(const std::string& text) {
   return Status::Error("unknown mode '" + text + "' (want Auto, Initial or Off)");
 }
 
+bool LearningScope::Includes(const std::string& own, const std::string& measured_in) const {
+  return all_namespaces || measured_in == own ||
+         std::find(namespaces.begin(), namespaces.end(), measured_in) != namespaces.end();
+}
+
+std::string LearningScope::Describe(const std::string& own) const {
+  if (all_namespaces) return "every namespace";
+  std::string text = own;
+  for (const std::string& ns : namespaces)
+    if (ns != own) text += ", " + ns;
+  return (text == own ? "namespace " : "namespaces ") + text;
+}
+
 double DefaultReservedCpu(double host_cpu_cores) { return std::max(4.0, 0.05 * host_cpu_cores); }
 
 double DefaultReservedMemory(double host_memory_bytes) {
@@ -56,6 +69,11 @@ Status Validate(const Policy& policy) {
     return Status::Error("safetyFactor must be in [1, 4], got " + Fixed(policy.safety_factor, 2));
   if (!(policy.noise_tolerance >= 0 && policy.noise_tolerance <= 0.5))
     return Status::Error("noiseTolerance must be in [0, 0.5]");
+  if (policy.learn_from.namespaces.size() > kMaxSharedNamespaces)
+    return Status::Error("learnFrom.namespaces names more than " +
+                         std::to_string(kMaxSharedNamespaces) + " namespaces");
+  for (const std::string& ns : policy.learn_from.namespaces)
+    if (ns.empty() || ns.size() > 63) return Status::Error("learnFrom.namespaces holds a name that is not a namespace's");
   return Status::Ok();
 }
 

@@ -4,6 +4,7 @@
 
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "base/status.h"
 
@@ -26,6 +27,20 @@ enum class Mode {
 std::string ToString(Mode mode);
 Result<Mode> ParseMode(const std::string& text);
 
+// Whose learned figures (a dataset's per-worker rate and memory, a demand key's measured
+// demand) a workload's pick may use. Those measured in its own namespace always; besides them,
+// those of `namespaces`, or of every namespace when `all_namespaces`. Namespaces are plain names.
+struct LearningScope {
+  std::vector<std::string> namespaces;  // besides the workload's own; at most kMaxSharedNamespaces
+  bool all_namespaces = false;
+
+  // Whether figures measured in `measured_in` may be used for a workload in `own`.
+  bool Includes(const std::string& own, const std::string& measured_in) const;
+  // "namespace team-b", "namespaces team-b, team-a", "every namespace", for people.
+  std::string Describe(const std::string& own) const;
+};
+inline constexpr size_t kMaxSharedNamespaces = 256;
+
 struct Policy {
   Mode mode = Mode::kAuto;
   // Treat a MaxText job that sets no grain_worker_count at all as if it said -1.
@@ -40,6 +55,7 @@ struct Policy {
   double safety_factor = 1.25;     // over-provisioning of the computed need
   double noise_tolerance = 0.03;   // throughput differences below this are not chased
   Objective objective = Objective::kThroughput;
+  LearningScope learn_from;        // spec.learnFrom
   std::string name = "built-in defaults";  // for people: "GrainTunePolicy tpu-team"
   std::string object_name;  // the GrainTunePolicy's metadata.name; empty for the defaults
 };

@@ -194,7 +194,7 @@ Plan PlanInPlace(json& object, WorkloadKind kind, const std::string& ns, Planner
   Result<TuningInputs> inputs = workload::BuildTuningInputs(
       object.at(json::json_pointer(primary.ref.spec_pointer)), *primary.container,
       primary.overrides, primary.config ? &*primary.config : nullptr, primary.annotations, policy,
-      workload::InputSources{sources.shapes, &sources.history}, plan.warnings);
+      workload::InputSources{sources.shapes, &sources.history, ns}, plan.warnings);
   if (!inputs.ok()) {
     // A workload queued by Kueue gets its node selector at admission, after this CREATE: its
     // pods (or a JobSet's child Jobs) are looked at again when they are created.
@@ -209,6 +209,7 @@ Plan PlanInPlace(json& object, WorkloadKind kind, const std::string& ns, Planner
   }
   plan.host = inputs->host;
   plan.tuning_key = workload::TuningKeyOf(object, kind);
+  plan.demand_key = inputs->demand.transfer_key;
 
   AttemptQuery query;
   query.attempt = workload::AttemptOf(object_meta);
@@ -278,6 +279,7 @@ Plan PlanInPlace(json& object, WorkloadKind kind, const std::string& ns, Planner
   plan.workers = value.workers;
   plan.reason = std::move(value.reason);
   plan.decision = std::move(value.decision);
+  if (plan.decision) plan.learned_from = inputs->learned_from;  // else the value is its own history's
 
   const bool has_eval = std::any_of(found.begin(), found.end(), [](const TemplateSites& t) {
     return std::any_of(t.edits.begin(), t.edits.end(), [](const Edit& e) { return IsEvalKey(e.key); });
@@ -326,6 +328,9 @@ Plan PlanInPlace(json& object, WorkloadKind kind, const std::string& ns, Planner
   if (plan.resume.steps) applied[workload::kStepsAnnotation] = std::to_string(*plan.resume.steps);
   if (failures_counted > 0)
     applied[workload::kFailedPodsCountedAnnotation] = std::to_string(failures_counted);
+  // Where learned figures came from; cleared on an object that carries an earlier pick's.
+  if (!plan.learned_from.empty() || object_annotations.count(workload::kLearnedFromAnnotation))
+    applied[workload::kLearnedFromAnnotation] = workload::JoinLearnedFrom(plan.learned_from);
   // A JobSet's templates get the first attempt's value like a Job's, so that its pods never
   // start with -1 (Grain's own pick) when the webhook cannot answer for a restart; its child
   // Jobs and pods re-pick that value for every later attempt (the sites hold graintune's

@@ -83,6 +83,12 @@ struct Plan {
   int eval_workers = 0;
   std::string reason;
   std::string tuning_key;
+  // What a measured demand transfers by (workload/demand_key.h); empty on an unknown host.
+  std::string demand_key;
+  // The GrainTunings ("namespace/name") whose learned figures Decide() used for the value: in
+  // the object's namespace, or one its policy's learnFrom shares. Empty when the value came from
+  // the workload's own history (a recommendation, its run's value) or nothing was learned.
+  std::vector<std::string> learned_from;
   HostShape host;
   workload::RunResume resume;              // of the first MaxText container, once inputs were read
 };

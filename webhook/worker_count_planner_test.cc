@@ -53,6 +53,52 @@ TEST_F(PlannerTest, JobScriptMinusOneBecomesTheDecision) {
   EXPECT_GT(plan.workers, 4);
 }
 
+// A Job in team-a whose demand team-b measured (slow steps: a low fed throughput): the value
+// learns from it only when the policy shares team-b, and then names it (Plan::learned_from and
+// graintune.dev/learned-from, which the operator copies into the GrainTuning).
+TEST_F(PlannerTest, AValueLearnsFromAnotherNamespaceOnlyWhenThePolicySharesIt) {
+  const Plan alone = Run(SeedJob(), workload::WorkloadKind::kJob);
+  ASSERT_FALSE(alone.demand_key.empty());
+  EXPECT_TRUE(alone.learned_from.empty());
+  EXPECT_FALSE(alone.mutated["metadata"]["annotations"].contains(workload::kLearnedFromAnnotation));
+  history_.PutGrainTuning({{"metadata", {{"namespace", "team-b"}, {"name", "llama-b"}}},
+                           {"spec", {{"tuningKey", "llama-b"}}},
+                           {"status", {{"learned", {{"machineType", "ct6e-standard-4t"},
+                                                    {"fedTokensPerSecondPerHost", 3000},
+                                                    {"demandKey", alone.demand_key}}}}}});
+  const Plan unshared = Run(SeedJob(), workload::WorkloadKind::kJob);
+  EXPECT_EQ(unshared.workers, alone.workers);
+  EXPECT_TRUE(unshared.learned_from.empty());
+
+  Policy shares_b;
+  shares_b.learn_from.namespaces = {"team-b"};
+  policies_ = workload::FixedPolicy(shares_b);
+  const Plan shared = Run(SeedJob(), workload::WorkloadKind::kJob);
+  EXPECT_LT(shared.workers, alone.workers) << "slow steps need fewer workers";
+  EXPECT_EQ(shared.learned_from, std::vector<std::string>{"team-b/llama-b"});
+  EXPECT_EQ(shared.demand_key, alone.demand_key);
+  for (const char* meta : {"/metadata/annotations", "/spec/template/metadata/annotations"})
+    EXPECT_EQ(shared.mutated[json::json_pointer(meta)][workload::kLearnedFromAnnotation], "team-b/llama-b") << meta;
+
+  // A retry pod of that Job whose value comes from the workload's own recommendation learned
+  // nothing from others: the template's learned-from is cleared, not carried.
+  json pod = {{"apiVersion", "v1"}, {"kind", "Pod"}, {"metadata", shared.mutated["spec"]["template"]["metadata"]},
+              {"spec", shared.mutated["spec"]["template"]["spec"]}};
+  pod["metadata"]["name"] = "llama-retry";
+  pod["metadata"]["labels"]["batch.kubernetes.io/job-name"] = "llama";
+  pod["metadata"]["annotations"][workload::kAttemptAnnotation] = "1";
+  TuningHistory own;
+  own.recommended_workers = shared.workers + 3;
+  own.recommendation_attempt = 1;
+  own.recommendation_reason = "measured";
+  history_.Put("team-a", "llama", own);
+  const Plan retry = Run(pod, workload::WorkloadKind::kPod);
+  ASSERT_EQ(retry.outcome, PlanOutcome::kTuned) << (retry.warnings.empty() ? "" : retry.warnings[0]);
+  EXPECT_EQ(retry.workers, shared.workers + 3);
+  EXPECT_TRUE(retry.learned_from.empty());
+  EXPECT_EQ(retry.mutated["metadata"]["annotations"][workload::kLearnedFromAnnotation], "");
+}
+
 TEST_F(PlannerTest, ReinvocationIsANoOp) {
   Plan first = Run(SeedJob(), workload::WorkloadKind::kJob);
   Plan second = Run(first.mutated, workload::WorkloadKind::kJob);

@@ -12,6 +12,7 @@
 #include "kube/informer.h"
 #include "workload/graintune_objects.h"
 #include "workload/configmap_fetcher.h"
+#include "workload/learned_figures.h"
 #include "workload/node_facts_index.h"
 #include "workload/node_shapes.h"
 #include "workload/sources.h"
@@ -51,18 +52,18 @@ class GrainTuningHistory : public HistorySource {
       : graintunings_(std::move(graintunings)) {}
   Result<std::optional<TuningHistory>> Lookup(const std::string& ns,
                                               const std::string& tuning_key) override;
-  // The newest learned per-worker throughput among GrainTunings with spec.dataset == dataset
-  // whose status.learned.machineType is machine_type (absent counts as empty).
-  std::optional<DatasetProfile> LearnedProfile(const std::string& dataset,
-                                               const std::string& machine_type) override;
-  // The newest status.learned.fedTokensPerSecondPerHost among GrainTunings whose
-  // status.learned.demandKey is `key` (any namespace: the key names no data, only settings).
-  std::optional<LearnedDemand> LearnedDemandFor(const std::string& key) override;
+  // Learned figures (learned_figures.h) among the cached GrainTunings within `reach`.
+  std::optional<LearnedDatasetProfile> LearnedProfile(const LearningReach& reach,
+                                                      const std::string& dataset,
+                                                      const std::string& machine_type) override;
+  std::optional<LearnedDemand> LearnedDemandFor(const LearningReach& reach,
+                                                const std::string& key) override;
   // Over the namespace's GrainTunings' status.runs, read in place.
   Result<std::optional<RunRecord>> RunFor(const std::string& ns,
                                           const std::string& checkpoint_dir) override;
 
  private:
+  GrainTuningVisitor Visitor() const;
   std::shared_ptr<kube::Informer> graintunings_;
 };
 

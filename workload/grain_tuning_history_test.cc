@@ -11,6 +11,9 @@ namespace {
 using nlohmann::json;
 using namespace std::chrono_literals;
 
+// A workload in team-a, sharing with nobody.
+const LearningReach kTeamA{"team-a", {}};
+
 json Tuning(const std::string& name, const json& spec, const json& status) {
   return {{"apiVersion", "graintune.dev/v1alpha1"},
           {"kind", "GrainTuning"},
@@ -48,16 +51,21 @@ TEST(GrainTuningHistoryTest, TheNewestUsableLearnedRateOfTheDatasetWins) {
   ASSERT_TRUE(informer->WaitForSync(10s));
   GrainTuningHistory history(informer);
 
-  std::optional<DatasetProfile> c4_profile = history.LearnedProfile("gs://corpus/c4", "");
-  ASSERT_TRUE(c4_profile);
+  std::optional<LearnedDatasetProfile> learned = history.LearnedProfile(kTeamA, "gs://corpus/c4", "");
+  ASSERT_TRUE(learned);
+  EXPECT_EQ(learned->grain_tuning, "team-a/newer");
+  const std::optional<DatasetProfile> c4_profile = learned->profile;
   EXPECT_DOUBLE_EQ(c4_profile->tokens_per_second_per_worker, 2500);
   EXPECT_EQ(c4_profile->kind, DatasetKind::kRawText);
   EXPECT_DOUBLE_EQ(c4_profile->worker_memory_bytes, 3000000000.0);
   EXPECT_EQ(c4_profile->source, "learned by GrainTuning team-a/newer");
-  std::optional<DatasetProfile> pile = history.LearnedProfile("gs://corpus/pile", "");
+  std::optional<LearnedDatasetProfile> pile = history.LearnedProfile(kTeamA, "gs://corpus/pile", "");
   ASSERT_TRUE(pile);
-  EXPECT_DOUBLE_EQ(pile->tokens_per_second_per_worker, 9000);
-  EXPECT_FALSE(history.LearnedProfile("gs://corpus/unseen", ""));
+  EXPECT_DOUBLE_EQ(pile->profile.tokens_per_second_per_worker, 9000);
+  // Another namespace's workloads do not see team-a's figures.
+  EXPECT_FALSE(history.LearnedProfile({"team-b", {}}, "gs://corpus/pile", ""));
+  EXPECT_TRUE(history.LearnedProfile({"team-b", {.namespaces = {"team-a"}}}, "gs://corpus/pile", ""));
+  EXPECT_FALSE(history.LearnedProfile(kTeamA, "gs://corpus/unseen", ""));
   informer->Stop();
 }
 
@@ -78,23 +86,24 @@ TEST(GrainTuningHistoryTest, ALearnedProfileIsKeyedByDatasetAndMachineType) {
   ASSERT_TRUE(informer->WaitForSync(10s));
   GrainTuningHistory history(informer);
 
-  std::optional<DatasetProfile> v6e = history.LearnedProfile("gs://corpus/c4", "ct6e-standard-4t");
-  ASSERT_TRUE(v6e);
+  std::optional<LearnedDatasetProfile> learned_v6e = history.LearnedProfile(kTeamA, "gs://corpus/c4", "ct6e-standard-4t");
+  ASSERT_TRUE(learned_v6e);
+  const std::optional<DatasetProfile> v6e = learned_v6e->profile;
   EXPECT_DOUBLE_EQ(v6e->tokens_per_second_per_worker, 2400);
   EXPECT_DOUBLE_EQ(v6e->worker_memory_bytes, 2.2e9);  // status.learned's, over the trial's 3 GB
   EXPECT_TRUE(v6e->rate_known);
   EXPECT_EQ(v6e->source, "learned by GrainTuning team-a/v6e-run on ct6e-standard-4t");
-  std::optional<DatasetProfile> v5e = history.LearnedProfile("gs://corpus/c4", "ct5lp-hightpu-4t");
+  std::optional<LearnedDatasetProfile> v5e = history.LearnedProfile(kTeamA, "gs://corpus/c4", "ct5lp-hightpu-4t");
   ASSERT_TRUE(v5e);
-  EXPECT_DOUBLE_EQ(v5e->tokens_per_second_per_worker, 1500);
+  EXPECT_DOUBLE_EQ(v5e->profile.tokens_per_second_per_worker, 1500);
   // Nothing was measured on a v5p host, nor on an unknown one.
-  EXPECT_FALSE(history.LearnedProfile("gs://corpus/c4", "ct5p-hightpu-4t"));
-  EXPECT_FALSE(history.LearnedProfile("gs://corpus/c4", ""));
+  EXPECT_FALSE(history.LearnedProfile(kTeamA, "gs://corpus/c4", "ct5p-hightpu-4t"));
+  EXPECT_FALSE(history.LearnedProfile(kTeamA, "gs://corpus/c4", ""));
   informer->Stop();
 }
 
-// A demand transfers between workloads by its key alone (any dataset, any namespace): the
-// newest fed throughput measured under that key.
+// A demand transfers between workloads by its key alone (any dataset), within the namespaces
+// learning spans: the newest fed throughput measured under that key there.
 TEST(GrainTuningHistoryTest, ALearnedDemandIsTheNewestFedThroughputUnderItsKey) {
   auto api = std::make_shared<kube::FakeApiServer>();
   const std::string key = "llama3-8b batch 4 seq 8192, 4x v6e on ct6e-standard-4t, settings 00ff";
@@ -129,12 +138,19 @@ TEST(GrainTuningHistoryTest, ALearnedDemandIsTheNewestFedThroughputUnderItsKey) 
   ASSERT_TRUE(informer->WaitForSync(10s));
   GrainTuningHistory history(informer);
 
-  std::optional<LearnedDemand> demand = history.LearnedDemandFor(key);
+  std::optional<LearnedDemand> demand = history.LearnedDemandFor(kTeamA, key);
   ASSERT_TRUE(demand);
-  EXPECT_DOUBLE_EQ(demand->tokens_per_second_per_host, 64000);
-  EXPECT_EQ(demand->source, "GrainTuning team-b/newer");
-  EXPECT_FALSE(history.LearnedDemandFor(key + "2"));
-  EXPECT_FALSE(history.LearnedDemandFor("")) << "an empty key transfers nothing";
+  EXPECT_DOUBLE_EQ(demand->tokens_per_second_per_host, 61000) << "team-b's newer figure is not team-a's";
+  EXPECT_EQ(demand->grain_tuning, "team-a/older");
+  const LearningReach shares_b{"team-a", {.namespaces = {"team-b"}}};
+  std::optional<LearnedDemand> shared = history.LearnedDemandFor(shares_b, key);
+  ASSERT_TRUE(shared);
+  EXPECT_DOUBLE_EQ(shared->tokens_per_second_per_host, 64000);
+  EXPECT_EQ(shared->grain_tuning, "team-b/newer");
+  EXPECT_EQ(history.LearnedDemandFor({"team-a", {.all_namespaces = true}}, key)->grain_tuning, "team-b/newer");
+  EXPECT_FALSE(history.LearnedDemandFor({"team-c", {}}, key)) << "nothing was measured in team-c";
+  EXPECT_FALSE(history.LearnedDemandFor(shares_b, key + "2"));
+  EXPECT_FALSE(history.LearnedDemandFor(shares_b, "")) << "an empty key transfers nothing";
   informer->Stop();
 }
 

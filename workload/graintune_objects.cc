@@ -18,6 +18,29 @@ std::string Str(const json& obj, const char* key) {
   return it != obj.end() && it->is_string() ? it->get<std::string>() : std::string();
 }
 
+// spec.learnFrom: {namespaces: [names], allNamespaces: bool}; absent: the workload's own only.
+Result<LearningScope> LearnFromOf(const json& spec, const std::string& field) {
+  LearningScope scope;
+  auto it = spec.find("learnFrom");
+  if (it == spec.end() || it->is_null()) return scope;
+  if (!it->is_object()) return Status::Error(field + " is not an object");
+  if (auto all = it->find("allNamespaces"); all != it->end()) {
+    if (!all->is_boolean()) return Status::Error(field + ".allNamespaces is not true or false");
+    scope.all_namespaces = all->get<bool>();
+  }
+  if (auto names = it->find("namespaces"); names != it->end()) {
+    if (!names->is_array()) return Status::Error(field + ".namespaces is not a list");
+    if (names->size() > kMaxSharedNamespaces)
+      return Status::Error(field + ".namespaces names more than " +
+                           std::to_string(kMaxSharedNamespaces) + " namespaces");
+    for (const json& n : *names) {
+      if (!n.is_string()) return Status::Error(field + ".namespaces holds " + n.dump() + ", not a name");
+      scope.namespaces.push_back(n.get<std::string>());
+    }
+  }
+  return scope;
+}
+
 }  // namespace
 
 bool SelectorMatches(const json& selector, const std::map<std::string, std::string>& labels) {
@@ -93,6 +116,9 @@ Result<Policy> PolicyFromObject(const json& object) {
                    quantity("reservedMemory", p.reserved_memory_bytes)})
     if (!s.ok()) return s;
   p.tune_unset = spec.value("tuneUnset", false);
+  Result<LearningScope> learn_from = LearnFromOf(spec, field("learnFrom"));
+  if (!learn_from.ok()) return learn_from.status();
+  p.learn_from = std::move(*learn_from);
   if (Status s = Validate(p); !s.ok()) return Status::Error(p.name + ": " + s.message());
   return p;
 }

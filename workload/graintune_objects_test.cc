@@ -54,6 +54,37 @@ TEST(GraintuneObjectsTest, PolicyFromObjectAndPrecedence) {
   EXPECT_NE(r.error().find("reservedMemory"), std::string::npos);
 }
 
+// spec.learnFrom: whose learned figures the covered workloads may use besides their own
+// namespace's. Absent: none; a value of the wrong shape refuses the policy with the field named.
+TEST(GraintuneObjectsTest, PolicyLearnFromNamesTheNamespacesThatShare) {
+  json policy = {{"metadata", {{"name", "team-b"}}}, {"spec", {{"maxWorkers", 64}}}};
+  Result<Policy> none = PolicyFromObject(policy);
+  ASSERT_TRUE(none.ok()) << none.error();
+  EXPECT_TRUE(none->learn_from.namespaces.empty());
+  EXPECT_FALSE(none->learn_from.all_namespaces);
+
+  policy["spec"]["learnFrom"] = {{"namespaces", {"team-a", "research"}}};
+  Result<Policy> shares = PolicyFromObject(policy);
+  ASSERT_TRUE(shares.ok()) << shares.error();
+  EXPECT_EQ(shares->learn_from.namespaces, (std::vector<std::string>{"team-a", "research"}));
+  EXPECT_TRUE(shares->learn_from.Includes("team-b", "team-a"));
+  EXPECT_FALSE(shares->learn_from.Includes("team-b", "team-c"));
+
+  policy["spec"]["learnFrom"] = {{"allNamespaces", true}};
+  Result<Policy> all = PolicyFromObject(policy);
+  ASSERT_TRUE(all.ok()) << all.error();
+  EXPECT_TRUE(all->learn_from.Includes("team-b", "anything"));
+
+  for (const json& bad : {json("team-a"), json{{"namespaces", "team-a"}}, json{{"namespaces", {1}}},
+                          json{{"allNamespaces", "yes"}}, json{{"namespaces", json::array({""})}},
+                          json{{"namespaces", std::vector<std::string>(kMaxSharedNamespaces + 1, "ns")}}}) {
+    policy["spec"]["learnFrom"] = bad;
+    Result<Policy> refused = PolicyFromObject(policy);
+    ASSERT_FALSE(refused.ok()) << bad.dump();
+    EXPECT_NE(refused.error().find("learnFrom"), std::string::npos) << refused.error();
+  }
+}
+
 TEST(GraintuneObjectsTest, StaticPoliciesForTheStandaloneWebhook) {
   const json team = {{"kind", "GrainTunePolicy"}, {"metadata", {{"name", "team"}}},
                      {"spec", {{"priority", 5}, {"maxWorkers", 8},

@@ -5,7 +5,9 @@
 #include <map>
 #include <mutex>
 #include <tuple>
+#include <vector>
 
+#include "workload/learned_figures.h"
 #include "workload/sources.h"
 
 namespace graintune::workload {
@@ -16,13 +18,10 @@ class InMemoryHistory : public HistorySource {
     std::lock_guard<std::mutex> lock(mu_);
     histories_[{ns, key}] = std::move(history);
   }
-  void PutProfile(const std::string& dataset, DatasetProfile profile) {
+  // A GrainTuning object whose learned figures (learned_figures.h) later lookups may use.
+  void PutGrainTuning(nlohmann::json grain_tuning) {
     std::lock_guard<std::mutex> lock(mu_);
-    profiles_[dataset] = std::move(profile);
-  }
-  void PutDemand(const std::string& key, LearnedDemand demand) {
-    std::lock_guard<std::mutex> lock(mu_);
-    demands_[key] = std::move(demand);
+    grain_tunings_.push_back(std::move(grain_tuning));
   }
   void FailWithForTest(std::string message) { failure_ = std::move(message); }
 
@@ -44,25 +43,27 @@ class InMemoryHistory : public HistorySource {
           return std::optional<RunRecord>(run->second);
     return std::optional<RunRecord>();
   }
-  std::optional<DatasetProfile> LearnedProfile(const std::string& dataset,
-                                               const std::string& /*machine_type: one host kind here*/) override {
+  std::optional<LearnedDatasetProfile> LearnedProfile(const LearningReach& reach,
+                                                      const std::string& dataset,
+                                                      const std::string& machine_type) override {
     std::lock_guard<std::mutex> lock(mu_);
-    auto it = profiles_.find(dataset);
-    if (it == profiles_.end()) return std::nullopt;
-    return it->second;
+    return NewestLearnedProfile(Visitor(), reach, dataset, machine_type);
   }
-  std::optional<LearnedDemand> LearnedDemandFor(const std::string& key) override {
+  std::optional<LearnedDemand> LearnedDemandFor(const LearningReach& reach,
+                                                const std::string& key) override {
     std::lock_guard<std::mutex> lock(mu_);
-    auto it = demands_.find(key);
-    if (it == demands_.end()) return std::nullopt;
-    return it->second;
+    return NewestLearnedDemand(Visitor(), reach, key);
   }
 
  private:
   std::mutex mu_;
-  std::map<std::string, LearnedDemand> demands_;
+  GrainTuningVisitor Visitor() const {
+    return [this](const std::function<void(const nlohmann::json&)>& visit) {
+      for (const nlohmann::json& gt : grain_tunings_) visit(gt);
+    };
+  }
   std::map<std::pair<std::string, std::string>, TuningHistory> histories_;
-  std::map<std::string, DatasetProfile> profiles_;
+  std::vector<nlohmann::json> grain_tunings_;
   std::string failure_;
 };
 

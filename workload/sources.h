@@ -38,10 +38,24 @@ class NodeShapeSource {
   virtual Result<HostShape> ShapeFor(const NodeSelection& selection) = 0;
 };
 
+// Whose learned figures a workload in `ns` reads: those measured by GrainTunings in its own
+// namespace, and in the namespaces its policy's spec.learnFrom shares with it.
+struct LearningReach {
+  std::string ns;
+  LearningScope scope;
+  bool Includes(const std::string& measured_in) const { return scope.Includes(ns, measured_in); }
+};
+
 // A demand another workload measured: the throughput its fed attempts reached per host.
 struct LearnedDemand {
   double tokens_per_second_per_host = 0;
-  std::string source;  // "GrainTuning team-a/llama-abc12"
+  std::string grain_tuning;  // where it was measured: "team-a/llama-abc12"
+};
+
+// A dataset's profile (per-worker rate and memory) another workload measured.
+struct LearnedDatasetProfile {
+  DatasetProfile profile;
+  std::string grain_tuning;  // where it was measured: "team-a/llama-abc12"
 };
 
 class HistorySource {
@@ -49,15 +63,17 @@ class HistorySource {
   virtual ~HistorySource() = default;
   virtual Result<std::optional<TuningHistory>> Lookup(const std::string& ns,
                                                       const std::string& tuning_key) = 0;
-  // A profile learned for a dataset name (graintune.dev/dataset) from earlier workloads on
-  // hosts of `machine_type` (empty: unknown, matching only figures measured on unknown hosts):
-  // a worker's rate depends on the host's cores as much as on the dataset.
-  virtual std::optional<DatasetProfile> LearnedProfile(const std::string& dataset,
-                                                       const std::string& machine_type) = 0;
-  // The demand measured by the newest earlier workload whose fed attempts had demand key `key`
-  // (workload/demand_key.h): the same model settings, batch and chips on the same machine
-  // type. nullopt when none has.
-  virtual std::optional<LearnedDemand> LearnedDemandFor(const std::string& key) = 0;
+  // A profile learned for a dataset name (graintune.dev/dataset) from earlier workloads within
+  // `reach` on hosts of `machine_type` (empty: unknown, matching only figures measured on
+  // unknown hosts): a worker's rate depends on the host's cores as much as on the dataset.
+  virtual std::optional<LearnedDatasetProfile> LearnedProfile(const LearningReach& reach,
+                                                              const std::string& dataset,
+                                                              const std::string& machine_type) = 0;
+  // The demand measured by the newest earlier workload within `reach` whose fed attempts had
+  // demand key `key` (workload/demand_key.h): the same model settings, batch and chips on the
+  // same machine type. nullopt when none has.
+  virtual std::optional<LearnedDemand> LearnedDemandFor(const LearningReach& reach,
+                                                        const std::string& key) = 0;
   // The value a run writing `checkpoint_dir` was started with, recorded under any tuning key in
   // `ns` (a new workload resuming a directory graintune has seen); nullopt when none is.
   virtual Result<std::optional<RunRecord>> RunFor(const std::string& ns,

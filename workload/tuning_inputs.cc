@@ -1,5 +1,7 @@
 #include "workload/tuning_inputs.h"
 
+#include <algorithm>
+
 #include "tuner/quantity.h"
 #include "workload/demand_key.h"
 #include "workload/identity.h"
@@ -20,6 +22,20 @@ std::optional<double> Limit(const nlohmann::json& container, const std::string& 
     return std::nullopt;
   }
   return *q;
+}
+
+// The demand an earlier workload within `reach` measured fed under the same key, in place of
+// the estimate.
+void UseLearnedDemand(HistorySource& learned_figures, const LearningReach& reach, TuningInputs& in) {
+  if (in.demand.transfer_key.empty()) return;
+  std::optional<LearnedDemand> learned = learned_figures.LearnedDemandFor(reach, in.demand.transfer_key);
+  if (!learned) return;
+  in.demand.tokens_per_second_per_host = learned->tokens_per_second_per_host;
+  in.demand.compute_step_seconds = in.demand.tokens_per_step_per_host / learned->tokens_per_second_per_host;
+  in.demand.step_estimated = false;
+  in.demand.basis = "fed throughput measured by GrainTuning " + learned->grain_tuning +
+                    ", same model settings and chips";
+  in.learned_from.push_back(learned->grain_tuning);
 }
 
 }  // namespace
@@ -81,13 +97,9 @@ Result<TuningInputs> BuildTuningInputs(const nlohmann::json& pod_spec,
     if (std::optional<std::string> v = overrides.Value(o.key)) settings[o.key] = *v;
   in.demand.transfer_key = DemandKey(settings, overrides.config ? overrides.config->path : "",
                                      w.chips_per_host, in.host);
-  if (!annotations.step_seconds && sources.learned_profiles && !in.demand.transfer_key.empty())
-    if (std::optional<LearnedDemand> learned = sources.learned_profiles->LearnedDemandFor(in.demand.transfer_key)) {
-      in.demand.tokens_per_second_per_host = learned->tokens_per_second_per_host;
-      in.demand.compute_step_seconds = in.demand.tokens_per_step_per_host / learned->tokens_per_second_per_host;
-      in.demand.step_estimated = false;
-      in.demand.basis = "fed throughput measured by " + learned->source + ", same model settings and chips";
-    }
+  const LearningReach reach{sources.ns, policy.learn_from};
+  if (!annotations.step_seconds && sources.learned_profiles)
+    UseLearnedDemand(*sources.learned_profiles, reach, in);
 
   std::optional<bool> tokenize = annotations.tokenize;
   if (!tokenize) {
@@ -95,12 +107,14 @@ Result<TuningInputs> BuildTuningInputs(const nlohmann::json& pod_spec,
       tokenize = !(*t == "false" || *t == "False" || *t == "0");
   }
   const DatasetKind kind = annotations.dataset_kind.value_or(InferDatasetKind(tokenize));
-  std::optional<DatasetProfile> learned;
+  std::optional<LearnedDatasetProfile> learned;
   if (annotations.dataset && sources.learned_profiles)
-    learned = sources.learned_profiles->LearnedProfile(*annotations.dataset, in.host.machine_type);
-  if (learned && learned->kind == kind) {
-    in.profile = *learned;
+    learned = sources.learned_profiles->LearnedProfile(reach, *annotations.dataset, in.host.machine_type);
+  if (learned && learned->profile.kind == kind) {
+    in.profile = learned->profile;
     if (annotations.worker_memory_bytes) in.profile.worker_memory_bytes = *annotations.worker_memory_bytes;
+    if (std::find(in.learned_from.begin(), in.learned_from.end(), learned->grain_tuning) == in.learned_from.end())
+      in.learned_from.push_back(learned->grain_tuning);
   } else {
     in.profile = ProfileWithOverrides(kind, annotations.tokens_per_second_per_worker,
                                       annotations.worker_memory_bytes);

@@ -23,8 +23,10 @@ namespace graintune::workload {
 struct InputSources {
   NodeShapeSource& shapes;
   // Dataset profiles (graintune.dev/dataset) and demands (workload/demand_key.h) learned from
-  // earlier workloads; null: not consulted.
+  // earlier workloads in the workload's namespace `ns` and in those its policy's learn_from
+  // shares (TuningInputs::learned_from names them); null: not consulted.
   HistorySource* learned_profiles = nullptr;
+  std::string ns;
 };
 
 // From the parts of a workload the caller has already located: the pod spec that holds

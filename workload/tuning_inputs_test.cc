@@ -93,12 +93,22 @@ TEST_F(ReadPodTuningInputsTest, AnEnvOverrideCountsAsMaxTextsContainer) {
 // a step time the job annotates wins over it.
 class LearnedDemandInputsTest : public ::testing::Test {
  protected:
-  Result<TuningInputs> Build(const WorkloadAnnotations& annotations) {
+  Result<TuningInputs> Build(const WorkloadAnnotations& annotations, const Policy& policy = Policy{}) {
     const json pod = TunedPod();
     const json& container = pod["spec"]["containers"][0];
     warnings_.clear();
     return BuildTuningInputs(pod["spec"], container, ScanContainer(container), &config_,
-                             annotations, Policy{}, InputSources{shapes_, &history_}, warnings_);
+                             annotations, policy, InputSources{shapes_, &history_, "team-a"}, warnings_);
+  }
+  // A GrainTuning ns/name as the operator leaves it: a fed demand under `demand_key` and a
+  // per-worker rate of gs://corpus/c4 on v6e hosts.
+  static json Learner(const std::string& ns, const std::string& name, const std::string& demand_key) {
+    return {{"metadata", {{"namespace", ns}, {"name", name}}},
+            {"spec", {{"tuningKey", name}, {"dataset", "gs://corpus/c4"}, {"datasetKind", "raw-text"}}},
+            {"status", {{"learnedTokensPerSecondPerWorker", 900},
+                        {"learned", {{"machineType", "ct6e-standard-4t"}, {"demandKey", demand_key},
+                                     {"fedTokensPerSecondPerHost", 20000}, {"workerMemoryBytes", 3e9}}},
+                        {"recommendation", {{"decidedAt", "2026-11-30T06:00:00Z"}}}}}};
   }
   MachineTypeTableShapes shapes_;
   InMemoryHistory history_;
@@ -115,14 +125,15 @@ TEST_F(LearnedDemandInputsTest, AFedThroughputMeasuredUnderTheSameKeyIsTheDemand
   ASSERT_FALSE(key.empty());
   EXPECT_EQ(key.substr(0, key.find(", settings ")), "llama3-8b batch 2 seq 8192, 4x v6e on ct6e-standard-4t");
 
-  history_.PutDemand(key, LearnedDemand{.tokens_per_second_per_host = 20000, .source = "GrainTuning team-b/llama"});
+  history_.PutGrainTuning(Learner("team-a", "llama", key));
   Result<TuningInputs> learned = Build(WorkloadAnnotations{});
   ASSERT_TRUE(learned.ok()) << learned.error();
   EXPECT_FALSE(learned->demand.step_estimated);
   EXPECT_DOUBLE_EQ(learned->demand.tokens_per_second_per_host, 20000);
   EXPECT_DOUBLE_EQ(learned->demand.compute_step_seconds, 2.0 * 8192 * 4 / 20000);
-  EXPECT_NE(learned->demand.basis.find("GrainTuning team-b/llama"), std::string::npos) << learned->demand.basis;
+  EXPECT_NE(learned->demand.basis.find("GrainTuning team-a/llama"), std::string::npos) << learned->demand.basis;
   EXPECT_EQ(learned->demand.transfer_key, key);
+  EXPECT_EQ(learned->learned_from, std::vector<std::string>{"team-a/llama"});
 
   WorkloadAnnotations annotated;
   annotated.step_seconds = 2.0;
@@ -135,6 +146,68 @@ TEST_F(LearnedDemandInputsTest, AFedThroughputMeasuredUnderTheSameKeyIsTheDemand
   ASSERT_TRUE(other.ok()) << other.error();
   EXPECT_TRUE(other->demand.step_estimated);
   EXPECT_NE(other->demand.transfer_key, key);
+}
+
+// Learned figures stay in the namespace that measured them: team-b's demand and dataset rate
+// reach a team-a workload only when team-a's policy shares team-b (or every namespace) with it.
+TEST_F(LearnedDemandInputsTest, LearnedFiguresOfAnotherNamespaceAreUsedOnlyWhenAPolicySharesIt) {
+  WorkloadAnnotations c4;
+  c4.dataset = "gs://corpus/c4";
+  Result<TuningInputs> own = Build(c4);
+  ASSERT_TRUE(own.ok()) << own.error();
+  const std::string key = own->demand.transfer_key;
+  history_.PutGrainTuning(Learner("team-b", "llama-b", key));
+
+  Result<TuningInputs> alone = Build(c4);
+  ASSERT_TRUE(alone.ok()) << alone.error();
+  EXPECT_TRUE(alone->demand.step_estimated) << alone->demand.basis;
+  EXPECT_FALSE(alone->profile.rate_known) << alone->profile.source;
+  EXPECT_TRUE(alone->learned_from.empty());
+  EXPECT_DOUBLE_EQ(alone->demand.tokens_per_second_per_host, own->demand.tokens_per_second_per_host);
+
+  Policy shares_b;
+  shares_b.learn_from.namespaces = {"team-c", "team-b"};
+  Result<TuningInputs> shared = Build(c4, shares_b);
+  ASSERT_TRUE(shared.ok()) << shared.error();
+  EXPECT_FALSE(shared->demand.step_estimated);
+  EXPECT_DOUBLE_EQ(shared->demand.tokens_per_second_per_host, 20000);
+  EXPECT_TRUE(shared->profile.rate_known);
+  EXPECT_DOUBLE_EQ(shared->profile.tokens_per_second_per_worker, 900);
+  EXPECT_EQ(shared->profile.source, "learned by GrainTuning team-b/llama-b on ct6e-standard-4t");
+  EXPECT_EQ(shared->learned_from, std::vector<std::string>{"team-b/llama-b"}) << "named once";
+
+  Policy everyone;
+  everyone.learn_from.all_namespaces = true;
+  Result<TuningInputs> cluster = Build(c4, everyone);
+  ASSERT_TRUE(cluster.ok()) << cluster.error();
+  EXPECT_EQ(cluster->learned_from, std::vector<std::string>{"team-b/llama-b"});
+
+  Policy shares_c;
+  shares_c.learn_from.namespaces = {"team-c"};
+  Result<TuningInputs> other = Build(c4, shares_c);
+  ASSERT_TRUE(other.ok()) << other.error();
+  EXPECT_TRUE(other->learned_from.empty());
+  EXPECT_TRUE(other->demand.step_estimated);
+
+  // The workload's own namespace's figures, when it has some, are in reach without a policy.
+  history_.PutGrainTuning(Learner("team-a", "llama-a", key));
+  Result<TuningInputs> at_home = Build(c4);
+  ASSERT_TRUE(at_home.ok()) << at_home.error();
+  EXPECT_EQ(at_home->learned_from, std::vector<std::string>{"team-a/llama-a"});
+}
+
+TEST(LearningScopeTest, TheOwnNamespaceAlwaysThenTheSharedOnesOrEveryOne) {
+  LearningScope scope;
+  EXPECT_TRUE(scope.Includes("team-a", "team-a"));
+  EXPECT_FALSE(scope.Includes("team-a", "team-b"));
+  EXPECT_EQ(scope.Describe("team-a"), "namespace team-a");
+  scope.namespaces = {"team-b", "team-a"};
+  EXPECT_TRUE(scope.Includes("team-a", "team-b"));
+  EXPECT_FALSE(scope.Includes("team-a", "team-c"));
+  EXPECT_EQ(scope.Describe("team-a"), "namespaces team-a, team-b");
+  scope.all_namespaces = true;
+  EXPECT_TRUE(scope.Includes("team-a", "team-c"));
+  EXPECT_EQ(scope.Describe("team-a"), "every namespace");
 }
 
 }  // namespace

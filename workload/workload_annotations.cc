@@ -27,10 +27,29 @@ bool IsInputAnnotation(const std::string& key) {
   for (const char* result : {kWorkerCountAnnotation, kEvalWorkerCountAnnotation, kReasonAnnotation,
                              kFirstAttemptAnnotation, kAttemptAnnotation, kCheckpointDirAnnotation,
                              kResumeAnnotation, kStepsAnnotation, kFailedPodsCountedAnnotation,
+                             kLearnedFromAnnotation,
                              "graintune.dev/exporter-port", "graintune.dev/test-terminate",
                              "graintune.dev/test-exporter-message"})
     if (key == result) return false;
   return true;
+}
+
+std::string JoinLearnedFrom(const std::vector<std::string>& grain_tunings) {
+  std::string text;
+  for (const std::string& g : grain_tunings) text += (text.empty() ? "" : ",") + g;
+  return text;
+}
+
+std::vector<std::string> SplitLearnedFrom(const std::string& annotation) {
+  std::vector<std::string> out;
+  size_t from = 0;
+  while (from <= annotation.size() && out.size() < kMaxLearnedFrom) {
+    size_t comma = annotation.find(',', from);
+    if (comma == std::string::npos) comma = annotation.size();
+    if (comma > from) out.push_back(annotation.substr(from, comma - from));
+    from = comma + 1;
+  }
+  return out;
 }
 
 WorkloadAnnotations ParseWorkloadAnnotations(const std::map<std::string, std::string>& annotations,

@@ -49,6 +49,9 @@ inline constexpr char kCheckpointDirAnnotation[] = "graintune.dev/checkpoint-dir
 inline constexpr char kResumeAnnotation[] = "graintune.dev/resume";
 inline constexpr char kStepsAnnotation[] = "graintune.dev/steps";
 inline constexpr char kPinsWorkers[] = "pins-workers";
+// The GrainTunings ("namespace/name", comma-separated) whose learned figures set the value; the
+// operator copies it into the GrainTuning it creates (spec.learnedFrom).
+inline constexpr char kLearnedFromAnnotation[] = "graintune.dev/learned-from";
 // The exporter sidecar graintune injects into tuned pods (the webhook names it; the operator
 // reads its status).
 inline constexpr char kExporterContainerName[] = "graintune-exporter";
@@ -71,6 +74,12 @@ struct WorkloadAnnotations {
 // True for the graintune.dev/ annotations a user writes as inputs to the decision (dataset,
 // rates, tuning key, ...), false for the ones graintune writes as results.
 bool IsInputAnnotation(const std::string& key);
+
+// graintune.dev/learned-from's value for a list of "namespace/name", and back (empty items
+// dropped; at most kMaxLearnedFrom items are read).
+std::string JoinLearnedFrom(const std::vector<std::string>& grain_tunings);
+std::vector<std::string> SplitLearnedFrom(const std::string& annotation);
+inline constexpr size_t kMaxLearnedFrom = 16;
 
 // Parses the graintune.dev/ keys of `annotations`; appends a warning per bad value.
 WorkloadAnnotations ParseWorkloadAnnotations(const std::map<std::string, std::string>& annotations,

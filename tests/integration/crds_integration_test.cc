@@ -47,6 +47,19 @@ TEST(CrdsIntegration, PolicyDefaultsAndValidation) {
   ApiResult<Json> bad_safety = c->Create(resources::kGrainTunePolicies, "",
                                          Policy("bad-safety", {{"safetyFactor", 0.5}}));
   EXPECT_FALSE(bad_safety.ok());
+
+  // learnFrom: the namespaces that share learned figures with the covered workloads, or all.
+  ApiResult<Json> shares = c->Create(resources::kGrainTunePolicies, "",
+                                     Policy("shares", {{"learnFrom", {{"namespaces", {"team-a", "team-b"}}}}}));
+  ASSERT_TRUE(shares.ok()) << shares.status().message();
+  EXPECT_EQ((*shares)["spec"]["learnFrom"]["allNamespaces"], false);
+  ApiResult<Json> both = c->Create(resources::kGrainTunePolicies, "",
+      Policy("both", {{"learnFrom", {{"namespaces", {"team-a"}}, {"allNamespaces", true}}}}));
+  ASSERT_FALSE(both.ok());
+  EXPECT_NE(both.error().message.find("set either namespaces or allNamespaces, not both"), std::string::npos)
+      << both.error().message;
+  EXPECT_FALSE(c->Create(resources::kGrainTunePolicies, "",
+                         Policy("bad-ns", {{"learnFrom", {{"namespaces", {"Team A"}}}}})).ok());
 }
 
 TEST(CrdsIntegration, TuningStatusIsASubresourceWithPrinterColumns) {
