@@ -5,6 +5,7 @@
 #include <cmath>
 
 #include "tuner/figures.h"
+#include "workload/grain_tuning_status.h"
 #include "workload/graintune_objects.h"
 
 namespace graintune::cli {
@@ -86,7 +87,7 @@ nlohmann::json TrialRowJson(const TrialRow& r) {
 
 nlohmann::json TuningStatusJson(const nlohmann::json& gt) {
   const nlohmann::json meta = gt.value("metadata", nlohmann::json::object());
-  const nlohmann::json status = gt.value("status", nlohmann::json::object());
+  const workload::GrainTuningStatus status = workload::StatusOf(gt);
   const TuningHistory history = workload::HistoryFromGrainTuning(gt);
   nlohmann::json rows = nlohmann::json::array();
   for (const TrialRow& r : TrialRows(history.trials)) rows.push_back(TrialRowJson(r));
@@ -100,19 +101,15 @@ nlohmann::json TuningStatusJson(const nlohmann::json& gt) {
     next_run = {{"workers", *history.next_run_workers}, {"reason", history.next_run_reason}};
   nlohmann::json runs = nlohmann::json::array();
   for (const auto& [dir, run] : history.runs)
-    runs.push_back({{"checkpointDir", dir}, {"workers", run.workers}, {"firstAttempt", run.first_attempt}});
+    runs.push_back(workload::ToJson(workload::RunStatusOf(dir, run)));
   // The conditions a person acts on: a run that keeps its value, one that ended early.
   nlohmann::json conditions = nlohmann::json::object();
-  const nlohmann::json stored = status.value("conditions", nlohmann::json::array());
-  if (stored.is_array())
-    for (const nlohmann::json& c : stored)
-      if (c.is_object() && c.value("status", "") == "True" &&
-          (c.value("type", "") == "ValuePinned" || c.value("type", "") == "EndedEarly"))
-        conditions[c.value("type", "")] = c.value("message", "");
+  for (const workload::ConditionStatus& c : status.conditions)
+    if (c.status == "True" && (c.type == "ValuePinned" || c.type == "EndedEarly")) conditions[c.type] = c.message;
   return {{"namespace", meta.value("namespace", "")},
           {"name", meta.value("name", "")},
-          {"tuningKey", gt.value("spec", nlohmann::json::object()).value("tuningKey", "")},
-          {"phase", status.value("phase", "")},
+          {"tuningKey", workload::SpecOf(gt).tuning_key},
+          {"phase", status.phase.value_or("")},
           {"recommendation", recommendation},
           {"nextRun", next_run},
           {"runs", runs},

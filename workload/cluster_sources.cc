@@ -2,6 +2,8 @@
 
 #include <cmath>
 
+#include "workload/grain_tuning_status.h"
+
 namespace graintune::workload {
 
 TpuNodeCache MakeTpuNodeCache(std::shared_ptr<kube::Client> client) {
@@ -64,55 +66,40 @@ Result<std::optional<RunRecord>> GrainTuningHistory::RunFor(const std::string& n
 
 std::optional<DatasetProfile> GrainTuningHistory::LearnedProfile(const std::string& dataset,
                                                                  const std::string& machine_type) {
-  // Per admission, over every GrainTuning in the cluster: read in place, and only the newest
-  // match (by its recommendation's decidedAt) is turned into a profile afterwards.
-  static const kube::Json kEmpty = kube::Json::object();
-  auto field = [](const kube::Json& object, const char* name) -> const kube::Json& {
-    if (!object.is_object()) return kEmpty;
-    auto it = object.find(name);
-    return it != object.end() && it->is_object() ? *it : kEmpty;
-  };
+  // Per admission, over every GrainTuning in the cluster: read without its lists, and only the
+  // newest match (by its recommendation's decidedAt) is turned into a profile afterwards.
   std::optional<kube::Json> newest_match;
   std::string newest;
   double newest_rate = 0;
   graintunings_->Visit([&](const kube::Json& gt) {
-    const kube::Json& spec = field(gt, "spec");
-    const kube::Json& status = field(gt, "status");
-    auto named = spec.find("dataset");
-    if (named == spec.end() || !named->is_string() || named->get_ref<const std::string&>() != dataset) return;
-    const kube::Json& learned = field(status, "learned");
-    auto measured_on = learned.find("machineType");
-    const std::string on = measured_on != learned.end() && measured_on->is_string()
-                               ? measured_on->get<std::string>() : "";
+    const GrainTuningSpec spec = SpecOf(gt);
+    if (spec.dataset != dataset) return;
+    if (spec.dataset_kind && !ParseDatasetKind(*spec.dataset_kind).ok()) return;
+    const GrainTuningStatus status = StatusWithoutListsOf(gt);
+    const std::string on = status.learned ? status.learned->machine_type.value_or("") : "";
     if (on != machine_type) return;
-    auto rate = status.find("learnedTokensPerSecondPerWorker");
-    if (rate == status.end() || !rate->is_number() || rate->get<double>() <= 0) return;
-    auto kind = spec.find("datasetKind");
-    if (kind != spec.end() && (!kind->is_string() || !ParseDatasetKind(kind->get<std::string>()).ok())) return;
-    auto decided = field(status, "recommendation").find("decidedAt");
-    const std::string when = decided != field(status, "recommendation").end() && decided->is_string()
-                                 ? decided->get<std::string>() : "";
+    const double rate = status.learned_tokens_per_second_per_worker.value_or(0);
+    if (rate <= 0) return;
+    const std::string when = status.recommendation ? status.recommendation->decided_at.value_or("") : "";
     if (newest_match && when < newest) return;
     newest_match = gt;
     newest = when;
-    newest_rate = rate->get<double>();
+    newest_rate = rate;
   });
   if (!newest_match) return std::nullopt;
   const kube::Json& gt = *newest_match;
-  auto kind_of = field(gt, "spec").find("datasetKind");
-  Result<DatasetKind> kind =
-      ParseDatasetKind(kind_of != field(gt, "spec").end() ? kind_of->get<std::string>() : "raw-text");
+  Result<DatasetKind> kind = ParseDatasetKind(SpecOf(gt).dataset_kind.value_or("raw-text"));
   if (!kind.ok()) return std::nullopt;  // checked above
   DatasetProfile p = DefaultProfile(*kind);
   p.tokens_per_second_per_worker = newest_rate;
-  for (const Trial& t : TrialsOf(gt))
-    if (t.worker_memory_bytes > 0) p.worker_memory_bytes = t.worker_memory_bytes;
-  auto memory = field(field(gt, "status"), "learned").find("workerMemoryBytes");
-  if (memory != field(field(gt, "status"), "learned").end() && memory->is_number() && memory->get<double>() > 0)
-    p.worker_memory_bytes = memory->get<double>();
+  const GrainTuningStatus status = StatusOf(gt);
+  for (const TrialStatus& t : status.trials)
+    if (t.worker_memory_bytes.value_or(0) > 0) p.worker_memory_bytes = *t.worker_memory_bytes;
+  if (status.learned && status.learned->worker_memory_bytes.value_or(0) > 0)
+    p.worker_memory_bytes = *status.learned->worker_memory_bytes;
   p.rate_known = true;
-  p.source = "learned by GrainTuning " + field(gt, "metadata").value("namespace", "") + "/" +
-             field(gt, "metadata").value("name", "") +
+  const kube::Json meta = gt.value("metadata", kube::Json::object());
+  p.source = "learned by GrainTuning " + meta.value("namespace", "") + "/" + meta.value("name", "") +
              (machine_type.empty() ? "" : " on " + machine_type);
   return p;
 }
@@ -123,24 +110,15 @@ std::optional<LearnedDemand> GrainTuningHistory::LearnedDemandFor(const std::str
   std::string newest;
   graintunings_->Visit([&](const kube::Json& gt) {
     if (!gt.is_object()) return;
-    const kube::Json* status = gt.contains("status") && gt["status"].is_object() ? &gt["status"] : nullptr;
-    if (!status || !status->contains("learned") || !(*status)["learned"].is_object()) return;
-    const kube::Json& learned = (*status)["learned"];
-    auto demand_key = learned.find("demandKey");
-    if (demand_key == learned.end() || !demand_key->is_string() ||
-        demand_key->get_ref<const std::string&>() != key)
-      return;
-    auto fed = learned.find("fedTokensPerSecondPerHost");
-    if (fed == learned.end() || !fed->is_number() || !(fed->get<double>() > 0) ||
-        !std::isfinite(fed->get<double>()))
-      return;
-    std::string when;
-    if (auto rec = status->find("recommendation"); rec != status->end() && rec->is_object())
-      if (auto at = rec->find("decidedAt"); at != rec->end() && at->is_string()) when = at->get<std::string>();
+    const GrainTuningStatus status = StatusWithoutListsOf(gt);
+    if (!status.learned || status.learned->demand_key != key) return;
+    const double fed = status.learned->fed_tokens_per_second_per_host.value_or(0);
+    if (!(fed > 0) || !std::isfinite(fed)) return;
+    const std::string when = status.recommendation ? status.recommendation->decided_at.value_or("") : "";
     if (newest_match && when < newest) return;
     const kube::Json meta = gt.value("metadata", kube::Json::object());
     newest_match = LearnedDemand{
-        .tokens_per_second_per_host = fed->get<double>(),
+        .tokens_per_second_per_host = fed,
         .source = "GrainTuning " + (meta.is_object() ? meta.value("namespace", "") + "/" + meta.value("name", "") : "")};
     newest = when;
   });
