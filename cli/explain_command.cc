@@ -24,6 +24,7 @@
 #include "tuner/machine_types.h"
 #include "webhook/exporter_flags.h"
 #include "webhook/worker_count_planner.h"
+#include "workload/grain_tuning_status.h"
 #include "workload/graintune_objects.h"
 #include "workload/in_memory_sources.h"
 #include "workload/pod_templates.h"
@@ -258,10 +259,9 @@ int RunExplain(const Args& args, std::istream& in, std::ostream& out, std::ostre
       const std::string kind = doc.value("kind", "");
       if (kind == "GrainTunePolicy") policy_objects.push_back(doc);
       if (kind == "GrainTuning") {
-        const json spec = doc.value("spec", json::object());
         const json meta = doc.value("metadata", json::object());
-        if (spec.contains("tuningKey") && spec["tuningKey"].is_string())
-          history.Put(meta.value("namespace", "default"), spec["tuningKey"], workload::HistoryFromGrainTuning(doc));
+        if (const std::string key = workload::SpecOf(doc).tuning_key; !key.empty())
+          history.Put(meta.value("namespace", "default"), key, workload::HistoryFromGrainTuning(doc));
         history.PutGrainTuning(doc);
         continue;
       }

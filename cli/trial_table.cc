@@ -5,6 +5,7 @@
 #include <cmath>
 
 #include "tuner/figures.h"
+#include "workload/grain_tuning_status.h"
 #include "workload/graintune_objects.h"
 
 namespace graintune::cli {
@@ -86,7 +87,7 @@ nlohmann::json TrialRowJson(const TrialRow& r) {
 
 nlohmann::json TuningStatusJson(const nlohmann::json& gt) {
   const nlohmann::json meta = gt.value("metadata", nlohmann::json::object());
-  const nlohmann::json status = gt.value("status", nlohmann::json::object());
+  const workload::GrainTuningStatus status = workload::StatusOf(gt);
   const TuningHistory history = workload::HistoryFromGrainTuning(gt);
   nlohmann::json rows = nlohmann::json::array();
   for (const TrialRow& r : TrialRows(history.trials)) rows.push_back(TrialRowJson(r));
@@ -100,31 +101,22 @@ nlohmann::json TuningStatusJson(const nlohmann::json& gt) {
     next_run = {{"workers", *history.next_run_workers}, {"reason", history.next_run_reason}};
   nlohmann::json runs = nlohmann::json::array();
   for (const auto& [dir, run] : history.runs)
-    runs.push_back({{"checkpointDir", dir}, {"workers", run.workers}, {"firstAttempt", run.first_attempt}});
+    runs.push_back(workload::ToJson(workload::RunStatusOf(dir, run)));
   // The conditions a person acts on: a run that keeps its value, one that ended early.
   nlohmann::json conditions = nlohmann::json::object();
-  const nlohmann::json stored = status.value("conditions", nlohmann::json::array());
-  if (stored.is_array())
-    for (const nlohmann::json& c : stored)
-      if (c.is_object() && c.value("status", "") == "True" &&
-          (c.value("type", "") == "ValuePinned" || c.value("type", "") == "EndedEarly"))
-        conditions[c.value("type", "")] = c.value("message", "");
-  const nlohmann::json spec = gt.value("spec", nlohmann::json::object());
+  for (const workload::ConditionStatus& c : status.conditions)
+    if (c.status == "True" && (c.type == "ValuePinned" || c.type == "EndedEarly")) conditions[c.type] = c.message;
+  const workload::GrainTuningSpec spec = workload::SpecOf(gt);
   // What it learned from others: the key its demand is looked up by, the GrainTunings whose
   // figures set its first pick.
-  std::string demand_key = spec.value("demandKey", "");
-  if (demand_key.empty())
-    demand_key = status.value("learned", nlohmann::json::object()).value("demandKey", "");
-  nlohmann::json learned_from = nlohmann::json::array();
-  if (const nlohmann::json from = spec.value("learnedFrom", nlohmann::json::array()); from.is_array())
-    for (const nlohmann::json& g : from)
-      if (g.is_string()) learned_from.push_back(g);
+  std::string demand_key = spec.demand_key.value_or("");
+  if (demand_key.empty() && status.learned) demand_key = status.learned->demand_key.value_or("");
   return {{"namespace", meta.value("namespace", "")},
           {"name", meta.value("name", "")},
-          {"tuningKey", spec.value("tuningKey", "")},
+          {"tuningKey", spec.tuning_key},
           {"demandKey", demand_key},
-          {"learnedFrom", learned_from},
-          {"phase", status.value("phase", "")},
+          {"learnedFrom", spec.learned_from},
+          {"phase", status.phase.value_or("")},
           {"recommendation", recommendation},
           {"nextRun", next_run},
           {"runs", runs},

@@ -3,16 +3,12 @@
 #include <algorithm>
 #include <map>
 
-#include "workload/graintune_objects.h"
 
 namespace graintune::op {
 
-using json = nlohmann::json;
-
-json RunsStatus(const json& old_status, const std::vector<PodFacts>& pods) {
-  auto stored = old_status.find("runs");
-  std::map<std::string, RunRecord> runs =
-      stored == old_status.end() ? std::map<std::string, RunRecord>{} : workload::RunsFromList(*stored);
+std::vector<workload::RunStatus> RunsStatus(const workload::GrainTuningStatus& old_status,
+                                            const std::vector<PodFacts>& pods) {
+  std::map<std::string, RunRecord> runs = workload::RunRecordsOf(old_status.runs);
   std::vector<const PodFacts*> pinned;
   for (const PodFacts& p : pods)
     if (p.pins_workers && p.workers > 0 && !p.checkpoint_dir.empty()) pinned.push_back(&p);
@@ -26,8 +22,8 @@ json RunsStatus(const json& old_status, const std::vector<PodFacts>& pods) {
   });
   if (ordered.size() > kMaxStoredRuns)
     ordered.erase(ordered.begin(), ordered.end() - static_cast<long>(kMaxStoredRuns));
-  json out = json::array();
-  for (const auto& [dir, run] : ordered) out.push_back(workload::RunToJson(dir, run));
+  std::vector<workload::RunStatus> out;
+  for (const auto& [dir, run] : ordered) out.push_back(workload::RunStatusOf(dir, run));
   return out;
 }
 
@@ -49,10 +45,6 @@ std::optional<EndedEarly> NewestEndedEarly(const std::vector<PodFacts>& pods) {
     if (!newest || p.attempt > newest->attempt) newest = EndedEarly{p.attempt, p.name, *p.last_step, *p.steps};
   }
   return newest;
-}
-
-json ToJson(const EndedEarly& e) {
-  return {{"attempt", e.attempt}, {"pod", e.pod}, {"lastStep", e.last_step}, {"steps", e.steps}};
 }
 
 }  // namespace graintune::op

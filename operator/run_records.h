@@ -17,6 +17,7 @@
 
 #include "operator/pod_facts.h"
 #include "tuner/attempt_value.h"
+#include "workload/grain_tuning_status.h"
 
 namespace graintune::op {
 
@@ -24,7 +25,8 @@ inline constexpr size_t kMaxStoredRuns = 32;
 
 // status.runs as it should be: the stored entries, plus a run for each checkpoint directory a
 // pinned attempt's pods name that none records yet (its value: the lowest such attempt's pods').
-nlohmann::json RunsStatus(const nlohmann::json& old_status, const std::vector<PodFacts>& pods);
+std::vector<workload::RunStatus> RunsStatus(const workload::GrainTuningStatus& old_status,
+                                            const std::vector<PodFacts>& pods);
 
 // The newest attempt among `pods` and, when its pods restore Grain's iterator, its run.
 struct PinnedAttempt {
@@ -32,18 +34,12 @@ struct PinnedAttempt {
   std::string checkpoint_dir;
   RunRecord run;
 };
-// `runs`: status.runs as read (workload::RunsFromList).
+// `runs`: status.runs as read (workload::RunRecordsOf).
 std::optional<PinnedAttempt> NewestPinnedAttempt(const std::map<std::string, RunRecord>& runs,
                                                  const std::vector<PodFacts>& pods);
 
-struct EndedEarly {
-  int attempt = 0;
-  std::string pod;
-  long last_step = 0;
-  long steps = 0;
-};
+using EndedEarly = workload::EndedEarlyStatus;
 // The newest attempt with a pod that ended early; nullopt when none did (or nothing tells).
 std::optional<EndedEarly> NewestEndedEarly(const std::vector<PodFacts>& pods);
-nlohmann::json ToJson(const EndedEarly& ended);
 
 }  // namespace graintune::op

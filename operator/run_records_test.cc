@@ -2,7 +2,6 @@
 
 #include <gtest/gtest.h>
 
-#include "workload/graintune_objects.h"
 
 namespace graintune::op {
 namespace {
@@ -21,28 +20,29 @@ PodFacts Pod(int attempt, int workers, bool pins, const std::string& dir = "/ckp
 }
 
 TEST(RunRecordsTest, APinnedRunIsRecordedWithItsFirstAttemptsValueAndNeverChanged) {
-  json runs = RunsStatus(json::object(), {Pod(1, 6, true), Pod(0, 4, true)});
+  std::vector<workload::RunStatus> runs = RunsStatus({}, {Pod(1, 6, true), Pod(0, 4, true)});
   ASSERT_EQ(runs.size(), 1u);
-  EXPECT_EQ(runs[0], (json{{"checkpointDir", "/ckpt/r/checkpoints"}, {"workers", 4}, {"firstAttempt", 0}}));
+  EXPECT_EQ(workload::ToJson(runs[0]),
+            (json{{"checkpointDir", "/ckpt/r/checkpoints"}, {"workers", 4}, {"firstAttempt", 0}}));
   // A later view with other values leaves the entry as written.
-  runs = RunsStatus(json{{"runs", runs}}, {Pod(2, 9, true)});
-  EXPECT_EQ(runs[0]["workers"], 4);
+  runs = RunsStatus({.runs = runs}, {Pod(2, 9, true)});
+  EXPECT_EQ(runs[0].workers, 4);
   // Unpinned attempts and pods without a value record nothing.
-  EXPECT_TRUE(RunsStatus(json::object(), {Pod(0, 4, false), Pod(1, 0, true)}).empty());
+  EXPECT_TRUE(RunsStatus({}, {Pod(0, 4, false), Pod(1, 0, true)}).empty());
 }
 
 TEST(RunRecordsTest, RunsAreBoundedKeepingTheNewest) {
   std::vector<PodFacts> pods;
   for (int a = 0; a < 40; ++a) pods.push_back(Pod(a, 3, true, "/ckpt/" + std::to_string(a)));
-  const json runs = RunsStatus(json::object(), pods);
+  const std::vector<workload::RunStatus> runs = RunsStatus({}, pods);
   ASSERT_EQ(runs.size(), kMaxStoredRuns);
-  EXPECT_EQ(runs.back()["firstAttempt"], 39);
-  EXPECT_EQ(runs.front()["firstAttempt"], 40 - static_cast<int>(kMaxStoredRuns));
+  EXPECT_EQ(runs.back().first_attempt, 39);
+  EXPECT_EQ(runs.front().first_attempt, 40 - static_cast<int>(kMaxStoredRuns));
 }
 
 TEST(RunRecordsTest, TheNewestAttemptIsPinnedOnlyWhenItsPodsRestoreTheIterator) {
   const std::map<std::string, RunRecord> runs =
-      workload::RunsFromList(RunsStatus(json::object(), {Pod(0, 4, true)}));
+      workload::RunRecordsOf(RunsStatus({}, {Pod(0, 4, true)}));
   std::optional<PinnedAttempt> p = NewestPinnedAttempt(runs, {Pod(0, 4, true), Pod(1, 4, true)});
   ASSERT_TRUE(p);
   EXPECT_EQ(p->attempt, 1);

@@ -7,7 +7,7 @@
 #include <set>
 
 #include "base/log.h"
-#include "operator/status_compare.h"
+#include "workload/grain_tuning_status.h"
 #include "workload/graintune_objects.h"
 
 namespace graintune::op {
@@ -20,6 +20,15 @@ const kube::ResourceType* WorkloadType(const std::string& kind) {
   if (kind == "Job") return &kube::resources::kJobs;
   if (kind == "Pod") return &kube::resources::kPods;
   return nullptr;
+}
+
+// Progress waits only for attempts whose pods all run: an attempt with a pod that is ending
+// (deleted, finished, failed) may lose its exporter's last steps, so they are written now.
+std::set<int> EndingAttempts(const std::vector<PodFacts>& pods) {
+  std::set<int> ending;
+  for (const PodFacts& p : pods)
+    if (!p.Alive()) ending.insert(p.attempt);
+  return ending;
 }
 
 }  // namespace
@@ -37,56 +46,55 @@ Result<TuningController::StatusWrite, ReconcileError> TuningController::WriteSta
     if (created.ok()) base = *created;
     out.status_changed = true;
   }
-  // The cache may not hold our last write yet (its event is on the way): the status is
-  // computed again from the stored object before writing, so a stale copy never overwrites
-  // newer data, and events are recorded only by the write that stores what they tell.
+  // The cache may not hold our last write yet (its event is on the way): a stale copy gets 409
+  // and is read again. `out` holds the reconcile of `reconciled_from` (for an object just
+  // created, of none: the same, as its spec is what that reconcile made and it has no status);
+  // only another object (a conflict's fresh read) is reconciled again, so a stale copy never
+  // overwrites newer data. Events are recorded only by the write that stores what they tell.
+  std::optional<json> reconciled_from = base;
   bool wrote = false;
-  // Progress waits only for attempts whose pods all run: an attempt with a pod that is ending
-  // (deleted, finished, failed) may lose its exporter's last steps, so they are written now.
   // Judged against the cached copy first, and again against the stored object inside the write
   // (a cache that lags our last write would make progress look like news).
-  std::set<int> ending;
-  for (const PodFacts& p : in.pods)
-    if (!p.Alive()) ending.insert(p.attempt);
+  const std::set<int> ending = EndingAttempts(in.pods);
   const auto now = Now();
   std::optional<std::chrono::steady_clock::time_point> due;
-  {
-    std::lock_guard<std::mutex> lock(states_mu_);
-    if (const auto& last = states_.at(tuning_key).last_status_write)
-      due = *last + options_.progress_write_interval;
-  }
+  if (std::lock_guard<std::mutex> lock(states_mu_); const auto& last = states_.at(tuning_key).last_status_write)
+    due = *last + options_.progress_write_interval;
   const bool may_defer = options_.progress_write_interval.count() > 0 && due && now < *due;
-  const auto progress_waits = [&](const json& stored, const json& desired) {
-    return may_defer && ProgressOnly(stored, desired) && !TrialsDiffer(stored, desired, ending);
+  const auto progress_waits = [&](const workload::GrainTuningStatus& stored,
+                                  const workload::GrainTuningStatus& desired) {
+    return may_defer && workload::ProgressOnly(stored, desired) && !workload::TrialsDiffer(stored, desired, ending);
   };
-  // Not lost: the key comes back when the write is due (or earlier, for the running requeue or
-  // an event), and the status is computed afresh then.
+  // Not lost: the key comes back when due (or on the running requeue, or an event), afresh.
   const auto deferred = [&] {
     ++counters_.progress_deferred;
     return StatusWrite{.deferred = ReconcileResult{std::min(
                            std::chrono::ceil<std::chrono::milliseconds>(*due - now), options_.running_requeue)}};
   };
-  if (out.status_changed && in.grain_tuning &&
-      progress_waits(in.grain_tuning->value("status", json::object()), out.status))
+  workload::GrainTuningStatus desired = workload::StatusFromJson(out.status);
+  if (out.status_changed && in.grain_tuning && progress_waits(workload::StatusOf(*in.grain_tuning), desired))
     return deferred();
   bool waits = false;
   if (out.status_changed) {
     const auto mutate = [&](json& gt) {
           wrote = waits = false;
-          in.grain_tuning = gt;
-          ReconcileOutput latest = ReconcileTuning(in);
-          const json stored = gt.value("status", json::object());
-          if (StatusEquivalent(stored, latest.status)) return false;
-          if (progress_waits(stored, latest.status)) {
+          if (!reconciled_from || gt != *reconciled_from) {
+            in.grain_tuning = gt;
+            out = ReconcileTuning(in);
+            ++counters_.status_reconciles;
+            desired = workload::StatusFromJson(out.status);
+            reconciled_from = gt;
+          }
+          const workload::GrainTuningStatus stored = workload::StatusOf(gt);
+          if (workload::StatusEquivalent(stored, desired)) return false;
+          if (progress_waits(stored, desired)) {
             waits = true;
             return false;
           }
-          gt["status"] = latest.status;
-          out = std::move(latest);
+          gt["status"] = out.status;
           wrote = true;
           return true;
         };
-    // From the cached copy (one request); a stale copy gets 409 and is read again.
     kube::ApiResult<json> written =
         base ? kube::UpdateFromCacheWithRetry(*client_, kube::resources::kGrainTunings, ns, name,
                                               "status", *base, mutate)

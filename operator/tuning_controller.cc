@@ -243,19 +243,19 @@ Status TuningController::Forget(const json& gt) {
 }
 
 Status TuningController::MarkAttemptsEnded(const json& gt) {
-  const json status = gt.value("status", json::object());
+  const workload::GrainTuningStatus status = workload::StatusOf(gt);
   const std::vector<int> ended = EndedAttempts(status, {});
-  if (ended.empty() || json(ended) == status.value("endedAttempts", json::array())) return Status::Ok();
+  if (ended.empty() || ended == status.ended_attempts) return Status::Ok();
   const json meta = gt.value("metadata", json::object());
   const std::string ns = meta.value("namespace", ""), name = meta.value("name", "");
   bool changed = false;
   kube::ApiResult<json> written = kube::UpdateWithRetry(
       *client_, kube::resources::kGrainTunings, ns, name, "status", [&](json& latest) {
-        json& s = latest["status"];
-        if (!s.is_object()) s = json::object();
-        const json now_ended = EndedAttempts(s, {});
-        if (now_ended == s.value("endedAttempts", json::array())) return false;
-        s["endedAttempts"] = now_ended;
+        workload::GrainTuningStatus s = workload::StatusOf(latest);
+        const std::vector<int> now_ended = EndedAttempts(s, {});
+        if (now_ended == s.ended_attempts) return false;
+        s.ended_attempts = now_ended;
+        latest["status"] = workload::ToJson(s);
         changed = true;
         return true;
       });
@@ -273,6 +273,7 @@ ReconcileOutcome TuningController::ReconcileKey(const TuningKey& tuning_key,
   std::optional<ReconcileInput> in = ReadReconcileInput(tuning_key, pods);
   if (!in) return ReconcileResult{};  // its newest pod was deleted meanwhile: its event queues the key
   ReconcileOutput out = ReconcileTuning(*in);
+  ++counters_.status_reconciles;
   if (!out.problem.empty()) Log(LogLevel::kWarning, tuning_key.ToString() + ": " + out.problem);
   Result<StatusWrite, ReconcileError> written = WriteStatus(tuning_key, *in, out);
   if (!written.ok()) return written.error();

@@ -115,7 +115,10 @@ struct ControllerCounters {
       ended_early{0},        // attempts whose trainer exited 0 before its configured steps
       rejected_answers{0},   // exporter answers refused (ParseStepsDocument, another pod's uid)
       deferred{0},           // keys handed out but not reconciled: backing off, or parked
-      progress_deferred{0};  // progress-only status writes put off (progress_write_interval)
+      progress_deferred{0},  // progress-only status writes put off (progress_write_interval)
+      status_reconciles{0};  // ReconcileTuning() runs: one per reconcile, and one more per
+                             // status write that met another object than it was computed from
+                             // (a conflict's fresh read, or a create that lost the race)
 };
 
 class TuningController {
@@ -149,9 +152,9 @@ class TuningController {
   // the newest pod's spec and each attempt's steps; nullopt when the newest pod is gone from
   // the cache (its delete event queues the key again).
   std::optional<ReconcileInput> ReadReconcileInput(const TuningKey& key, const std::vector<IndexedPod>& pods);
-  // status_write.cc: creates the GrainTuning when new and writes `out.status`, recomputed from
-  // the stored object inside the write (a lagging cache never overwrites newer data; `in` and
-  // `out` are updated to what was written). Progress-only changes within
+  // status_write.cc: creates the GrainTuning when new and writes `out.status`; a conflict that
+  // brings another object than `out` was reconciled from reconciles it again (a lagging cache
+  // never overwrites newer data; `in` and `out` are updated to it). Progress-only changes within
   // progress_write_interval of the last write are deferred: `deferred` says when to come back.
   struct StatusWrite {
     bool wrote = false;

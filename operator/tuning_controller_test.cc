@@ -205,6 +205,49 @@ TEST_F(TuningControllerTest, AConflictWritingStatusIsRetriedAgainstTheLatestObje
   EXPECT_EQ(controller_->counters().reconcile_errors, 0);
   EXPECT_EQ(api_->Count("PUT", kGrainTunings), 3);
   EXPECT_EQ((*StoredTuning())["status"]["recommendation"]["workers"], 4);
+  // The object read again after each conflict is the one the status was computed from (the
+  // one just created): the reconcile ran once for all three tries.
+  EXPECT_EQ(controller_->counters().status_reconciles, 1);
+}
+
+// A transport that changes the stored GrainTuning (as another writer would) just before the
+// controller's first status write reaches the API server, so that write meets a conflict.
+class ChangedBeforeFirstStatusWrite : public kube::HttpTransport {
+ public:
+  ChangedBeforeFirstStatusWrite(std::shared_ptr<kube::FakeApiServer> api, std::function<void()> change)
+      : api_(std::move(api)), change_(std::move(change)) {}
+  kube::ApiResult<kube::HttpResponse> Send(const kube::HttpRequest& request, std::stop_token stop) override {
+    if (request.method == "PUT" && request.path_and_query.starts_with(kGrainTunings) && !changed_.exchange(true))
+      change_();
+    return api_->Send(request, stop);
+  }
+  kube::ApiResult<kube::HttpResponse> Stream(const kube::HttpRequest& request,
+                                             const std::function<bool(std::string_view)>& on_chunk,
+                                             std::stop_token stop) override {
+    return api_->Stream(request, on_chunk, stop);
+  }
+
+ private:
+  std::shared_ptr<kube::FakeApiServer> api_;
+  std::function<void()> change_;
+  std::atomic<bool> changed_{false};
+};
+
+TEST_F(TuningControllerTest, AStatusWriteThatMeetsAChangedObjectReconcilesItAgain) {
+  // Between the controller's read and its status write, someone sets the mode to Off: the
+  // write conflicts, and the status written is the one reconciled from the changed object.
+  client_ = std::make_shared<kube::Client>(std::make_shared<ChangedBeforeFirstStatusWrite>(api_, [this] {
+    json gt = *StoredTuning();
+    gt["spec"]["mode"] = "Off";
+    api_->Put(kube::resources::kGrainTunings, gt);
+  }));
+  StartWith(ManagedPod("Running"));
+  controller_->ProcessReady();
+  EXPECT_EQ(controller_->counters().reconcile_errors, 0);
+  EXPECT_EQ(api_->Count("PUT", kGrainTunings), 2);
+  EXPECT_EQ((*StoredTuning())["spec"]["mode"], "Off");
+  EXPECT_EQ((*StoredTuning())["status"]["phase"], "Paused");
+  EXPECT_EQ(controller_->counters().status_reconciles, 2);
 }
 
 TEST_F(TuningControllerTest, AnExporterThatNeverAnswersDelaysNoReconcileAndNoOtherKey) {

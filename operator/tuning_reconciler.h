@@ -35,6 +35,7 @@
 #include "operator/step_log.h"
 #include "tuner/decision.h"
 #include "tuner/trial.h"
+#include "workload/grain_tuning_status.h"
 
 namespace graintune::op {
 
@@ -99,7 +100,7 @@ std::optional<std::time_t> ParseRfc3339(const std::string& text);
 // status.endedAttempts as it should be: those already there, plus every attempt with a trial
 // in `status` that none of `pods` (the key's pods, any attempt) keeps alive; only attempts that
 // still have a trial. Sorted.
-std::vector<int> EndedAttempts(const nlohmann::json& status, const std::vector<PodFacts>& pods);
+std::vector<int> EndedAttempts(const workload::GrainTuningStatus& status, const std::vector<PodFacts>& pods);
 
 
 

@@ -3,57 +3,15 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <set>
 
-#include "operator/status_compare.h"
-#include "tuner/dataset_profile.h"
-#include "tuner/machine_types.h"
+#include "operator/reconcile_fixtures_for_test.h"
+#include "workload/grain_tuning_status.h"
 
 namespace graintune::op {
 namespace {
 
 using json = nlohmann::json;
-
-// Llama3-8B on a v6e host as measured: 65536 tokens per step per host, 4.3 s compute steps,
-// raw text at ~2.2k tokens/s per worker.
-TuningInputs SeedInputs() {
-  TuningInputs in;
-  in.host = HostShapeOf(*FindMachineType("ct6e-standard-4t"));
-  in.demand.tokens_per_step_per_host = 65536;
-  in.demand.compute_step_seconds = 4.3;
-  in.demand.tokens_per_second_per_host = 65536 / 4.3;
-  in.demand.element_bytes = 65536 * 6 * 4;
-  in.demand.basis = "test";
-  in.profile = DefaultProfile(DatasetKind::kRawText);
-  return in;
-}
-
-PodFacts Pod(int attempt, int workers, const std::string& phase = "Running", bool oom = false) {
-  PodFacts p;
-  p.ns = "default";
-  p.name = "llama-" + std::to_string(attempt);
-  p.tuning_key = "llama";
-  p.attempt = attempt;
-  p.workers = workers;
-  p.phase = phase;
-  p.oom_killed = oom;
-  p.owner_kind = "JobSet";
-  p.owner_name = "llama";
-  return p;
-}
-
-// The measured 4-worker shape: compile, fast while the buffer lasts, then data-bound.
-StepsDocument DataBoundSteps(int n) {
-  StepsDocument d;
-  for (int s = 1; s <= n; ++s)
-    d.steps.push_back({s, s == 1 ? 30.0 : (s <= 8 ? 4.3 : 7.4 + 0.05 * (s % 3)), 60, 3000});
-  return d;
-}
-
-StepsDocument FedSteps(int n) {
-  StepsDocument d;
-  for (int s = 1; s <= n; ++s) d.steps.push_back({s, s == 1 ? 30.0 : 4.3 + 0.01 * (s % 2), 195, 7600});
-  return d;
-}
 
 ReconcileInput Input(std::optional<json> gt, std::vector<PodFacts> pods,
                      std::map<int, StepsDocument> steps) {
@@ -66,6 +24,17 @@ ReconcileInput Input(std::optional<json> gt, std::vector<PodFacts> pods,
   in.inputs = SeedInputs();
   in.now = "2026-11-30T06:00:00Z";
   return in;
+}
+
+// The progress rule and ended attempts (workload/grain_tuning_status.h) over statuses as stored.
+bool ProgressOnlyJson(const json& stored, const json& desired) {
+  return workload::ProgressOnly(workload::StatusFromJson(stored), workload::StatusFromJson(desired));
+}
+bool TrialsDifferJson(const json& stored, const json& desired, const std::set<int>& attempts) {
+  return workload::TrialsDiffer(workload::StatusFromJson(stored), workload::StatusFromJson(desired), attempts);
+}
+std::vector<int> EndedAttemptsJson(const json& status, const std::vector<PodFacts>& pods) {
+  return EndedAttempts(workload::StatusFromJson(status), pods);
 }
 
 json Stored(const ReconcileOutput& out, json spec = json{{"tuningKey", "llama"}, {"mode", "Auto"}}) {
@@ -126,46 +95,46 @@ TEST(TuningReconcilerTest, MoreStepsOfARunningAttemptAreProgressOnlyANewVerdictI
   // The first trial appears: not progress, written at once.
   ReconcileOutput trial = ReconcileTuning(Input(Stored(first), {Pod(0, 4)}, {{0, FedSteps(22)}}));
   ASSERT_TRUE(trial.status.contains("trials"));
-  EXPECT_FALSE(ProgressOnly(first.status, trial.status));
+  EXPECT_FALSE(ProgressOnlyJson(first.status, trial.status));
   // The same attempt a few steps further: more samples, same verdict and value.
   ReconcileOutput more = ReconcileTuning(Input(Stored(trial), {Pod(0, 4)}, {{0, FedSteps(40)}}));
   ASSERT_TRUE(more.status_changed);
   EXPECT_GT(more.status["trials"][0]["samples"].get<int>(), trial.status["trials"][0]["samples"].get<int>());
   EXPECT_EQ(more.status["recommendation"]["workers"], trial.status["recommendation"]["workers"]);
-  EXPECT_TRUE(ProgressOnly(trial.status, more.status));
+  EXPECT_TRUE(ProgressOnlyJson(trial.status, more.status));
   // Equal statuses are not progress (nothing to write at all).
-  EXPECT_FALSE(ProgressOnly(more.status, more.status));
+  EXPECT_FALSE(ProgressOnlyJson(more.status, more.status));
   // The attempt ends: endedAttempts changes, written at once.
   ReconcileOutput ended = ReconcileTuning(Input(Stored(more), {Pod(0, 4, "Failed")}, {{0, FedSteps(40)}}));
-  EXPECT_FALSE(ProgressOnly(more.status, ended.status));
+  EXPECT_FALSE(ProgressOnlyJson(more.status, ended.status));
   // A verdict that turns (fed -> data-bound) or a value that moves is never progress.
   json turned = more.status;
   turned["trials"][0]["dataBound"] = true;
   turned["lastTrial"]["dataBound"] = true;
-  EXPECT_FALSE(ProgressOnly(more.status, turned));
+  EXPECT_FALSE(ProgressOnlyJson(more.status, turned));
   json moved = more.status;
   moved["recommendation"]["workers"] = more.status["recommendation"]["workers"].get<int>() + 1;
-  EXPECT_FALSE(ProgressOnly(more.status, moved));
+  EXPECT_FALSE(ProgressOnlyJson(more.status, moved));
   json phase = more.status;
   phase["phase"] = "Paused";
-  EXPECT_FALSE(ProgressOnly(more.status, phase));
+  EXPECT_FALSE(ProgressOnlyJson(more.status, phase));
   // A learned rate or a worker memory figure that appears is news (later workloads of the
   // dataset start from it); one that moves is progress.
   json learned = more.status, relearned = more.status;
   learned["learnedTokensPerSecondPerWorker"] = 2000.0;
   relearned["learnedTokensPerSecondPerWorker"] = 2100.0;
-  EXPECT_FALSE(ProgressOnly(more.status, learned));
-  EXPECT_TRUE(ProgressOnly(learned, relearned));
+  EXPECT_FALSE(ProgressOnlyJson(more.status, learned));
+  EXPECT_TRUE(ProgressOnlyJson(learned, relearned));
   json memory = more.status, more_memory = more.status;
   memory["trials"][0]["workerMemoryBytes"] = 3e9;
   more_memory["trials"][0]["workerMemoryBytes"] = 3.2e9;
-  EXPECT_FALSE(ProgressOnly(more.status, memory));
-  EXPECT_TRUE(ProgressOnly(memory, more_memory));
+  EXPECT_FALSE(ProgressOnlyJson(more.status, memory));
+  EXPECT_TRUE(ProgressOnlyJson(memory, more_memory));
   // Which attempts' trials moved.
-  EXPECT_TRUE(TrialsDiffer(trial.status, more.status, {0}));
-  EXPECT_FALSE(TrialsDiffer(trial.status, more.status, {1}));
-  EXPECT_TRUE(TrialsDiffer(first.status, trial.status, {0}));  // appeared
-  EXPECT_FALSE(TrialsDiffer(more.status, more.status, {0}));
+  EXPECT_TRUE(TrialsDifferJson(trial.status, more.status, {0}));
+  EXPECT_FALSE(TrialsDifferJson(trial.status, more.status, {1}));
+  EXPECT_TRUE(TrialsDifferJson(first.status, trial.status, {0}));  // appeared
+  EXPECT_FALSE(TrialsDifferJson(more.status, more.status, {0}));
 }
 
 // The GrainTuning a workload's first pods create says what its first pick learned from (the
@@ -215,15 +184,15 @@ TEST(TuningReconcilerTest, AnAttemptEndsWhenNoneOfItsPodsIsAliveAndStaysEnded) {
   leaving.terminating = true;
   PodFacts deleted_too = Pod(0, 4);
   deleted_too.terminating = true;
-  EXPECT_EQ(EndedAttempts(status, {Pod(0, 4), deleted_too, Pod(1, 6, "Pending"), leaving}),
+  EXPECT_EQ(EndedAttemptsJson(status, {Pod(0, 4), deleted_too, Pod(1, 6, "Pending"), leaving}),
             std::vector<int>({2, 7}));
-  EXPECT_EQ(EndedAttempts(status, {Pod(0, 4, "Succeeded")}), std::vector<int>({0, 2, 7}));
-  EXPECT_EQ(EndedAttempts(status, {}), std::vector<int>({0, 2, 7}));
+  EXPECT_EQ(EndedAttemptsJson(status, {Pod(0, 4, "Succeeded")}), std::vector<int>({0, 2, 7}));
+  EXPECT_EQ(EndedAttemptsJson(status, {}), std::vector<int>({0, 2, 7}));
   // Once ended, stays ended, even if a pod names it again.
-  EXPECT_EQ(EndedAttempts(status, {Pod(0, 4), Pod(7, 9)}), std::vector<int>({2, 7}));
+  EXPECT_EQ(EndedAttemptsJson(status, {Pod(0, 4), Pod(7, 9)}), std::vector<int>({2, 7}));
   // Nothing measured: nothing ends, and malformed entries are ignored.
-  EXPECT_TRUE(EndedAttempts(json::object(), {}).empty());
-  EXPECT_EQ(EndedAttempts({{"trials", {{{"attempt", "x"}}, 5, {{"attempt", 3}}}}, {"endedAttempts", {"y", -1, 3}}},
+  EXPECT_TRUE(EndedAttemptsJson(json::object(), {}).empty());
+  EXPECT_EQ(EndedAttemptsJson({{"trials", {{{"attempt", "x"}}, 5, {{"attempt", 3}}}}, {"endedAttempts", {"y", -1, 3}}},
                           {Pod(3, 1)}),
             std::vector<int>({3}));
 }

@@ -7,6 +7,7 @@
 #include <cstdint>
 
 #include "tuner/quantity.h"
+#include "workload/grain_tuning_status.h"
 
 namespace graintune::workload {
 namespace {
@@ -142,138 +143,42 @@ std::optional<json> PolicyCovering(const std::vector<json>& policies,
   return *best;
 }
 
-namespace {
-// Status figures rounded to what a measurement can tell (and what a table can show).
-// Divides by an integral scale so the result is the double nearest the decimal (195.1, not
-// 195.10000000000002).
-double Round(double v, double unit) {
-  const double scale = std::round(1.0 / unit);
-  return std::round(v * scale) / scale;
-}
-}  // namespace
-
-json TrialToJson(const Trial& t) {
-  json j = {{"attempt", t.attempt},
-            {"workers", t.workers},
-            {"oomKilled", t.oom_killed},
-            {"samples", t.samples}};
-  if (t.samples > 0) {
-    j["stepTimeP50Seconds"] = Round(t.step_seconds_p50, 0.001);
-    j["stepTimeP90Seconds"] = Round(t.step_seconds_p90, 0.001);
-    j["stepTimeMeanSeconds"] = Round(t.step_seconds_mean, 0.001);
-    j["tokensPerSecond"] = Round(t.tokens_per_second_per_host, 1);
-    j["stallFraction"] = Round(std::clamp(t.stall_fraction, 0.0, 1.0), 0.001);
-    j["dataBound"] = IsDataBound(t);
-    if (t.buffered_step_seconds > 0) j["bufferedStepSeconds"] = Round(t.buffered_step_seconds, 0.001);
-    if (t.tflops_per_device > 0) j["tflopsPerDevice"] = Round(t.tflops_per_device, 0.1);
-  }
-  if (t.worker_busy_fraction >= 0) j["workerBusyFraction"] = t.worker_busy_fraction;
-  if (t.worker_memory_bytes > 0) j["workerMemoryBytes"] = t.worker_memory_bytes;
-  if (t.trainer_memory_bytes > 0) j["trainerMemoryBytes"] = t.trainer_memory_bytes;
-  if (t.trainer_cpu_cores >= 0) j["trainerCpuCores"] = t.trainer_cpu_cores;
-  return j;
-}
-
-Trial TrialFromJson(const json& j) {
-  Trial t;
-  t.attempt = j.value("attempt", 0);
-  t.workers = j.value("workers", 0);
-  t.step_seconds_p50 = j.value("stepTimeP50Seconds", 0.0);
-  t.step_seconds_p90 = j.value("stepTimeP90Seconds", 0.0);
-  t.step_seconds_mean = j.value("stepTimeMeanSeconds", t.step_seconds_p50);
-  t.tokens_per_second_per_host = j.value("tokensPerSecond", 0.0);
-  t.tflops_per_device = j.value("tflopsPerDevice", 0.0);
-  t.stall_fraction = j.value("stallFraction", 0.0);
-  t.oom_killed = j.value("oomKilled", false);
-  t.samples = j.value("samples", 0);
-  t.buffered_step_seconds = j.value("bufferedStepSeconds", 0.0);
-  t.worker_busy_fraction = j.value("workerBusyFraction", -1.0);
-  t.worker_memory_bytes = j.value("workerMemoryBytes", 0.0);
-  t.trainer_memory_bytes = j.value("trainerMemoryBytes", 0.0);
-  t.trainer_cpu_cores = j.value("trainerCpuCores", -1.0);
-  // The spread is not stored; a stored data-bound verdict is kept through it.
-  if (j.value("dataBound", false)) t.step_spread = 2 * kDataBoundSpread;
-  return t;
-}
+json TrialToJson(const Trial& t) { return ToJson(TrialStatusOf(t)); }
 
 std::vector<Trial> TrialsOf(const json& gt) {
   std::vector<Trial> out;
-  const json status = gt.value("status", json::object());
-  if (auto it = status.find("trials"); it != status.end() && it->is_array())
-    for (const json& t : *it)
-      if (t.is_object()) out.push_back(TrialFromJson(t));
+  for (const TrialStatus& t : StatusOf(gt).trials) out.push_back(TrialOf(t));
   return out;
 }
 
-namespace {
-
-const json& StatusList(const json& gt, const char* field) {
-  static const json kNone = json::array();
-  if (!gt.is_object()) return kNone;
-  auto status = gt.find("status");
-  if (status == gt.end() || !status->is_object()) return kNone;
-  auto list = status->find(field);
-  return list != status->end() && list->is_array() ? *list : kNone;
+std::map<std::string, RunRecord> RunsOf(const json& gt) {
+  return RunRecordsOf(StatusWithoutTrialsOf(gt).runs);
 }
-
-// One status.runs entry, when it names a directory and a value.
-std::optional<std::pair<std::string, RunRecord>> ReadRun(const json& entry) {
-  if (!entry.is_object()) return std::nullopt;
-  auto dir = entry.find("checkpointDir");
-  auto workers = entry.find("workers");
-  if (dir == entry.end() || !dir->is_string() || dir->get_ref<const std::string&>().empty() ||
-      workers == entry.end() || !workers->is_number_integer() || workers->get<int>() <= 0)
-    return std::nullopt;
-  RunRecord run;
-  run.workers = workers->get<int>();
-  auto first = entry.find("firstAttempt");
-  if (first != entry.end() && first->is_number_integer()) run.first_attempt = first->get<int>();
-  return std::make_pair(dir->get<std::string>(), run);
-}
-
-}  // namespace
-
-std::map<std::string, RunRecord> RunsFromList(const json& list) {
-  std::map<std::string, RunRecord> runs;
-  if (!list.is_array()) return runs;
-  for (const json& entry : list)
-    if (auto run = ReadRun(entry)) runs.insert(*run);
-  return runs;
-}
-
-std::map<std::string, RunRecord> RunsOf(const json& gt) { return RunsFromList(StatusList(gt, "runs")); }
 
 std::optional<RunRecord> RunOf(const json& gt, const std::string& checkpoint_dir) {
-  for (const json& entry : StatusList(gt, "runs"))
-    if (auto run = ReadRun(entry); run && run->first == checkpoint_dir) return run->second;
-  return std::nullopt;
-}
-
-json RunToJson(const std::string& checkpoint_dir, const RunRecord& run) {
-  return {{"checkpointDir", checkpoint_dir}, {"workers", run.workers}, {"firstAttempt", run.first_attempt}};
+  const std::map<std::string, RunRecord> runs = RunsOf(gt);
+  auto it = runs.find(checkpoint_dir);
+  if (it == runs.end()) return std::nullopt;
+  return it->second;
 }
 
 TuningHistory HistoryFromGrainTuning(const json& gt) {
+  const GrainTuningStatus status = StatusOf(gt);
   TuningHistory h;
-  h.runs = RunsOf(gt);
-  const json next = gt.value("status", json::object()).value("nextRun", json::object());
-  if (next.is_object() && next.contains("workers") && next["workers"].is_number_integer() &&
-      next["workers"].get<int>() > 0) {
-    h.next_run_workers = next["workers"].get<int>();
-    if (next.contains("reason") && next["reason"].is_string()) h.next_run_reason = next["reason"];
+  h.runs = RunRecordsOf(status.runs);
+  if (status.next_run && status.next_run->workers.value_or(0) > 0) {
+    h.next_run_workers = *status.next_run->workers;
+    if (status.next_run->reason) h.next_run_reason = *status.next_run->reason;
   }
-  h.trials = TrialsOf(gt);
-  const json spec = gt.value("spec", json::object());
-  h.mode = spec.value("mode", "Auto");
-  const json rec = gt.value("status", json::object()).value("recommendation", json::object());
-  if (rec.contains("workers") && rec["workers"].is_number_integer() && rec["workers"].get<int>() > 0)
-    h.recommended_workers = rec["workers"].get<int>();
-  h.recommendation_attempt = rec.value("attempt", 0);
-  h.recommendation_reason = rec.value("reason", "");
-  const json ended = gt.value("status", json::object()).value("endedAttempts", json::array());
-  if (ended.is_array())
-    for (const json& a : ended)
-      if (a.is_number_integer() && a.get<int>() >= 0) h.ended_attempts.insert(a.get<int>());
+  for (const TrialStatus& t : status.trials) h.trials.push_back(TrialOf(t));
+  h.mode = SpecOf(gt).mode.value_or("Auto");
+  if (const std::optional<RecommendationStatus>& rec = status.recommendation) {
+    if (rec->workers.value_or(0) > 0) h.recommended_workers = *rec->workers;
+    h.recommendation_attempt = rec->attempt.value_or(0);
+    h.recommendation_reason = rec->reason.value_or("");
+  }
+  for (int a : status.ended_attempts)
+    if (a >= 0) h.ended_attempts.insert(a);
   return h;
 }
 

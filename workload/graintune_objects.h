@@ -30,8 +30,8 @@ std::optional<nlohmann::json> PolicyCovering(const std::vector<nlohmann::json>& 
                                              const std::map<std::string, std::string>& namespace_labels,
                                              const std::map<std::string, std::string>& workload_labels);
 
+// A trial as status.trials stores it (grain_tuning_status.h).
 nlohmann::json TrialToJson(const Trial& trial);
-Trial TrialFromJson(const nlohmann::json& trial);
 
 // status.trials of a GrainTuning, oldest first (empty when none).
 std::vector<Trial> TrialsOf(const nlohmann::json& grain_tuning);
@@ -40,14 +40,11 @@ std::vector<Trial> TrialsOf(const nlohmann::json& grain_tuning);
 // the runs that keep their value (status.runs) and the next run's value (status.nextRun).
 TuningHistory HistoryFromGrainTuning(const nlohmann::json& grain_tuning);
 
-// status.runs[] entries: {"checkpointDir": "...", "workers": N, "firstAttempt": A}. Entries
-// without a directory or a positive worker count are skipped.
+// status.runs by checkpoint directory (workload::RunRecordsOf: entries without a directory or
+// a positive worker count are skipped).
 std::map<std::string, RunRecord> RunsOf(const nlohmann::json& grain_tuning);
-// The same entries from a status.runs list itself (anything but an array: none).
-std::map<std::string, RunRecord> RunsFromList(const nlohmann::json& runs);
-// The run recorded for `checkpoint_dir`, without copying the others.
+// The run recorded for `checkpoint_dir`.
 std::optional<RunRecord> RunOf(const nlohmann::json& grain_tuning, const std::string& checkpoint_dir);
-nlohmann::json RunToJson(const std::string& checkpoint_dir, const RunRecord& run);
 
 // GrainTunePolicies from a file, for the standalone webhook (--policy-file): every policy must
 // parse, or the file is refused with the reason. Namespace labels are not known there; a
