@@ -49,7 +49,8 @@ WorkerLimit MaxTextWorkerLimit(const WorkerLimitQuery& q) {
   const long per_host = FilesPerHost(files, hosts);
   return {WorkerLimit::Kind::kAtMost, static_cast<int>(std::min(per_host, 1L << 20)),
           "MaxText accepts at most the " + kind + " per host (" + std::to_string(files) + " over " +
-              std::to_string(hosts) + " hosts: " + std::to_string(per_host) + ")"};
+              std::to_string(hosts) + " hosts: " + std::to_string(per_host) + ")",
+          true};
 }
 
 }  // namespace graintune::workload

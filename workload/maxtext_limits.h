@@ -28,6 +28,7 @@ struct WorkerLimit {
   enum class Kind { kNone, kAtMost, kUnknown } kind = Kind::kNone;
   int at_most = 0;  // kAtMost
   std::string why;  // kAtMost and kUnknown: one sentence for reasons and warnings
+  bool per_host = false;  // kAtMost: from the files per host (the host count was read)
 };
 
 struct WorkerLimitQuery {
