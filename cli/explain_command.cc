@@ -128,6 +128,9 @@ std::string Headline(const json& entry) {
            std::to_string(entry["workers"].get<int>());
   if (outcome == ToString(PlanOutcome::kKeptAsWritten))
     return "kept as written: graintune already set this attempt's value";
+  if (outcome == ToString(PlanOutcome::kLeftToMaxText))
+    return "left as written for MaxText to pick: it may refuse a value graintune would write\n"
+           "          (see the reason)";
   if (outcome == ToString(PlanOutcome::kOverBudget))
     return "left unchanged: over the webhook's work budget";
   return "no grain_worker_count=-1 to tune";
@@ -190,6 +193,11 @@ void PrintText(const json& report, std::ostream& out) {
           << " in container " << f["container"].get<std::string>() << " ("
           << f["where"].get<std::string>() << ", " << f["pointer"].get<std::string>() << ")\n"
           << "  value   " << f["value"].get<int>() << "\n";
+      // A container that reads its run otherwise than the trainer (an init container, an
+      // ahead-of-time compile) says so.
+      if (f.contains("resume") && e.contains("resume") && f["resume"] != e["resume"])
+        out << "  its own " << (f["resume"]["pins_workers"].get<bool>() ? "keeps its value" : "may change")
+            << ": " << f["resume"]["why"].get<std::string>() << "\n";
     }
     if (e.contains("host"))
       out << "  host    " << e["host"]["source"].get<std::string>() << ": "
@@ -320,7 +328,8 @@ int RunExplain(const Args& args, std::istream& in, std::ostream& out, std::ostre
       json found = json::array();
       for (const Finding& f : plan.findings) {
         found.push_back({{"container", f.container}, {"where", f.site}, {"key", f.key},
-                         {"pointer", f.pointer}, {"before", f.before}, {"value", f.value}});
+                         {"pointer", f.pointer}, {"before", f.before}, {"value", f.value},
+                         {"resume", workload::ToJson(f.resume)}});
       }
       entry["found"] = found;
       report.push_back(entry);

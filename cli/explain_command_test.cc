@@ -333,5 +333,77 @@ TEST(ExplainResumeTest, ABadAttemptIsAUsageError) {
   EXPECT_NE(err.str().find("attempt"), std::string::npos) << err.str();
 }
 
+// The shapes a container's own command, env and ConfigMaps decide, read from one input file.
+constexpr char kEachContainerDecides[] = R"(
+apiVersion: v1
+kind: ConfigMap
+metadata: {name: run-flags, namespace: ml}
+data:
+  RUN_NAME: r9
+  CKPT: "False"
+---
+apiVersion: batch/v1
+kind: Job
+metadata: {name: smoke-then-train, namespace: ml}
+spec:
+  template:
+    spec:
+      nodeSelector: {node.kubernetes.io/instance-type: ct5p-hightpu-4t}
+      initContainers:
+      - name: smoke
+        envFrom: [{configMapRef: {name: run-flags}}]
+        command: [bash, -c, "python3 -m maxtext.trainers.pre_train.train base.yml dataset_type=grain steps=2 enable_checkpointing=${CKPT:-true} grain_worker_count=-1"]
+      containers:
+      - name: trainer
+        env:
+        - name: RUN_NAME
+          valueFrom: {configMapKeyRef: {name: run-flags, key: RUN_NAME}}
+        command: [bash, -c, "ARGS=\"dataset_type=grain base_output_directory=gs://b/runs\"\npython3 -m maxtext.trainers.pre_train.train base.yml $ARGS run_name=$RUN_NAME grain_worker_count=-1"]
+)";
+
+TEST(ExplainResumeTest, EveryFoundSiteCarriesItsOwnContainersResume) {
+  const json report = ExplainText(kEachContainerDecides, {});
+  ASSERT_EQ(report.size(), 1u);
+  const json& job = report[0];
+  EXPECT_EQ(job["resume"]["pins_workers"], true) << job.dump(2);
+  EXPECT_EQ(job["resume"]["checkpoint_dir"], "gs://b/runs/r9/checkpoints");
+  ASSERT_EQ(job["found"].size(), 2u);
+  for (const json& f : job["found"]) {
+    ASSERT_TRUE(f.contains("resume")) << f.dump();
+    for (const char* field : {"pins_workers", "checkpoint_dir", "why"}) EXPECT_TRUE(f["resume"].contains(field));
+    if (f["container"] == "smoke") {
+      EXPECT_EQ(f["resume"]["pins_workers"], false) << f.dump();  // CKPT=False from envFrom
+    } else {
+      EXPECT_EQ(f["resume"], job["resume"]);
+    }
+  }
+}
+
+TEST(ExplainResumeTest, WhatCannotBeReadHoldsTheValueAndSaysWhy) {
+  std::string manifest = kEachContainerDecides;
+  manifest.replace(manifest.find("run_name=$RUN_NAME"), 18, "run_name=$(date +%s)");
+  const json report = ExplainText(manifest, {});
+  ASSERT_EQ(report.size(), 1u);
+  EXPECT_EQ(report[0]["resume"]["pins_workers"], true);
+  EXPECT_EQ(report[0]["resume"]["checkpoint_dir"], "");
+  // Bad input: a script that does not even close its quotes is read, never a crash.
+  std::string broken = kEachContainerDecides;
+  broken.replace(broken.find("$ARGS run_name"), 5, "\\\"${ARGS");  // YAML \" : a bash quote
+  EXPECT_EQ(ExplainText(broken, {}).size(), 1u);
+}
+
+TEST(ExplainResumeTest, AnHfJobGetsOneWorkerAndParquetWithoutAFileCountKeepsMinusOne) {
+  std::string hf = kPinnedRun;
+  hf.replace(hf.find("dataset_type=grain"), 18, "dataset_type=hf hf_path=allenai/c4");
+  EXPECT_EQ(ExplainText(hf, {})[0]["workers"], 1);
+  std::string parquet = kPinnedRun;
+  parquet.replace(parquet.find("dataset_type=grain"), 18,
+                  "dataset_type=grain grain_file_type=parquet grain_train_files=gs://b/*.parquet");
+  const json left = ExplainText(parquet, {})[0];
+  EXPECT_EQ(left["outcome"], "LeftToMaxText");
+  EXPECT_NE(left["reason"].get<std::string>().find("graintune.dev/data-files"), std::string::npos) << left.dump();
+  EXPECT_TRUE(left["patch"].empty());
+}
+
 }  // namespace
 }  // namespace graintune::cli

@@ -18,7 +18,8 @@ class OverrideSites : public SiteFinder {
       if (!auto_value && !ours) continue;
       if (!o.replaceable) {
         warnings.push_back("graintune: " + o.key + " in container " + ctx.name +
-                           " is split by quotes and cannot be rewritten in place; left as written");
+                           " is not written in one piece graintune can rewrite (quotes split it, "
+                           "or it comes from a variable or a ConfigMap); left as written");
         continue;
       }
       Edit e;

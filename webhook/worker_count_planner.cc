@@ -1,12 +1,15 @@
 #include "webhook/worker_count_planner.h"
 
 #include <algorithm>
+#include <functional>
+#include <string_view>
 
 #include "base/numbers.h"
 #include "tuner/attempt_value.h"
 #include "webhook/scoped_patch.h"
 #include "webhook/site_finders.h"
 #include "workload/identity.h"
+#include "workload/maxtext_limits.h"
 #include "workload/mounted_config.h"
 #include "workload/run_resume.h"
 #include "workload/tuning_inputs.h"
@@ -43,16 +46,91 @@ std::string JobMetadataOf(const workload::PodTemplateRef& ref) {
          "/metadata";
 }
 
+// One container with a site, and what its own effective config says about resuming.
+struct ContainerSites {
+  const json* container = nullptr;  // in the object
+  std::string pointer;              // absolute JSON pointer of the container
+  bool init = false;                // an init container (or a native sidecar)
+  workload::ContainerOverrides overrides;
+  std::optional<workload::ConfigValues> config;
+  workload::RunResume resume;
+};
+
 // What the finders found in one pod template.
 struct TemplateSites {
   workload::PodTemplateRef ref;
   std::vector<Edit> edits;
   workload::WorkloadAnnotations annotations;  // the object's merged over this template's
   std::map<std::string, std::string> input_annotations;  // the graintune.dev/ inputs among them
-  workload::ContainerOverrides overrides;  // of the first container with an edit
-  std::optional<workload::ConfigValues> config;
-  const json* container = nullptr;  // in the object
+  std::vector<ContainerSites> containers;  // those with an edit, in the order of the pod spec
 };
+
+// The JobSet the object is or belongs to ("" when none).
+std::string JobSetOf(const json& object, WorkloadKind kind) {
+  return kind == WorkloadKind::kJobSet
+             ? workload::MetadataString(object, "name")
+             : workload::StringMap(workload::MetadataOf(object), "labels")[workload::kJobSetNameLabel];
+}
+
+// $JOBSET_NAME as MaxText will see it in `container`: its literal env, else (set from a field)
+// the JobSet the object is or belongs to; "" when unset.
+std::string JobSetNameFor(const json& object, WorkloadKind kind, const json& container) {
+  const std::optional<std::string> env = workload::JobSetNameEnv(container);
+  if (!env || !env->empty()) return env.value_or("");
+  return JobSetOf(object, kind);
+}
+
+// The container that decides a run's value among `containers`: a container whose own config
+// may restore Grain's iterator decides (its run keeps its value; holding it is never wrong for
+// the others), a trainer before an init container, a sidecar or an ahead-of-time compile; else
+// the first trainer; else the first. nullptr when empty.
+const ContainerSites* DecidingContainer(const std::vector<const ContainerSites*>& containers) {
+  auto trains = [](const ContainerSites& c) { return !c.init && !c.overrides.aot_compile_only; };
+  auto pins = [](const ContainerSites& c) { return c.resume.pins_workers; };
+  const std::function<bool(const ContainerSites&)> preferences[] = {
+      [&](const ContainerSites& c) { return pins(c) && trains(c); }, pins, trains};
+  for (const auto& wanted : preferences)
+    for (const ContainerSites* c : containers)
+      if (wanted(*c)) return c;
+  return containers.empty() ? nullptr : containers.front();
+}
+
+const ContainerSites& DecidingContainer(const TemplateSites& t) {
+  std::vector<const ContainerSites*> all;
+  for (const ContainerSites& c : t.containers) all.push_back(&c);
+  return *DecidingContainer(all);  // a TemplateSites is kept only with a container
+}
+
+// One container's sites, read with its own config and resume decision, into `t`.
+void FindContainerSites(const json& object, WorkloadKind kind, const json& spec, const json& c,
+                        std::string pointer, bool init, bool managed, const Policy& policy,
+                        const std::string& ns, workload::ConfigMapSource& configmaps,
+                        TemplateSites& t, std::vector<std::string>& warnings) {
+  ContainerSites sites;
+  // The container's env as its shell sees it: literals, its ConfigMaps, the JobSet's name.
+  const workload::ContainerEnv env =
+      workload::ResolveContainerEnv(c, ns, &configmaps, JobSetOf(object, kind));
+  sites.overrides = workload::ScanContainer(c, &env);
+  if (sites.overrides.config) {
+    Result<std::optional<workload::ConfigValues>> loaded =
+        workload::LoadMountedConfig(spec, c, sites.overrides.config->path, ns, configmaps);
+    if (!loaded.ok()) warnings.push_back("graintune: " + loaded.error());
+    else sites.config = *loaded;
+  }
+  const workload::ConfigValues* config = sites.config ? &*sites.config : nullptr;
+  const ContainerContext ctx{c,      pointer,  workload::StringField(c, "name"), sites.overrides,
+                             config, t.annotations, managed,                       policy};
+  const size_t before = t.edits.size();
+  for (const auto& finder : SiteFinders()) finder->Find(ctx, t.edits, warnings);
+  if (t.edits.size() == before) return;
+  sites.resume = workload::ResumeOf({sites.overrides, config,
+                                     workload::ViewOfConfig(sites.overrides, config),
+                                     JobSetNameFor(object, kind, c)});
+  sites.container = &c;
+  sites.pointer = std::move(pointer);
+  sites.init = init;
+  t.containers.push_back(std::move(sites));
+}
 
 std::vector<TemplateSites> FindSites(const json& object, WorkloadKind kind, const std::string& ns,
                                      const std::map<std::string, std::string>& object_annotations,
@@ -82,28 +160,15 @@ std::vector<TemplateSites> FindSites(const json& object, WorkloadKind kind, cons
       for (size_t i = 0; i < spec[list].size(); ++i) {
         const json& c = spec[list][i];
         if (!c.is_object()) continue;
-        workload::ContainerOverrides overrides = workload::ScanContainer(c);
-        std::optional<workload::ConfigValues> config;
-        if (overrides.config) {
-          Result<std::optional<workload::ConfigValues>> loaded =
-              workload::LoadMountedConfig(spec, c, overrides.config->path, ns, configmaps);
-          if (!loaded.ok()) warnings.push_back("graintune: " + loaded.error());
-          else config = *loaded;
-        }
-        const std::string pointer = ref.spec_pointer + "/" + list + "/" + std::to_string(i);
-        const ContainerContext ctx{c,      pointer, workload::StringField(c, "name"), overrides,
-                                   config ? &*config : nullptr, t.annotations, managed, policy};
         const size_t before = t.edits.size();
-        for (const auto& finder : SiteFinders()) finder->Find(ctx, t.edits, warnings);
+        FindContainerSites(object, kind, spec, c,
+                           ref.spec_pointer + "/" + list + "/" + std::to_string(i),
+                           std::string_view(list) == "initContainers", managed, policy, ns,
+                           configmaps, t, warnings);
         if (budget && !budget->Charge(static_cast<int>(t.edits.size() - before))) return {};
-        if (t.edits.size() > before && !t.container) {
-          t.overrides = std::move(overrides);
-          t.config = std::move(config);
-          t.container = &c;
-        }
       }
     }
-    if (!t.edits.empty()) found.push_back(std::move(t));
+    if (!t.containers.empty()) found.push_back(std::move(t));
   }
   return found;
 }
@@ -120,8 +185,11 @@ void ApplyToTemplates(json& object, const std::string& object_name,
     for (const AppliedEdit& a : ApplyEdits(object, t.edits, [&](const Edit& e) {
            return IsEvalKey(e.key) ? plan.eval_workers : plan.workers;
          })) {
-      plan.findings.push_back({object_name, a.edit.container_name, a.edit.site, a.edit.key,
-                               a.pointer, a.edit.before, a.value});
+      Finding f{object_name, a.edit.container_name, a.edit.site, a.edit.key,
+                a.pointer,   a.edit.before,         a.value, {}};
+      for (const ContainerSites& c : t.containers)
+        if (c.pointer == a.edit.container_pointer) f.resume = c.resume;
+      plan.findings.push_back(std::move(f));
     }
     // The inputs travel to the pods, where the operator reads them (and learns per dataset).
     std::map<std::string, std::string> template_annotations = t.input_annotations;
@@ -129,8 +197,9 @@ void ApplyToTemplates(json& object, const std::string& object_name,
     Annotate(object, t.ref.metadata_pointer, template_annotations,
              {{workload::kManagedLabel, "true"}});
     if (exporter) {
-      InjectExporter(object, t.ref.spec_pointer, t.ref.metadata_pointer,
-                     t.edits.front().container_pointer, t.overrides, *exporter, plan.warnings);
+      const ContainerSites& trainer = DecidingContainer(t);
+      InjectExporter(object, t.ref.spec_pointer, t.ref.metadata_pointer, trainer.pointer,
+                     trainer.overrides, *exporter, plan.warnings);
     }
   }
 }
@@ -146,7 +215,7 @@ std::vector<std::string> Touches(WorkloadKind kind, const std::vector<TemplateSi
     for (const Edit& e : t.edits) touched.push_back(e.container_pointer);
     if (exporter)
       for (std::string& p : ExporterTouches(t.ref.spec_pointer, t.ref.metadata_pointer,
-                                            t.edits.front().container_pointer))
+                                            DecidingContainer(t).pointer))
         touched.push_back(std::move(p));
   }
   std::sort(touched.begin(), touched.end());
@@ -154,20 +223,111 @@ std::vector<std::string> Touches(WorkloadKind kind, const std::vector<TemplateSi
   return touched;
 }
 
-// What the primary container's effective config says about resuming (workload/run_resume.h).
-// $JOBSET_NAME: the container's literal env, else (set from a field) the JobSet the object is or
-// belongs to.
-workload::RunResume ResumeOfPrimary(const json& object, WorkloadKind kind, const TemplateSites& primary) {
-  const std::optional<std::string> env = workload::JobSetNameEnv(*primary.container);
-  std::string jobset = env.value_or("");
-  if (env && env->empty()) {
-    jobset = kind == WorkloadKind::kJobSet
-                 ? workload::MetadataString(object, "name")
-                 : workload::StringMap(workload::MetadataOf(object), "labels")[workload::kJobSetNameLabel];
+// The run's deciding container across all templates (DecidingContainer above), with its
+// template.
+std::pair<const TemplateSites*, const ContainerSites*> DecidingContainer(
+    const std::vector<TemplateSites>& found) {
+  std::vector<const ContainerSites*> all;
+  for (const TemplateSites& t : found)
+    for (const ContainerSites& c : t.containers) all.push_back(&c);
+  const ContainerSites* trainer = DecidingContainer(all);
+  for (const TemplateSites& t : found)
+    for (const ContainerSites& c : t.containers)
+      if (&c == trainer) return {&t, trainer};
+  return {&found.front(), &found.front().containers.front()};
+}
+
+// A positive whole number at `pointer` in `object`, `absent` when it is not there; nullopt
+// when it is something else.
+std::optional<long> CountAt(const json& object, const std::string& pointer, long absent) {
+  const json::json_pointer p(pointer);
+  if (!object.contains(p)) return absent;
+  const json& v = object.at(p);
+  if (!v.is_number_integer() || v.get<long>() < 1 || v.get<long>() > 1000000) return std::nullopt;
+  return v.get<long>();
+}
+
+// The processes that load data for the workload `t` belongs to (one per pod: a JobSet's
+// replicatedJob replicas x its Job's parallelism, a Job's parallelism, a bare Pod 1), or what
+// graintune wrote on the pod template of its Job or JobSet; nullopt when it cannot tell (a pod
+// or Job made by a workload graintune did not see).
+std::optional<long> DataHosts(const json& object, WorkloadKind kind, const TemplateSites& t) {
+  if (t.annotations.data_hosts) return t.annotations.data_hosts;
+  const std::map<std::string, std::string> labels =
+      workload::StringMap(workload::MetadataOf(object), "labels");
+  switch (kind) {
+    case WorkloadKind::kJobSet: {
+      const std::string job = t.ref.metadata_pointer.substr(
+          0, t.ref.metadata_pointer.rfind("/spec/template/metadata"));
+      const std::string replicated_job = job.substr(0, job.rfind("/template"));
+      const std::optional<long> replicas = CountAt(object, replicated_job + "/replicas", 1);
+      const std::optional<long> parallelism = CountAt(object, job + "/spec/parallelism", 1);
+      if (!replicas || !parallelism) return std::nullopt;
+      return *replicas * *parallelism;
+    }
+    case WorkloadKind::kJob:
+      if (labels.count(workload::kJobSetNameLabel)) return std::nullopt;
+      return CountAt(object, "/spec/parallelism", 1);
+    case WorkloadKind::kPod:
+      if (labels.count("batch.kubernetes.io/job-name") || labels.count("job-name")) return std::nullopt;
+      return 1;
+    default:
+      return std::nullopt;
   }
-  const workload::ConfigValues* config = primary.config ? &*primary.config : nullptr;
-  return workload::ResumeOf(
-      {primary.overrides, config, workload::ViewOfConfig(primary.overrides, config), jobset});
+}
+
+// Caps plan.workers (and plan.eval_workers) at what the trainer's MaxText accepts
+// (workload/maxtext_limits.h). False, with a warning, when a limit may apply that graintune
+// cannot tell: -1 is then left to MaxText, which never refuses it. `hosts_read`: whether a
+// limit came from the host count (its pods are then told it).
+bool WithinMaxTextLimits(const ContainerSites& trainer, std::optional<long> data_files,
+                         std::optional<long> hosts, bool has_eval, Plan& plan, bool& hosts_read) {
+  const workload::ConfigValues* config = trainer.config ? &*trainer.config : nullptr;
+  const workload::RunResumeQuery query{trainer.overrides, config,
+                                       workload::ViewOfConfig(trainer.overrides, config), ""};
+  for (const bool eval : {false, true}) {
+    if (eval && !has_eval) continue;
+    const workload::WorkerLimit limit = workload::MaxTextWorkerLimit({query, eval, data_files, hosts});
+    int& workers = eval ? plan.eval_workers : plan.workers;
+    hosts_read = hosts_read || limit.per_host;
+    if (limit.kind == workload::WorkerLimit::Kind::kUnknown) {
+      plan.warnings.push_back(std::string("graintune: ") + kWorkerCountKeys[eval ? 1 : 0] +
+                              " left as written for MaxText to pick: " + limit.why);
+      plan.reason = limit.why;
+      return false;
+    }
+    if (limit.kind == workload::WorkerLimit::Kind::kAtMost && workers > limit.at_most) {
+      workers = limit.at_most;
+      plan.reason += "; " + std::to_string(limit.at_most) + (eval ? " eval" : "") +
+                     " at most: " + limit.why;
+    }
+  }
+  return true;
+}
+
+// The tuning key's history, with the run `query` resumes when another workload recorded it;
+// nullopt (and a warning) when the source failed.
+std::optional<TuningHistory> HistoryOf(workload::HistorySource& source, const std::string& ns,
+                                       const std::string& tuning_key, const AttemptQuery& query,
+                                       std::vector<std::string>& warnings) {
+  std::optional<TuningHistory> history;
+  if (Result<std::optional<TuningHistory>> h = source.Lookup(ns, tuning_key); h.ok()) {
+    history = *h;
+  } else {
+    warnings.push_back("graintune: history unavailable (" + h.error() +
+                       "); deciding without earlier trials");
+  }
+  // A run this key has not recorded may have been started by another workload.
+  if (query.pins_workers && !query.checkpoint_dir.empty() &&
+      query.checkpoint_dir.find('<') == std::string::npos &&
+      !(history && history->runs.count(query.checkpoint_dir))) {
+    if (Result<std::optional<RunRecord>> run = source.RunFor(ns, query.checkpoint_dir);
+        run.ok() && *run) {
+      if (!history) history = TuningHistory{};
+      history->runs[query.checkpoint_dir] = **run;
+    }
+  }
+  return history;
 }
 
 // PlanWorkerCount's work on `object`, which it rewrites in place.
@@ -189,11 +349,13 @@ Plan PlanInPlace(json& object, WorkloadKind kind, const std::string& ns, Planner
   }
   if (found.empty()) return plan;
 
-  // One value for the whole workload, decided from its first MaxText container.
-  const TemplateSites& primary = found.front();
+  // One value for the whole workload, decided from its trainer: each container read its own
+  // config; an init container, a sidecar or an ahead-of-time compile never decides for it.
+  const auto [primary_template, trainer] = DecidingContainer(found);
+  const TemplateSites& primary = *primary_template;
   Result<TuningInputs> inputs = workload::BuildTuningInputs(
-      object.at(json::json_pointer(primary.ref.spec_pointer)), *primary.container,
-      primary.overrides, primary.config ? &*primary.config : nullptr, primary.annotations, policy,
+      object.at(json::json_pointer(primary.ref.spec_pointer)), *trainer->container,
+      trainer->overrides, trainer->config ? &*trainer->config : nullptr, primary.annotations, policy,
       workload::InputSources{sources.shapes, &sources.history, ns}, plan.warnings);
   if (!inputs.ok()) {
     // A workload queued by Kueue gets its node selector at admission, after this CREATE: its
@@ -220,12 +382,12 @@ Plan PlanInPlace(json& object, WorkloadKind kind, const std::string& ns, Planner
                        [](const Edit& e) { return e.before != "-1" && e.before != "(unset)"; });
   });
   // Whether this attempt may restore Grain's iterator from its run's checkpoints.
-  plan.resume = ResumeOfPrimary(object, kind, primary);
+  plan.resume = trainer->resume;
   query.pins_workers = plan.resume.pins_workers;
   query.checkpoint_dir = plan.resume.checkpoint_dir;
   if (query.only_applied_values)
     for (const Edit& e : primary.edits)
-      if (!IsEvalKey(e.key)) {
+      if (!IsEvalKey(e.key) && e.container_pointer == trainer->pointer) {
         query.written_workers = ParseInt(e.before);
         break;
       }
@@ -253,23 +415,8 @@ Plan PlanInPlace(json& object, WorkloadKind kind, const std::string& ns, Planner
       }
     }
   }
-  std::optional<TuningHistory> history;
-  if (Result<std::optional<TuningHistory>> h = sources.history.Lookup(ns, plan.tuning_key); h.ok()) {
-    history = *h;
-  } else {
-    plan.warnings.push_back("graintune: history unavailable (" + h.error() +
-                            "); deciding without earlier trials");
-  }
-  // A run this key has not recorded may have been started by another workload.
-  if (query.pins_workers && !query.checkpoint_dir.empty() &&
-      query.checkpoint_dir.find('<') == std::string::npos &&
-      !(history && history->runs.count(query.checkpoint_dir))) {
-    if (Result<std::optional<RunRecord>> run = sources.history.RunFor(ns, query.checkpoint_dir);
-        run.ok() && *run) {
-      if (!history) history = TuningHistory{};
-      history->runs[query.checkpoint_dir] = **run;
-    }
-  }
+  const std::optional<TuningHistory> history =
+      HistoryOf(sources.history, ns, plan.tuning_key, query, plan.warnings);
   AttemptValue value = ValueForAttempt(*inputs, history, query);
   if (value.keep_as_written) {  // a pod of an attempt graintune already set
     plan.outcome = PlanOutcome::kKeptAsWritten;
@@ -288,6 +435,14 @@ Plan PlanInPlace(json& object, WorkloadKind kind, const std::string& ns, Planner
     const WorkerSplit split = SplitWithEval(plan.workers, ComputeBudgets(*inputs).ceiling);
     plan.workers = split.workers;
     plan.eval_workers = split.eval_workers;
+  }
+
+  // Never a value MaxText refuses where -1 would have started.
+  const std::optional<long> hosts = DataHosts(object, kind, primary);
+  bool hosts_read = false;
+  if (!WithinMaxTextLimits(*trainer, primary.annotations.data_files, hosts, has_eval, plan, hosts_read)) {
+    plan.outcome = PlanOutcome::kLeftToMaxText;
+    return plan;
   }
 
   if (policy.mode == Mode::kOff) {
@@ -322,6 +477,8 @@ Plan PlanInPlace(json& object, WorkloadKind kind, const std::string& ns, Planner
       {workload::kReasonAnnotation, plan.reason},
       {workload::kAttemptAnnotation, std::to_string(plan.attempt)}};
   if (has_eval) applied[workload::kEvalWorkerCountAnnotation] = std::to_string(plan.eval_workers);
+  if (hosts_read && kind != WorkloadKind::kPod)
+    applied[workload::kDataHostsAnnotation] = std::to_string(*hosts);
   applied[workload::kResumeAnnotation] = plan.resume.pins_workers ? workload::kPinsWorkers : "free";
   if (!plan.resume.checkpoint_dir.empty())
     applied[workload::kCheckpointDirAnnotation] = plan.resume.checkpoint_dir;
@@ -370,6 +527,7 @@ std::string ToString(PlanOutcome outcome) {
     case PlanOutcome::kDeferred: return "Deferred";
     case PlanOutcome::kRecommendOnly: return "RecommendOnly";
     case PlanOutcome::kKeptAsWritten: return "KeptAsWritten";
+    case PlanOutcome::kLeftToMaxText: return "LeftToMaxText";
     case PlanOutcome::kOverBudget: return "OverBudget";
   }
   return "NothingToTune";

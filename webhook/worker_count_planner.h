@@ -12,6 +12,9 @@
 //           current for its attempt.
 //   JobSet: the templates hold the first attempt's value; the JobSet is annotated with it, and a
 //           warning says so and whether restarts keep it.
+// Every container with a site is read on its own (its argv, env and config) and decides for
+// itself whether a resume restores Grain's iterator; the workload's value follows its trainer
+// (Plan::resume), never an init container, a sidecar or an ahead-of-time compile.
 // Runs: an attempt that may restore Grain's iterator from its checkpoints keeps its run's value
 // (tuner/attempt_value.h rule 0; the run read by workload/run_resume.h, looked up under this
 // tuning key, then under any in the namespace). Pods and Jobs carry what was read of the run:
@@ -53,6 +56,7 @@ struct Finding {
   std::string pointer;    // absolute JSON pointer of what changed
   std::string before;     // "-1"
   int value = 0;          // what it became (for JobSets: what the first attempt will get)
+  workload::RunResume resume;  // what this container's own config says about resuming
 };
 
 // What the planner made of an object, for people (`graintune explain`, warnings) and metrics.
@@ -62,6 +66,8 @@ enum class PlanOutcome {
   kDeferred,       // -1 found, but no TPU host known yet: its pods are tuned when created
   kRecommendOnly,  // policy mode Off: the value is only in a warning
   kKeptAsWritten,  // a pod of an attempt graintune already set: left alone
+  kLeftToMaxText,  // MaxText may refuse any value graintune could write (workload/maxtext_limits.h):
+                   // -1 left for MaxText to pick, with a warning
   kOverBudget,     // the work budget ran out: left unchanged
 };
 std::string ToString(PlanOutcome outcome);
@@ -90,7 +96,9 @@ struct Plan {
   // the workload's own history (a recommendation, its run's value) or nothing was learned.
   std::vector<std::string> learned_from;
   HostShape host;
-  workload::RunResume resume;              // of the first MaxText container, once inputs were read
+  // Of the run's trainer, once inputs were read: the first container whose own config may restore
+  // Grain's iterator, else the first regular container that is no ahead-of-time compile.
+  workload::RunResume resume;
 };
 
 // `object` is taken by value and rewritten in place (an admission moves the request's object in:

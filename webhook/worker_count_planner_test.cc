@@ -300,6 +300,104 @@ TEST_F(PlannerTest, ARunWithoutCheckpointsIsRepickedAtARestart) {
   EXPECT_EQ(Run(ChildJob(jobset.mutated, 1), workload::WorkloadKind::kJob).workers, jobset.workers + 5);
 }
 
+// A Job whose init container is a smoke run without checkpoints, before a trainer that
+// checkpoints Grain's iterator: each container decides for itself, the trainer for the run.
+json SmokeThenTrainJob() {
+  return json::parse(R"({"apiVersion": "batch/v1", "kind": "Job",
+    "metadata": {"name": "smoke", "namespace": "team-a"},
+    "spec": {"template": {"spec": {
+      "nodeSelector": {"node.kubernetes.io/instance-type": "ct5p-hightpu-4t"},
+      "initContainers": [{"name": "smoke", "command": ["bash", "-c",
+        "python3 -m maxtext.trainers.pre_train.train base.yml steps=2 enable_checkpointing=False dataset_type=grain grain_worker_count=-1"]}],
+      "containers": [{"name": "trainer", "args": ["python3", "-m", "maxtext.trainers.pre_train.train",
+        "base.yml", "dataset_type=grain", "base_output_directory=gs://ckpt", "run_name=r1",
+        "grain_worker_count=-1"]}]}}}})");
+}
+
+TEST_F(PlannerTest, AnInitContainersSmokeRunNeverDecidesForTheTrainer) {
+  const Plan plan = Run(SmokeThenTrainJob(), workload::WorkloadKind::kJob);
+  ASSERT_EQ(plan.outcome, PlanOutcome::kTuned);
+  EXPECT_TRUE(plan.resume.pins_workers) << plan.resume.why;
+  EXPECT_EQ(plan.resume.checkpoint_dir, "gs://ckpt/r1/checkpoints");
+  ASSERT_EQ(plan.findings.size(), 2u);
+  for (const Finding& f : plan.findings) {
+    EXPECT_EQ(f.resume.pins_workers, f.container == "trainer") << f.container << ": " << f.resume.why;
+    if (f.container == "smoke") {
+      EXPECT_NE(f.resume.why.find("checkpointing is off"), std::string::npos);
+    }
+  }
+  EXPECT_EQ(plan.mutated["spec"]["template"]["metadata"]["annotations"][workload::kCheckpointDirAnnotation],
+            "gs://ckpt/r1/checkpoints");
+  // The value rule follows the trainer: its run's recorded value, for both containers.
+  TuningHistory h;
+  h.runs["gs://ckpt/r1/checkpoints"] = {7, 0};
+  h.recommended_workers = 20;
+  h.recommendation_attempt = 1;
+  history_.Put("team-a", "other-workload", h);
+  const Plan resumed = Run(SmokeThenTrainJob(), workload::WorkloadKind::kJob);
+  EXPECT_EQ(resumed.workers, 7) << resumed.reason;
+  for (const Finding& f : resumed.findings) EXPECT_EQ(f.value, 7);
+}
+
+TEST_F(PlannerTest, AnAheadOfTimeCompileReplicatedJobNeverDecidesForTheTrainer) {
+  json js = CheckpointingJobSet("aot-then-train", "pretrain");
+  json compile = js["spec"]["replicatedJobs"][0];
+  compile["name"] = "compile";
+  compile["template"]["spec"]["template"]["spec"]["containers"][0]["args"] =
+      json::array({"python3", "-m", "maxtext.trainers.pre_train.train_compile", "base.yml",
+                   "compile_topology=v5p-8", "dataset_type=grain", "grain_worker_count=-1"});
+  js["spec"]["replicatedJobs"].insert(js["spec"]["replicatedJobs"].begin(), compile);
+  const Plan plan = Run(js, workload::WorkloadKind::kJobSet);
+  ASSERT_EQ(plan.outcome, PlanOutcome::kTuned);
+  EXPECT_TRUE(plan.resume.pins_workers) << plan.resume.why;
+  EXPECT_EQ(plan.resume.checkpoint_dir, "gs://ckpt/pretrain/checkpoints");
+  ASSERT_EQ(plan.findings.size(), 2u);
+  EXPECT_FALSE(plan.findings[0].resume.pins_workers);
+  EXPECT_NE(plan.findings[0].resume.why.find("train_compile"), std::string::npos);
+  EXPECT_TRUE(plan.findings[1].resume.pins_workers);
+  ASSERT_FALSE(plan.warnings.empty());
+  EXPECT_NE(plan.warnings.back().find("every restart keeps it"), std::string::npos) << plan.warnings.back();
+}
+
+TEST_F(PlannerTest, NeverAValueMaxTextRefuses) {
+  json hf = SmallJobSet();
+  json& args = hf["spec"]["replicatedJobs"][0]["template"]["spec"]["template"]["spec"]["containers"][0]["args"];
+  args.push_back("dataset_type=hf");
+  args.push_back("hf_path=allenai/c4");
+  const Plan capped = Run(hf, workload::WorkloadKind::kJobSet);
+  ASSERT_EQ(capped.outcome, PlanOutcome::kTuned);
+  EXPECT_EQ(capped.workers, 1);
+  EXPECT_NE(capped.reason.find("at most 1 worker for dataset_type=hf"), std::string::npos) << capped.reason;
+
+  // Parquet files over 2 slices x 4 hosts: the files per host, from the annotation.
+  json parquet = SmallJobSet();
+  json& rj = parquet["spec"]["replicatedJobs"][0];
+  rj["replicas"] = 2;
+  rj["template"]["spec"]["parallelism"] = 4;
+  json& pargs = rj["template"]["spec"]["template"]["spec"]["containers"][0]["args"];
+  for (const char* w : {"dataset_type=grain", "grain_file_type=parquet", "grain_train_files=gs://b/*.parquet"})
+    pargs.push_back(w);
+  const Plan unknown = Run(parquet, workload::WorkloadKind::kJobSet);
+  EXPECT_EQ(unknown.outcome, PlanOutcome::kLeftToMaxText);
+  EXPECT_FALSE(unknown.changed);
+  ASSERT_FALSE(unknown.warnings.empty());
+  EXPECT_NE(unknown.warnings.back().find("graintune.dev/data-files"), std::string::npos) << unknown.warnings.back();
+  parquet["metadata"]["annotations"][workload::kDataFilesAnnotation] = "24";
+  const Plan known = Run(parquet, workload::WorkloadKind::kJobSet);
+  ASSERT_EQ(known.outcome, PlanOutcome::kTuned) << (known.warnings.empty() ? "" : known.warnings.back());
+  EXPECT_EQ(known.workers, 3);  // 24 files / 8 hosts
+  const json& tmpl = known.mutated["spec"]["replicatedJobs"][0]["template"]["spec"]["template"]["metadata"];
+  EXPECT_EQ(tmpl["annotations"][workload::kDataHostsAnnotation], "8");
+  // The child Job of a restart knows its hosts from the template, not its own parallelism.
+  const Plan child = Run(ChildJob(known.mutated, 1), workload::WorkloadKind::kJob);
+  EXPECT_EQ(child.workers, 3) << child.reason;
+  // A bad annotation is a warning, and the value is left to MaxText.
+  parquet["metadata"]["annotations"][workload::kDataFilesAnnotation] = "lots";
+  const Plan bad = Run(parquet, workload::WorkloadKind::kJobSet);
+  EXPECT_EQ(bad.outcome, PlanOutcome::kLeftToMaxText);
+  EXPECT_NE(bad.warnings.front().find("data-files"), std::string::npos) << bad.warnings.front();
+}
+
 TEST_F(PlannerTest, DecisionUsesThePrimaryTemplatesOwnAnnotations) {
   json jobset = json::parse(R"({"apiVersion": "jobset.x-k8s.io/v1alpha2", "kind": "JobSet",
     "metadata": {"name": "two"}, "spec": {"replicatedJobs": [

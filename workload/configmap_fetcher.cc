@@ -25,9 +25,8 @@ std::optional<std::string> ConfigMapFetcher::ValueOf(const std::optional<nlohman
   return it->get<std::string>();
 }
 
-Result<std::optional<std::string>> ConfigMapFetcher::Get(const std::string& ns,
-                                                         const std::string& name,
-                                                         const std::string& key) {
+Result<std::optional<nlohmann::json>> ConfigMapFetcher::Lookup(const std::string& ns,
+                                                              const std::string& name) {
   const Key id{ns, name};
   {
     std::lock_guard<std::mutex> lock(mu_);
@@ -35,7 +34,7 @@ Result<std::optional<std::string>> ConfigMapFetcher::Get(const std::string& ns,
     if (it != entries_.end()) {
       if (now_() - it->second.fetched < options_.ttl) {
         lru_.splice(lru_.begin(), lru_, it->second.lru);
-        return ValueOf(it->second.data, key);
+        return it->second.data;
       }
       Evict(it);
     }
@@ -43,11 +42,31 @@ Result<std::optional<std::string>> ConfigMapFetcher::Get(const std::string& ns,
   }
   Result<std::optional<nlohmann::json>> fetched = fetch_(ns, name);
   if (!fetched.ok()) return fetched.status();
-  std::optional<std::string> value = ValueOf(*fetched, key);
+  std::optional<nlohmann::json> data = *fetched;
   std::lock_guard<std::mutex> lock(mu_);
   if (auto it = entries_.find(id); it != entries_.end()) Evict(it);  // a concurrent fetch's
   Insert(id, std::move(*fetched));
-  return value;
+  return data;
+}
+
+Result<std::optional<std::string>> ConfigMapFetcher::Get(const std::string& ns,
+                                                         const std::string& name,
+                                                         const std::string& key) {
+  Result<std::optional<nlohmann::json>> data = Lookup(ns, name);
+  if (!data.ok()) return data.status();
+  return ValueOf(*data, key);
+}
+
+Result<std::optional<std::map<std::string, std::string>>> ConfigMapFetcher::Data(
+    const std::string& ns, const std::string& name) {
+  Result<std::optional<nlohmann::json>> data = Lookup(ns, name);
+  if (!data.ok()) return data.status();
+  if (!*data) return std::optional<std::map<std::string, std::string>>();
+  std::map<std::string, std::string> all;
+  if ((*data)->is_object())
+    for (const auto& [k, v] : (*data)->items())
+      if (v.is_string()) all[k] = v.get<std::string>();
+  return std::optional<std::map<std::string, std::string>>(std::move(all));
 }
 
 void ConfigMapFetcher::Insert(const Key& key, std::optional<nlohmann::json> data) {

@@ -48,6 +48,8 @@ class ConfigMapFetcher : public ConfigMapSource {
 
   Result<std::optional<std::string>> Get(const std::string& ns, const std::string& name,
                                          const std::string& key) override;
+  Result<std::optional<std::map<std::string, std::string>>> Data(const std::string& ns,
+                                                                 const std::string& name) override;
 
   size_t entries() const;
   size_t bytes() const;
@@ -62,6 +64,8 @@ class ConfigMapFetcher : public ConfigMapSource {
   };
   using Key = std::pair<std::string, std::string>;
 
+  // The ConfigMap's data, from the cache or fetched.
+  Result<std::optional<nlohmann::json>> Lookup(const std::string& ns, const std::string& name);
   static std::optional<std::string> ValueOf(const std::optional<nlohmann::json>& data,
                                             const std::string& key);
   void Insert(const Key& key, std::optional<nlohmann::json> data);  // mu_ held

@@ -6,6 +6,14 @@
 // this records where it is, down to the byte range of its value, so that a value can be
 // rewritten without touching anything else. Also finds MaxText's config file argument (the
 // first *.yml / *.yaml word), used for ConfigMap-mounted configs.
+//
+// A script's words are expanded as bash expands them (workload/shell_expansion.h), from the
+// variables it assigns before and the container's env (workload/container_env.h): an unquoted
+// $ARGS is split into the words it holds, each read as an override. A word that cannot be
+// expanded inside a MaxText command (a command substitution, a variable graintune cannot see)
+// makes the key it might carry unknown: its own key when written before the expansion
+// (`run_name=$RUN`), else every key (`$ARGS`). An M_ variable set to something graintune cannot
+// see makes its key unknown, and an envFrom it cannot read every key not on the command line.
 // Pure: works on nlohmann::json values, never throws on malformed containers (non-string
 // elements are skipped).
 #pragma once
@@ -16,6 +24,8 @@
 #include <vector>
 
 #include <nlohmann/json.hpp>
+
+#include "workload/container_env.h"
 
 namespace graintune::workload {
 
@@ -30,7 +40,23 @@ struct Override {
   std::string pointer;      // JSON pointer (relative to the container) of the string holding it
   size_t value_begin = 0;   // byte range of the value inside that string
   size_t value_end = 0;
-  bool replaceable = true;  // false when quoting splits the value
+  bool replaceable = true;  // false when quoting splits the value, or it is not written here
+  size_t order = 0;         // the position among all overrides and unknown keys, argv order
+};
+
+// A key some word may set to a value graintune cannot see.
+struct UnknownKey {
+  std::string key;   // "" for any key
+  bool env = false;  // in the environment (M_*), else on the command line
+  size_t order = 0;
+  std::string why;   // e.g. "$ARGS cannot be expanded ($(cat /args))"
+};
+
+// What the container says of one key: the last word that sets it wins (argv over env).
+struct KeyState {
+  enum class Kind { kUnset, kUnknown, kSet } kind = Kind::kUnset;
+  std::string value;  // kSet
+  std::string why;    // kUnknown: why graintune cannot tell
 };
 
 struct ConfigArgument {
@@ -42,15 +68,23 @@ struct ConfigArgument {
 
 struct ContainerOverrides {
   std::vector<Override> overrides;
+  std::vector<UnknownKey> unknown;
   std::optional<ConfigArgument> config;
   bool invokes_maxtext = false;  // mentions MaxText's trainer (train.py / MaxText.train)
+  // Runs MaxText's ahead-of-time compiler (train_compile) and no trainer: nothing it does
+  // trains, reads data or checkpoints (maxtext 0.2.5 trainers/pre_train/train_compile.py).
+  bool aot_compile_only = false;
 
-  // Last value of `key` across argv and env (argv wins, as MaxText raises on both).
+  // Last value of `key` across argv and env (argv wins, as MaxText raises on both); the words
+  // graintune could read only (Lookup says whether an unknown word may set it).
   std::optional<std::string> Value(const std::string& key) const;
   bool HasKey(const std::string& key) const;
+  KeyState Lookup(const std::string& key) const;
 };
 
-ContainerOverrides ScanContainer(const nlohmann::json& container);
+// `env`: the container's environment as resolved with its ConfigMaps (container_env.h); when
+// null, only its literal env values are seen.
+ContainerOverrides ScanContainer(const nlohmann::json& container, const ContainerEnv* env = nullptr);
 
 // "M_GRAIN_WORKER_COUNT" -> "grain_worker_count"; "" when not an M_ name.
 std::string MaxTextKeyFromEnv(const std::string& env_name);

@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include "workload/in_memory_sources.h"
+
 namespace graintune::workload {
 namespace {
 
@@ -52,6 +54,75 @@ TEST(ContainerOverridesTest, MalformedContainersYieldNothing) {
                   .overrides.empty());
   EXPECT_TRUE(ScanContainer(json::array()).overrides.empty());
   EXPECT_TRUE(ScanContainer(json::parse(R"({"command": ["bash", "-c"]})")).overrides.empty());
+}
+
+ContainerOverrides ScanScript(const std::string& script, json env = json::array()) {
+  const json c = {{"name", "m"}, {"command", {"bash", "-c", script}}, {"env", env}};
+  const ContainerEnv resolved = ResolveContainerEnv(c, "ns", nullptr, "");
+  return ScanContainer(c, &resolved);
+}
+
+TEST(ContainerOverridesTest, ScriptVariablesAreExpandedAndSplitAsBashDoes) {
+  const std::string script =
+      "ARGS=\"dataset_type=grain base_output_directory=gs://b/runs grain_worker_count=-1\"\n"
+      "export RUN_ID=r7\n"
+      "python3 -m maxtext.trainers.pre_train.train base.yml $ARGS run_name=${RUN_ID}";
+  const ContainerOverrides o = ScanScript(script);
+  EXPECT_EQ(o.Lookup("dataset_type").value, "grain");
+  EXPECT_EQ(o.Lookup("base_output_directory").value, "gs://b/runs");
+  EXPECT_EQ(o.Lookup("run_name").value, "r7");
+  // ARGS is a shell variable, not a MaxText key.
+  EXPECT_EQ(o.Lookup("args").kind, KeyState::Kind::kUnset);
+  EXPECT_FALSE(o.HasKey("ARGS"));
+  // The -1 inside ARGS is rewritten where it is written: in the assignment.
+  for (const Override& ov : o.overrides)
+    if (ov.key == "grain_worker_count") {
+      EXPECT_TRUE(ov.replaceable);
+      EXPECT_EQ(script.substr(ov.value_begin, ov.value_end - ov.value_begin), "-1");
+    }
+}
+
+TEST(ContainerOverridesTest, TheContainersEnvFeedsTheScript) {
+  const json env = json::array({{{"name", "RUN_NAME"}, {"value", "r9"}},
+                                {{"name", "CKPT"}, {"value", "False"}}});
+  const ContainerOverrides o = ScanScript(
+      "python3 -m MaxText.train base.yml run_name=$RUN_NAME enable_checkpointing=${CKPT:-true}", env);
+  EXPECT_EQ(o.Lookup("run_name").value, "r9");
+  EXPECT_EQ(o.Lookup("enable_checkpointing").value, "False");
+}
+
+TEST(ContainerOverridesTest, AWordThatCannotBeExpandedMakesWhatItMayCarryUnknown) {
+  ContainerOverrides o =
+      ScanScript("python3 -m MaxText.train base.yml dataset_type=grain run_name=${RUN_ID}");
+  EXPECT_EQ(o.Lookup("run_name").kind, KeyState::Kind::kUnknown);
+  EXPECT_NE(o.Lookup("run_name").why.find("${RUN_ID}"), std::string::npos) << o.Lookup("run_name").why;
+  EXPECT_EQ(o.Lookup("dataset_type").value, "grain");  // its key only
+  o = ScanScript("python3 -m MaxText.train base.yml dataset_type=grain run_name=${RUN_ID} $EXTRA");
+  EXPECT_NE(o.Lookup("run_name").why.find("$EXTRA"), std::string::npos) << o.Lookup("run_name").why;
+  // $EXTRA may set any key, dataset_type written before it included.
+  EXPECT_EQ(o.Lookup("dataset_type").kind, KeyState::Kind::kUnknown);
+  EXPECT_EQ(o.Lookup("enable_checkpointing").kind, KeyState::Kind::kUnknown);
+  // A word after it that sets a key wins (the later duplicate wins).
+  o = ScanScript("python3 -m MaxText.train base.yml $(cat /args) dataset_type=grain");
+  EXPECT_EQ(o.Lookup("dataset_type").value, "grain");
+  EXPECT_EQ(o.Lookup("steps").kind, KeyState::Kind::kUnknown);
+  // Words of other commands, and the program a command runs, carry no MaxText key.
+  o = ScanScript("echo $(date) | tee $LOG; $PYTHON -m MaxText.train base.yml dataset_type=grain > $LOG");
+  EXPECT_EQ(o.Lookup("steps").kind, KeyState::Kind::kUnset);
+  EXPECT_EQ(o.Lookup("dataset_type").value, "grain");
+}
+
+TEST(ContainerOverridesTest, MEnvFromConfigMapsAndUnknownSources) {
+  InMemoryConfigMaps configmaps;
+  configmaps.Put("ns", "cfg", "ckpt", "false");
+  const json c = json::parse(R"({"args": ["python3", "-m", "MaxText.train", "base.yml"],
+    "env": [{"name": "M_ENABLE_CHECKPOINTING", "valueFrom": {"configMapKeyRef": {"name": "cfg", "key": "ckpt"}}},
+            {"name": "M_RUN_NAME", "valueFrom": {"secretKeyRef": {"name": "s", "key": "k"}}}]})");
+  const ContainerEnv env = ResolveContainerEnv(c, "ns", &configmaps, "");
+  const ContainerOverrides o = ScanContainer(c, &env);
+  EXPECT_EQ(o.Lookup("enable_checkpointing").value, "false");
+  EXPECT_EQ(o.Lookup("run_name").kind, KeyState::Kind::kUnknown);
+  for (const Override& ov : o.overrides) EXPECT_FALSE(ov.replaceable) << ov.key;  // not written here
 }
 
 }  // namespace

@@ -82,6 +82,17 @@ class InMemoryConfigMaps : public ConfigMapSource {
     if (it == data_.end()) return std::optional<std::string>();
     return std::optional<std::string>(it->second);
   }
+  Result<std::optional<std::map<std::string, std::string>>> Data(const std::string& ns,
+                                                                 const std::string& name) override {
+    if (!failure_.empty()) return Status::Error(failure_);
+    std::optional<std::map<std::string, std::string>> all;
+    for (auto it = data_.lower_bound({ns, name, ""});
+         it != data_.end() && std::get<0>(it->first) == ns && std::get<1>(it->first) == name; ++it) {
+      if (!all) all.emplace();
+      (*all)[std::get<2>(it->first)] = it->second;
+    }
+    return all;
+  }
 
  private:
   std::map<std::tuple<std::string, std::string, std::string>, std::string> data_;

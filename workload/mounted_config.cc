@@ -26,11 +26,14 @@ Result<ConfigValues> FlattenYamlScalars(const std::string& text) {
   }
 }
 
-Result<std::optional<ConfigValues>> LoadMountedConfig(const nlohmann::json& pod_spec,
-                                                      const nlohmann::json& container,
-                                                      const std::string& config_path,
-                                                      const std::string& ns,
-                                                      ConfigMapSource& configmaps) {
+namespace {
+
+// One file of the chain, read from the ConfigMap volume mounted at its path.
+Result<std::optional<ConfigValues>> LoadOneConfig(const nlohmann::json& pod_spec,
+                                                  const nlohmann::json& container,
+                                                  const std::string& config_path,
+                                                  const std::string& ns,
+                                                  ConfigMapSource& configmaps) {
   using Missing = std::optional<ConfigValues>;
   if (!container.contains("volumeMounts") || !container["volumeMounts"].is_array()) return Missing();
   // The mount that holds the file: the longest mountPath that is the path or its directory.
@@ -78,6 +81,39 @@ Result<std::optional<ConfigValues>> LoadMountedConfig(const nlohmann::json& pod_
     return std::optional<ConfigValues>(*values);
   }
   return Missing();
+}
+
+}  // namespace
+
+Result<std::optional<ConfigValues>> LoadMountedConfig(const nlohmann::json& pod_spec,
+                                                      const nlohmann::json& container,
+                                                      const std::string& config_path,
+                                                      const std::string& ns,
+                                                      ConfigMapSource& configmaps) {
+  Result<std::optional<ConfigValues>> first = LoadOneConfig(pod_spec, container, config_path, ns, configmaps);
+  if (!first.ok() || !*first) return first;
+  ConfigValues values = **first;
+  std::string path = config_path;
+  // maxtext 0.2.5 configs/pyconfig.py _load_config (lines 188-203): a relative base_config is
+  // looked up beside the file that names it, then in MaxText's own configs directory; the
+  // child's keys win over its base's. Followed while the base is in a mounted ConfigMap.
+  for (int depth = 0; depth < kMaxConfigChain; ++depth) {
+    auto base = values.find("base_config");
+    if (base == values.end()) break;
+    const std::string base_path = base->second.rfind('/', 0) == 0
+                                      ? base->second
+                                      : path.substr(0, path.rfind('/') + 1) + base->second;
+    Result<std::optional<ConfigValues>> parent =
+        LoadOneConfig(pod_spec, container, base_path, ns, configmaps);
+    if (!parent.ok()) return parent.status();
+    if (!*parent) break;  // in MaxText's configs or the image: EffectiveConfig holds what it may set
+    ConfigValues merged = std::move(**parent);
+    values.erase("base_config");
+    for (auto& [k, v] : values) merged[k] = std::move(v);
+    values = std::move(merged);
+    path = base_path;
+  }
+  return std::optional<ConfigValues>(std::move(values));
 }
 
 }  // namespace graintune::workload

@@ -3,8 +3,12 @@
 //
 // Resolves the path against the container's volumeMounts (longest mountPath prefix, subPath,
 // the volume's items), fetches the key, and flattens the top-level scalar keys to strings
-// ("grain_worker_count" -> "-1"). Returns nullopt when the file is not from a ConfigMap or the
-// ConfigMap/key is absent; an error when the source failed or the YAML does not parse.
+// ("grain_worker_count" -> "-1"). Follows the file's base_config chain as MaxText does (a
+// relative path beside the file, the child's keys winning) while each base is in a mounted
+// ConfigMap, kMaxConfigChain files at most; the base_config left in the result is one it could
+// not follow (MaxText's own base.yml, or a file in the image). Returns nullopt when the file is
+// not from a ConfigMap or the ConfigMap/key is absent; an error when the source failed or a
+// YAML does not parse.
 #pragma once
 
 #include <map>
@@ -24,6 +28,8 @@ Result<std::optional<ConfigValues>> LoadMountedConfig(const nlohmann::json& pod_
                                                       const std::string& config_path,
                                                       const std::string& ns,
                                                       ConfigMapSource& configmaps);
+
+inline constexpr int kMaxConfigChain = 8;
 
 // The largest config graintune parses (MaxText's own base.yml is ~40 KiB).
 inline constexpr size_t kMaxConfigBytes = 256 * 1024;

@@ -25,13 +25,18 @@ bool EndsWith(const std::string& s, const std::string& tail) {
 }
 
 // One key of the effective config: the overrides, then the mounted file, then (when the file
-// cannot hide it) MaxText's default. nullopt: unknown.
+// cannot hide it) MaxText's default. nullopt: unknown (unknown_why() says why, when a word did).
 class EffectiveConfig {
  public:
   explicit EffectiveConfig(const RunResumeQuery& q) : q_(q) {}
 
   std::optional<std::string> Get(const std::string& key) const {
-    if (std::optional<std::string> v = q_.overrides.Value(key)) return v;
+    const KeyState state = q_.overrides.Lookup(key);
+    if (state.kind == KeyState::Kind::kSet) return state.value;
+    if (state.kind == KeyState::Kind::kUnknown) {
+      if (why_.empty()) why_ = state.why;
+      return std::nullopt;
+    }
     if (q_.view == ConfigFileView::kUnreadable) return std::nullopt;
     if (q_.config) {
       if (auto it = q_.config->find(key); it != q_.config->end()) return it->second;
@@ -43,6 +48,8 @@ class EffectiveConfig {
     if (auto it = kMaxTextDefaults.find(key); it != kMaxTextDefaults.end()) return it->second;
     return std::nullopt;
   }
+  // Why the first key a word made unknown is unknown ("" when none was).
+  const std::string& unknown_why() const { return why_; }
 
   static bool IsMaxTextBase(const std::string& path) {
     return path == "base.yml" || EndsWith(path, "/base.yml");
@@ -50,6 +57,7 @@ class EffectiveConfig {
 
  private:
   const RunResumeQuery& q_;
+  mutable std::string why_;
 };
 
 std::string CheckpointDir(const EffectiveConfig& config, const std::string& jobset_name,
@@ -57,9 +65,9 @@ std::string CheckpointDir(const EffectiveConfig& config, const std::string& jobs
   per_start_minute = false;
   std::optional<std::string> base = config.Get("base_output_directory");
   std::optional<std::string> run = config.Get("run_name");
-  if (!base) return "";
-  std::string run_name = run.value_or("");
-  if (!run || run->empty()) {
+  if (!base || !run) return "";  // unknown: no run is recorded or matched under it
+  std::string run_name = *run;
+  if (run->empty()) {
     if (!jobset_name.empty()) {
       run_name = jobset_name;
     } else {
@@ -70,7 +78,11 @@ std::string CheckpointDir(const EffectiveConfig& config, const std::string& jobs
   // MaxText makes an empty base_output_directory "maxtext_output" under its working directory.
   std::string dir = base->empty() ? "maxtext_output" : *base;
   while (dir.size() > 1 && dir.back() == '/') dir.pop_back();
-  return dir + "/" + run_name + "/checkpoints";
+  dir += "/" + run_name + "/checkpoints";
+  // A `$` left in it is a shell variable no one expanded (a literal argv element, or a word
+  // graintune could not expand): not a directory graintune can name.
+  if (dir.find('$') != std::string::npos) return "";
+  return dir;
 }
 
 }  // namespace
@@ -83,6 +95,11 @@ const std::map<std::string, std::string> kMaxTextDefaults = {
     {"base_output_directory", ""},
     {"run_name", ""},
     {"model_name", "default"},
+    {"enable_emergency_checkpoint", "false"},
+    {"enable_multi_tier_checkpointing", "false"},
+    {"grain_file_type", "arrayrecord"},
+    {"grain_train_files", ""},
+    {"grain_eval_files", ""},
 };
 
 ConfigFileView ViewOfConfig(const ContainerOverrides& overrides, const ConfigValues* config) {
@@ -105,6 +122,70 @@ std::optional<std::string> JobSetNameEnv(const nlohmann::json& container) {
   return value;
 }
 
+namespace {
+
+// The rules that free the value, each from MaxText 0.2.5's own code. A rule applies only when
+// the config says so for sure; an unknown key never frees the value.
+struct FreeingRule {
+  const char* key;
+  bool boolean;  // a value MaxText does not read as a boolean is unknown (it refuses to start)
+  // Whether `value` (as set) frees the value; the reason when it does.
+  std::optional<std::string> (*frees)(const std::string& value);
+};
+
+std::optional<std::string> NotGrain(const std::string& value) {
+  // common/checkpointing.py save_checkpoint (lines 1339-1345) adds the "iter" checkpointable
+  // only when dataset_type == "grain"; load_state_if_possible (lines 736-747) restores it only
+  // then. hf, tfds, c4_mlperf, olmo_grain and synthetic save no iterator.
+  if (value == "grain") return std::nullopt;
+  return "dataset_type is " + value + ": no Grain iterator is checkpointed";
+}
+
+std::optional<std::string> CheckpointingOff(const std::string& value) {
+  // utils/train_utils.py create_checkpoint_manager (lines 124-141): with
+  // enable_checkpointing false the manager gets no directory and saves nothing.
+  if (ParseBool(value) != false) return std::nullopt;
+  return "checkpointing is off (enable_checkpointing=" + value +
+         "): no attempt restores Grain's iterator";
+}
+
+std::optional<std::string> EmergencyManager(const std::string& value) {
+  // utils/train_utils.py create_checkpoint_manager (lines 107-123) uses Orbax's emergency
+  // (or replicator) manager when this is on; common/checkpointing.py save_checkpoint (lines
+  // 1325-1327) saves only the train state through it, and load_state_if_possible (lines
+  // 725-734) restores it with no data iterator.
+  if (ParseBool(value) != true) return std::nullopt;
+  return "the emergency checkpoint manager saves and restores no Grain iterator state";
+}
+
+std::optional<std::string> ElasticIterator(const std::string& value) {
+  if (ParseBool(value) != true) return std::nullopt;
+  return "the elastic Grain iterator (grain_use_elastic_iterator=true) checkpoints one global "
+         "position, which any worker count restores";
+}
+
+constexpr FreeingRule kFreeingRules[] = {
+    {"dataset_type", false, NotGrain},
+    {"enable_checkpointing", true, CheckpointingOff},
+    {"enable_multi_tier_checkpointing", true, EmergencyManager},
+    {"enable_emergency_checkpoint", true, EmergencyManager},
+    {"grain_use_elastic_iterator", true, ElasticIterator},
+};
+
+// Why the value is held although the config was read: the first key that is unknown.
+std::string HeldBecauseUnknown(const RunResumeQuery& query, const std::string& key,
+                               const std::string& word_why) {
+  const KeyState state = query.overrides.Lookup(key);
+  return "graintune cannot read " + key +
+         (state.kind == KeyState::Kind::kUnknown ? " (" + state.why + ")"
+          : query.view == ConfigFileView::kUnreadable
+              ? " (the config " + query.overrides.config->path + " is not from a ConfigMap)"
+              : !word_why.empty() ? " (" + word_why + ")" : "") +
+         ", so a resume may restore Grain's iterator: the run's value is held";
+}
+
+}  // namespace
+
 RunResume ResumeOf(const RunResumeQuery& query) {
   const EffectiveConfig config(query);
   RunResume r;
@@ -114,38 +195,29 @@ RunResume ResumeOf(const RunResumeQuery& query) {
     if (std::optional<double> n = ParseFiniteNumber(*steps); n && *n >= 0 && *n < 1e15)
       r.steps = static_cast<long>(*n);
 
-  const std::optional<std::string> dataset_type = config.Get("dataset_type");
-  if (dataset_type && *dataset_type != "grain") {
+  // trainers/pre_train/train_compile.py compiles the train step for a topology and returns:
+  // it builds no input pipeline and no checkpoint manager.
+  if (query.overrides.aot_compile_only) {
     r.pins_workers = false;
-    r.why = "dataset_type is " + *dataset_type + ": no Grain iterator is checkpointed";
+    r.why = "train_compile compiles ahead of time: it reads no data and checkpoints nothing";
     return r;
   }
-  const std::optional<std::string> checkpointing = config.Get("enable_checkpointing");
-  const std::optional<bool> checkpoints = checkpointing ? ParseBool(*checkpointing) : std::nullopt;
-  if (checkpoints == false) {
-    r.pins_workers = false;
-    r.why = "checkpointing is off (enable_checkpointing=" + *checkpointing +
-            "): no attempt restores Grain's iterator";
-    return r;
-  }
-  const std::optional<std::string> elastic_text = config.Get("grain_use_elastic_iterator");
-  const std::optional<bool> elastic = elastic_text ? ParseBool(*elastic_text) : std::nullopt;
-  if (elastic == true) {
-    r.pins_workers = false;
-    r.why = "the elastic Grain iterator (grain_use_elastic_iterator=true) checkpoints one global "
-            "position, which any worker count restores";
-    return r;
+  std::optional<std::string> first_unknown;
+  for (const FreeingRule& rule : kFreeingRules) {
+    const std::optional<std::string> value = config.Get(rule.key);
+    if (!value || (rule.boolean && !ParseBool(*value))) {
+      if (!first_unknown) first_unknown = rule.key;
+      continue;
+    }
+    if (std::optional<std::string> why = rule.frees(*value)) {
+      r.pins_workers = false;
+      r.why = std::move(*why);
+      return r;
+    }
   }
   r.pins_workers = true;
-  if (!checkpoints || !elastic || !dataset_type) {
-    std::string unknown = !dataset_type    ? "dataset_type"
-                          : !checkpoints   ? "enable_checkpointing"
-                                           : "grain_use_elastic_iterator";
-    r.why = "graintune cannot read " + unknown +
-            (query.view == ConfigFileView::kUnreadable
-                 ? " (the config " + query.overrides.config->path + " is not from a ConfigMap)"
-                 : "") +
-            ", so a resume may restore Grain's iterator: the run's value is held";
+  if (first_unknown) {
+    r.why = HeldBecauseUnknown(query, *first_unknown, config.unknown_why());
     return r;
   }
   r.why = "this run checkpoints Grain's iterator (one state per worker) to " +
@@ -155,6 +227,10 @@ RunResume ResumeOf(const RunResumeQuery& query) {
     r.why += "; run_name is unset, so the directory is named by the start minute and an attempt "
              "restarted within that minute resumes it";
   return r;
+}
+
+std::optional<std::string> EffectiveValue(const RunResumeQuery& query, const std::string& key) {
+  return EffectiveConfig(query).Get(key);
 }
 
 nlohmann::json ToJson(const RunResume& resume) {

@@ -9,14 +9,18 @@
 // restores one may the value change.
 //
 // The effective config, highest first: argv `key=value` words and M_<KEY> env (ContainerOverrides;
-// argv wins), the mounted YAML (ConfigValues, from a ConfigMap), MaxText's own defaults
-// (kMaxTextDefaults, its base.yml). A config file MaxText reads that graintune cannot (a YAML
-// baked into the image, or a base_config it does not follow) makes every key it might set
-// unknown.
+// the later word wins, argv over env; a word graintune cannot expand makes what it may carry
+// unknown), the mounted YAML and its base_config chain (ConfigValues, from a ConfigMap), MaxText's
+// own defaults (kMaxTextDefaults, its base.yml). A config file MaxText reads that graintune
+// cannot (a YAML baked into the image, or a base_config outside the ConfigMap) makes every key it
+// might set unknown.
 //
-// The rule: the value is pinned unless the config says, for sure, one of
+// The rule: the value is pinned unless the config says, for sure, one of (each from maxtext
+// 0.2.5's code, cited in run_resume.cc)
+//   - the container runs train_compile only (ahead-of-time compile: no data, no checkpoint),
 //   - the input is not Grain (dataset_type, as set or by default, is not "grain"),
 //   - checkpointing is off (enable_checkpointing false),
+//   - the emergency or multi-tier checkpoint manager is on (it saves no iterator),
 //   - the elastic iterator is on (grain_use_elastic_iterator true: one global index, not one
 //     state per worker).
 // Anything unknown or unparseable holds the value (pins_workers stays true).
@@ -45,7 +49,7 @@ namespace graintune::workload {
 // The maxtext and grain versions the rule above was checked against (shown to users).
 inline constexpr char kCheckedMaxTextVersions[] = "maxtext 0.2.5, grain 0.2.18";
 
-// The keys of MaxText's base.yml (0.2.5) the rule reads, with their default values.
+// The keys of MaxText's base.yml (0.2.5) graintune reads, with their default values.
 extern const std::map<std::string, std::string> kMaxTextDefaults;
 
 // What graintune could read of the MaxText config file a container passes.
@@ -73,6 +77,10 @@ struct RunResume {
 };
 
 RunResume ResumeOf(const RunResumeQuery& query);
+
+// One key of the effective config the rule above reads (overrides, mounted file, MaxText's
+// default); nullopt when graintune cannot tell.
+std::optional<std::string> EffectiveValue(const RunResumeQuery& query, const std::string& key);
 
 // How a config argument is seen: MaxText's own base.yml (any path ending in configs/base.yml,
 // or plain base.yml) is the defaults; otherwise kRead when `config` was read, else kUnreadable.

@@ -137,5 +137,95 @@ TEST(RunResumeTest, HostileValuesHaveAnAnswer) {
   EXPECT_EQ(Read(Container("dataset_type=grain run_name=r")).checkpoint_dir, "maxtext_output/r/checkpoints");
 }
 
+TEST(RunResumeTest, EmergencyAndMultiTierCheckpointingSaveNoIterator) {
+  for (const char* key : {"enable_emergency_checkpoint", "enable_multi_tier_checkpointing"}) {
+    const RunResume r = Read(Container(std::string("dataset_type=grain local_checkpoint_directory=/l "
+                                                   "local_checkpoint_period=5 ") + key + "=true"));
+    EXPECT_FALSE(r.pins_workers) << key;
+    EXPECT_NE(r.why.find("emergency checkpoint manager"), std::string::npos) << r.why;
+    EXPECT_TRUE(Read(Container(std::string("dataset_type=grain ") + key + "=false")).pins_workers);
+  }
+}
+
+TEST(RunResumeTest, EveryInputOtherThanGrainSavesNoIterator) {
+  for (const char* type : {"hf", "tfds", "c4_mlperf", "olmo_grain", "synthetic"}) {
+    const RunResume r = Read(Container(std::string("dataset_type=") + type));
+    EXPECT_FALSE(r.pins_workers) << type;
+    EXPECT_NE(r.why.find(std::string("dataset_type is ") + type), std::string::npos) << r.why;
+  }
+}
+
+TEST(RunResumeTest, AheadOfTimeCompileNeverPinsButATrainerAfterItDoes) {
+  const std::string words = "dataset_type=grain base_output_directory=/o run_name=r";
+  for (const char* module :
+       {"python3 -m maxtext.trainers.pre_train.train_compile", "python3 -m MaxText.train_compile",
+        "python3 /app/src/MaxText/train_compile.py"}) {
+    const json c = {{"name", "aot"}, {"command", {"bash", "-c", std::string(module) + " base.yml " + words}}};
+    const RunResume r = Read(c);
+    EXPECT_FALSE(r.pins_workers) << module;
+    EXPECT_NE(r.why.find("train_compile"), std::string::npos) << r.why;
+  }
+  // A script that compiles and then trains is a trainer.
+  const json both = {{"name", "m"},
+                     {"command", {"bash", "-c",
+                                  "python3 -m MaxText.train_compile base.yml " + words +
+                                      " && python3 -m maxtext.trainers.pre_train.train base.yml " + words}}};
+  EXPECT_TRUE(Read(both).pins_workers);
+  const json script = {{"name", "m"}, {"args", {"python3", "/app/MaxText/train.py", "base.yml", "dataset_type=grain"}}};
+  EXPECT_TRUE(Read(script).pins_workers);
+}
+
+TEST(RunResumeTest, ADirectoryWithAnUnexpandedVariableIsNoRun) {
+  // A literal argv element reaches MaxText as written: "$RUN" is no directory graintune can name.
+  const json c = {{"name", "m"},
+                  {"args", {"python3", "-m", "MaxText.train", "base.yml", "dataset_type=grain",
+                            "base_output_directory=gs://b/o", "run_name=$RUN_NAME"}}};
+  const RunResume r = Read(c);
+  EXPECT_TRUE(r.pins_workers);
+  EXPECT_EQ(r.checkpoint_dir, "");
+}
+
+RunResume ReadScript(const std::string& script, json env = json::array()) {
+  const json c = {{"name", "m"}, {"command", {"bash", "-c", script}}, {"env", env}};
+  return Read(c);
+}
+
+TEST(RunResumeTest, ArgsInAVariableAreReadAsBashSplitsThem) {
+  const RunResume r = ReadScript(
+      "ARGS=\"dataset_type=grain base_output_directory=gs://b/runs\"; RUN_ID=r3\n"
+      "python3 -m maxtext.trainers.pre_train.train base.yml $ARGS run_name=${RUN_ID}");
+  EXPECT_TRUE(r.pins_workers) << r.why;
+  EXPECT_EQ(r.checkpoint_dir, "gs://b/runs/r3/checkpoints");
+}
+
+TEST(RunResumeTest, AnUnseenVariableHoldsTheValueAndNamesNoRun) {
+  const RunResume r = ReadScript(
+      "ARGS=\"dataset_type=grain base_output_directory=gs://b/runs\"\n"
+      "python3 -m maxtext.trainers.pre_train.train base.yml $ARGS run_name=${RUN_ID}");
+  EXPECT_TRUE(r.pins_workers);
+  EXPECT_EQ(r.checkpoint_dir, "");  // never recorded or matched as a run
+  const RunResume any = ReadScript("python3 -m MaxText.train base.yml $EXTRA_ARGS");
+  EXPECT_TRUE(any.pins_workers);
+  EXPECT_NE(any.why.find("cannot read dataset_type"), std::string::npos) << any.why;
+  EXPECT_NE(any.why.find("$EXTRA_ARGS"), std::string::npos) << any.why;
+}
+
+TEST(RunResumeTest, XpkRunNameFromTheContainersEnv) {
+  const json env = json::array({{{"name", "RUN_NAME"}, {"value", "r9"}}});
+  const RunResume r = ReadScript(
+      "python3 -m MaxText.train base.yml dataset_type=grain base_output_directory=gs://b/o "
+      "run_name=$RUN_NAME",
+      env);
+  EXPECT_TRUE(r.pins_workers);
+  EXPECT_EQ(r.checkpoint_dir, "gs://b/o/r9/checkpoints");
+}
+
+TEST(RunResumeTest, ADefaultFilledFromTheContainersEnv) {
+  const json env = json::array({{{"name", "CKPT"}, {"value", "False"}}});
+  const RunResume r = ReadScript(
+      "python3 -m MaxText.train base.yml dataset_type=grain enable_checkpointing=${CKPT:-true}", env);
+  EXPECT_FALSE(r.pins_workers) << r.why;
+}
+
 }  // namespace
 }  // namespace graintune::workload

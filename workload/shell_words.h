@@ -4,7 +4,9 @@
 // byte as written, so it needs to know where each word's characters sit in the raw text. This
 // is a small POSIX-like lexer, not a shell: it understands single and double quotes, backslash
 // escapes, whitespace and the operators ; & | ( ) and newlines as word breaks, and keeps $(...)
-// and ${...} inside the word they appear in. Nothing is executed or expanded.
+// and ${...} inside the word they appear in. Nothing is executed or expanded here; each word
+// keeps how its characters were quoted and where it stands in its command, so that
+// workload/shell_expansion.h can expand it as bash would.
 #pragma once
 
 #include <string>
@@ -13,9 +15,23 @@
 
 namespace graintune::workload {
 
+// How a character of a word was quoted.
+inline constexpr char kUnquoted = 'u';
+inline constexpr char kDoubleQuoted = 'd';
+inline constexpr char kLiteral = 'l';  // single quotes or a backslash: never expanded
+
+// A byte offset for a character that is not in the script (it came from the environment).
+inline constexpr size_t kNotInScript = static_cast<size_t>(-1);
+
 struct ShellWord {
   std::string text;                // the word with quotes removed
   std::vector<size_t> raw_offset;  // raw_offset[i]: byte offset in the script of text[i]
+  std::string quoting;             // quoting[i]: kUnquoted, kDoubleQuoted or kLiteral
+  size_t command = 0;   // which simple command it belongs to (; & | ( ) < > newline separate)
+  size_t position = 0;  // its index among the words of that command
+  // Where bash reads NAME=value as a variable assignment: every word before it in its command
+  // is an assignment or a declaration (export, declare, local, readonly, typeset, and options).
+  bool assignment_position = false;
 };
 
 // `keep`, when given, decides from a finished word's text whether it is returned at all (callers
@@ -33,8 +49,13 @@ struct Assignment {
 };
 
 // Parses `word` as key=value where key is [A-Za-z_][A-Za-z0-9_.]*; a leading "--" is allowed.
-// Returns false for anything else.
+// Returns false for anything else. A value with a character outside the script
+// (kNotInScript) or split by quotes is not contiguous.
 bool ParseAssignment(const ShellWord& word, Assignment& out);
+
+// Parses `word` as a shell variable assignment NAME=value (NAME an identifier, the `=`
+// unquoted): `name` and the index in word.text where the value starts.
+bool ParseShellAssignment(const ShellWord& word, std::string& name, size_t& value_start);
 
 // The same for a plain argv element (no quoting: offsets are into the element itself).
 bool ParseArgAssignment(std::string_view arg, Assignment& out);

@@ -86,6 +86,12 @@ class ConfigMapSource {
   // The data of key `key` in ConfigMap ns/name; nullopt when the ConfigMap or key is absent.
   virtual Result<std::optional<std::string>> Get(const std::string& ns, const std::string& name,
                                                  const std::string& key) = 0;
+  // Every key of ConfigMap ns/name with its data (a container's envFrom); nullopt when the
+  // ConfigMap is absent. A source that cannot list a ConfigMap's keys answers an error.
+  virtual Result<std::optional<std::map<std::string, std::string>>> Data(const std::string& ns,
+                                                                         const std::string& name) {
+    return Status::Error("ConfigMap " + ns + "/" + name + ": its keys cannot be listed here");
+  }
 };
 
 // How many pods of a Job have failed so far (its status.failed): a plain Job's pod retry is the

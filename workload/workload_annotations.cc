@@ -28,6 +28,7 @@ bool IsInputAnnotation(const std::string& key) {
                              kFirstAttemptAnnotation, kAttemptAnnotation, kCheckpointDirAnnotation,
                              kResumeAnnotation, kStepsAnnotation, kFailedPodsCountedAnnotation,
                              kLearnedFromAnnotation,
+                             kDataHostsAnnotation,
                              "graintune.dev/exporter-port", "graintune.dev/test-terminate",
                              "graintune.dev/test-exporter-message"})
     if (key == result) return false;
@@ -100,6 +101,11 @@ WorkloadAnnotations ParseWorkloadAnnotations(const std::map<std::string, std::st
         continue;
       }
       (name == "worker-memory" ? out.worker_memory_bytes : out.record_bytes) = *q;
+    } else if (name == "data-files" || name == "data-hosts") {
+      const std::optional<double> n = PositiveNumber(value);
+      if (!n || *n != static_cast<double>(static_cast<long>(*n)) || *n > 1e9)
+        bad(key, value, "want a whole number from 1 to 1000000000");
+      else (name == "data-files" ? out.data_files : out.data_hosts) = static_cast<long>(*n);
     } else if (name == "tokenize") {
       if (value == "true") out.tokenize = true;
       else if (value == "false") out.tokenize = false;

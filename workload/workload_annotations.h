@@ -52,6 +52,11 @@ inline constexpr char kPinsWorkers[] = "pins-workers";
 // The GrainTunings ("namespace/name", comma-separated) whose learned figures set the value; the
 // operator copies it into the GrainTuning it creates (spec.learnedFrom).
 inline constexpr char kLearnedFromAnnotation[] = "graintune.dev/learned-from";
+// The training data files (an input a user writes: MaxText accepts at most the tfrecord or
+// parquet files per host as workers, workload/maxtext_limits.h), and the data-loading hosts of
+// the workload (written by graintune on a Job's or JobSet's pod template, read back at its pods).
+inline constexpr char kDataFilesAnnotation[] = "graintune.dev/data-files";
+inline constexpr char kDataHostsAnnotation[] = "graintune.dev/data-hosts";
 // The exporter sidecar graintune injects into tuned pods (the webhook names it; the operator
 // reads its status).
 inline constexpr char kExporterContainerName[] = "graintune-exporter";
@@ -69,6 +74,8 @@ struct WorkloadAnnotations {
   std::optional<double> record_bytes;
   std::optional<bool> tokenize;
   std::optional<double> step_seconds;
+  std::optional<long> data_files;
+  std::optional<long> data_hosts;
 };
 
 // True for the graintune.dev/ annotations a user writes as inputs to the decision (dataset,
