@@ -1,9 +1,10 @@
 """Loads one MaxText configuration through MaxText's own loader and prints what it decided.
 
 Usage: load_maxtext_config.py '<json argv>'   (argv as MaxText's train.py receives it, the
-M_* overrides in the environment). Prints one JSON line: grain_worker_count and
-grain_worker_count_eval, or {"error": ...} with MaxText's exception (exit status 0 either way;
-a crash of the loader itself exits non-zero).
+M_* overrides and JOBSET_NAME in the environment). Prints one JSON line: grain_worker_count,
+grain_worker_count_eval and "resume", the settings of RESUME_KEYS as MaxText resolved them (its
+derived checkpoint_dir among them) with the loader's working directory; or {"error": ...} with
+MaxText's exception (exit status 0 either way; a crash of the loader itself exits non-zero).
 
 One step of initialize_pydantic is not config parsing: joining the slice's JAX distributed
 runtime (max_utils.maybe_initialize_jax_distributed_system), which on a TPU config waits for a
@@ -16,6 +17,18 @@ Everything else is MaxText's.
 import json
 import os
 import sys
+
+# What decides whether a start checkpoints and restores Grain's iterator, and where
+# (maxtext_resume.py reads them).
+RESUME_KEYS = ("dataset_type", "enable_checkpointing", "enable_emergency_checkpoint",
+               "enable_multi_tier_checkpointing", "grain_use_elastic_iterator",
+               "colocated_python_data_input", "base_output_directory", "run_name", "checkpoint_dir")
+
+
+def plain(value):
+  """A config value as JSON: enums by their value, paths as text."""
+  value = getattr(value, "value", value)
+  return value if isinstance(value, (bool, int, float, type(None))) else str(value)
 
 
 def main() -> int:
@@ -38,8 +51,10 @@ def main() -> int:
   except (ValueError, TypeError, KeyError) as e:  # MaxText's own refusals: conflicts, bad values
     print(json.dumps({"error": f"{type(e).__name__}: {e}"}))
     return 0
+  resume = {key: plain(getattr(config, key)) for key in RESUME_KEYS}
+  resume["cwd"] = os.getcwd()
   print(json.dumps({"grain_worker_count": config.grain_worker_count,
-                    "grain_worker_count_eval": config.grain_worker_count_eval}))
+                    "grain_worker_count_eval": config.grain_worker_count_eval, "resume": resume}))
   return 0
 
 
