@@ -22,6 +22,19 @@ std::optional<double> Limit(const nlohmann::json& container, const std::string& 
   return *q;
 }
 
+// A CPU host no Node describes (none known, or the cache not synced): the container's own limits
+// are all it may use, so they are its shape when both are set.
+Result<HostShape> CpuHostFromLimits(std::optional<double> cpu_limit, std::optional<double> memory_limit,
+                                    const std::string& why_no_node) {
+  if (!cpu_limit || !memory_limit || *cpu_limit <= 0 || *memory_limit <= 0)
+    return Status::Error(why_no_node + "; set cpu and memory limits on the trainer's container to size it");
+  HostShape shape;
+  shape.cpu_cores = *cpu_limit;
+  shape.memory_bytes = *memory_limit;
+  shape.source = "the container's cpu and memory limits (a CPU host; " + why_no_node + ")";
+  return shape;
+}
+
 }  // namespace
 
 Result<TuningInputs> BuildTuningInputs(const nlohmann::json& pod_spec,
@@ -49,10 +62,13 @@ Result<TuningInputs> BuildTuningInputs(const nlohmann::json& pod_spec,
   };
 
   TuningInputs in;
-  Result<HostShape> host = sources.shapes.ShapeFor(NodeSelectionOf(pod_spec));
+  const NodeSelection selection = NodeSelectionOf(pod_spec);
+  const std::optional<double> cpu_limit = Limit(container, "cpu", warnings);
+  const std::optional<double> memory_limit = Limit(container, "memory", warnings);
+  Result<HostShape> host = sources.shapes.ShapeFor(selection);
+  if (!host.ok() && !SelectsTpuHost(selection)) host = CpuHostFromLimits(cpu_limit, memory_limit, host.error());
   if (!host.ok()) return host.status();
-  in.host = BoundByLimits(*host, Limit(container, "cpu", warnings),
-                          Limit(container, "memory", warnings));
+  in.host = BoundByLimits(*host, cpu_limit, memory_limit);
 
   WorkloadShape w;
   w.model_name = setting("model_name").value_or("");
@@ -61,6 +77,8 @@ Result<TuningInputs> BuildTuningInputs(const nlohmann::json& pod_spec,
   if (std::optional<double> chips = Limit(container, "google.com~1tpu", warnings)) {
     if (*chips >= 1 && *chips <= 64) w.chips_per_host = static_cast<int>(*chips);
   }
+  const bool feeds_other_hosts = in.host.tpu_chips == 0 && w.chips_per_host == 0;
+  if (feeds_other_hosts) w.chips_per_host = kChipsAssumedFedFromACpuHost;
   w.generation = in.host.generation;
   w.step_seconds = annotations.step_seconds;
   Result<Demand> demand = EstimateDemand(w, in.host);
@@ -73,6 +91,10 @@ Result<TuningInputs> BuildTuningInputs(const nlohmann::json& pod_spec,
     if (!demand.ok()) return demand.status();
   }
   in.demand = *demand;
+  if (feeds_other_hosts)
+    in.demand.basis += "; a CPU host (a Pathways head) feeding chips on other hosts, " +
+                       std::to_string(kChipsAssumedFedFromACpuHost) +
+                       " assumed, so its cpu and memory budgets bound the value";
   // What a measured demand transfers by; an earlier workload with the same key that ran fed
   // measured this one's demand. A step time the job annotates is its owner's word and wins.
   std::map<std::string, std::string> settings;

@@ -2,7 +2,8 @@
 
 Every manifest of corpus/ (written by hand: argv, scripts, env, valueFrom/envFrom, ConfigMap
 chains, init containers, sidecars, several replicatedJobs) and of corpus/xpk/ (JobSets rendered
-by xpk itself, scripts/render-xpk-corpus.sh) goes through differential.differences: MaxText's
+by xpk itself with scripts/render-xpk-corpus.sh; XpkRenderedJobSetsAreXpksOwn re-renders them)
+goes through differential.differences: MaxText's
 answer comes from running each container's command under the capture shim and loading every
 MaxText start with maxtext 0.2.5's pyconfig; graintune's from `graintune explain -o json`. The
 test passes when there is no difference (differential.py lists the kinds; holding where
