@@ -18,7 +18,8 @@ A Difference is one of:
               something (a `why` with "cannot").
   directory   both hold, and graintune names another run directory than MaxText (or a directory
               that still holds an unexpanded `$`).
-  missed      MaxText sees -1 for a key graintune did not find in that container.
+  missed      MaxText sees -1 for a key graintune did not find in that container (unless graintune
+              deferred the object: it cannot size the host yet, says so, and leaves -1 to MaxText).
   extra       graintune rewrites a key MaxText does not see at -1 there (annotation sites, where
               graintune injects the key itself, excepted).
   refused     MaxText refused the config as written (the manifest is broken, not graintune).
@@ -29,7 +30,12 @@ wherever MaxText would not restore: the safe direction.
 from __future__ import annotations
 
 import dataclasses
+import json
+import os
 import re
+import subprocess
+import sys
+import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -54,10 +60,46 @@ class Difference:
     return f"{self.manifest}: {self.obj} container {self.container} {self.key}: {self.kind}: {self.detail}"
 
 
+class MaxTextLoader:
+  """One load_maxtext_config.py --serve process (MaxText imported once, each load in a fork of
+  it) for the whole session: the same loads as harness.maxtext_view, without importing MaxText
+  again for every start."""
+
+  def __init__(self, configs_dir: Path):
+    self.configs_dir = configs_dir
+    self.home = tempfile.TemporaryDirectory(prefix="graintune-loader-")
+    env = {k: v for k, v in os.environ.items() if not k.startswith("M_") and k != "JOBSET_NAME"}
+    env.update({"JAX_PLATFORMS": "cpu", "HOME": self.home.name})
+    self.log = open(Path(self.home.name) / "loader.log", "w+", encoding="utf-8")  # pylint: disable=consider-using-with
+    self.proc = subprocess.Popen(  # pylint: disable=consider-using-with
+        [sys.executable, str(harness.HERE / "load_maxtext_config.py"), "--serve"], stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE, stderr=self.log, text=True, env=env, cwd=self.home.name)
+
+  def view(self, inv: harness.Invocation, slices: int) -> harness.MaxTextView:
+    with tempfile.TemporaryDirectory(prefix="graintune-pyconfig-") as tmp:
+      harness.make_checkout(Path(tmp), self.configs_dir)
+      request = {"argv": inv.argv, "env": {**inv.env, "GRAINTUNE_NUM_SLICES": str(slices)}, "cwd": tmp}
+      self.proc.stdin.write(json.dumps(request) + "\n")
+      self.proc.stdin.flush()
+      line = self.proc.stdout.readline()
+    if not line:
+      self.log.seek(0)
+      raise RuntimeError(f"the MaxText loader exited: {self.log.read()[-3000:]}")
+    return harness.MaxTextView(**json.loads(line))
+
+  def close(self) -> None:
+    self.proc.stdin.close()
+    self.proc.wait(timeout=60)
+    self.log.close()
+    self.home.cleanup()
+
+
 @dataclasses.dataclass
 class ContainerTruth:
   """MaxText's view of one container: per key, whether a start sees -1; whether any start that
-  sees it restores a per-worker iterator, and the directories those starts restore from."""
+  sees it restores a per-worker iterator, and the directories those starts restore from.
+  `annotated` is the same over every start, for a value graintune injects itself (an annotation
+  site reaches every MaxText start of the container through its env)."""
 
   minus_one: dict[str, bool]
   pins: dict[str, bool]
@@ -65,33 +107,40 @@ class ContainerTruth:
   why: dict[str, str]
   refused: list[str]
   starts: int
+  annotated: "ContainerTruth | None" = None
 
 
 def container_truth(pod: harness.PlannedPod, container: dict[str, Any], configmaps: list[dict[str, Any]],
-                    configs_dir: Path, root: Path) -> ContainerTruth:
-  run = harness.run_container(pod, container, configmaps, configs_dir, root)
-  truth = ContainerTruth({k: False for k in KEYS}, {k: False for k in KEYS}, {k: set() for k in KEYS},
-                         {k: "" for k in KEYS}, [], 0)
+                    loader: MaxTextLoader, root: Path) -> ContainerTruth:
+  run = harness.run_container(pod, container, configmaps, loader.configs_dir, root)
+  def empty() -> ContainerTruth:
+    return ContainerTruth({k: False for k in KEYS}, {k: False for k in KEYS}, {k: set() for k in KEYS},
+                          {k: "" for k in KEYS}, [], 0)
+
+  def record(t: ContainerTruth, key: str, start: maxtext_resume.StartResume) -> None:
+    # The eval iterator is never checkpointed (maxtext_resume.py): its count is restored by nothing.
+    if start.pins and key == "grain_worker_count":
+      t.pins[key] = True
+      t.dirs[key].add(start.checkpoint_dir)
+    t.why[key] = t.why[key] or start.why
+
+  truth, annotated = empty(), empty()
+  truth.annotated = annotated
   for inv in run.invocations:
     entry = maxtext_resume.entry_of(inv.argv)
     if entry is None:
       continue
     truth.starts += 1
-    view = harness.maxtext_view(inv, configs_dir, pod.slices)
+    view = loader.view(inv, pod.slices)
     if view.error is not None:
       truth.refused.append(f"{inv.argv}: {view.error[-300:]}")
       continue
     start = maxtext_resume.resume_of_start(entry, view.resume or {})
     for key in KEYS:
-      if getattr(view, key) != -1:
-        continue
-      truth.minus_one[key] = True
-      # The eval iterator is never checkpointed (maxtext_resume.py): its count is restored by nothing.
-      pins = start.pins and key == "grain_worker_count"
-      if pins:
-        truth.pins[key] = True
-        truth.dirs[key].add(start.checkpoint_dir)
-      truth.why[key] = truth.why[key] or start.why
+      record(annotated, key, start)
+      if getattr(view, key) == -1:
+        truth.minus_one[key] = True
+        record(truth, key, start)
   return truth
 
 
@@ -124,30 +173,36 @@ def compare_container(manifest: str, obj: str, name: str, truth: ContainerTruth,
   for key in KEYS:
     entry = by_key.get(key)
     if entry is None:
-      if truth.minus_one[key]:
-        diff(key, "missed", "MaxText sees -1; graintune found no site")
+      # Deferred: graintune says it cannot size the host yet and leaves -1 to MaxText (its pods
+      # are tuned when created): it holds nothing wrongly, so only an unexplained miss counts.
+      if truth.minus_one[key] and report.get("outcome") != "Deferred":
+        diff(key, "missed", f"MaxText sees -1; graintune found no site (outcome {report.get('outcome')})")
       continue
     if not truth.minus_one[key] and entry.get("where") != "annotation":
       diff(key, "extra", f"graintune rewrites it ({entry.get('where')}); MaxText never sees -1 "
            f"({truth.starts} MaxText start(s))")
       continue
+    if entry.get("where") == "annotation" and truth.annotated is not None:
+      seen = truth.annotated
+    else:
+      seen = truth
     resume = graintune_resume(entry, report)
     if resume is None:
-      diff(key, "unsafe" if truth.pins[key] else "over-pin", "graintune reports no resume decision")
+      diff(key, "unsafe" if seen.pins[key] else "over-pin", "graintune reports no resume decision")
       continue
     holds, why, gdir = bool(resume.get("pins_workers")), resume.get("why", ""), resume.get("checkpoint_dir", "")
-    if truth.pins[key] and not holds:
-      diff(key, "unsafe", f"MaxText restores a per-worker iterator from {sorted(truth.dirs[key])}; "
+    if seen.pins[key] and not holds:
+      diff(key, "unsafe", f"MaxText restores a per-worker iterator from {sorted(seen.dirs[key])}; "
            f"graintune: {why}")
-    elif not truth.pins[key] and holds and not CANNOT.search(why):
-      diff(key, "over-pin", f"MaxText: {truth.why[key]}; graintune holds: {why}")
-    elif truth.pins[key] and holds:
+    elif not seen.pins[key] and holds and not CANNOT.search(why):
+      diff(key, "over-pin", f"MaxText: {seen.why[key]}; graintune holds: {why}")
+    elif seen.pins[key] and holds:
       if "$" in gdir:
         diff(key, "directory", f"graintune records the unexpanded directory {gdir!r}")
       elif gdir or not CANNOT.search(why):
-        wrong = [d for d in truth.dirs[key] if not same_dir(gdir, d)]
+        wrong = [d for d in seen.dirs[key] if not same_dir(gdir, d)]
         if wrong:
-          diff(key, "directory", f"MaxText restores from {sorted(truth.dirs[key])}; graintune names {gdir!r}")
+          diff(key, "directory", f"MaxText restores from {sorted(seen.dirs[key])}; graintune names {gdir!r}")
   return diffs
 
 
@@ -174,7 +229,7 @@ def compare_object(manifest: str, obj_name: str, report: dict[str, Any],
   return diffs
 
 
-def differences(manifest: str, docs: list[dict[str, Any]], configs_dir: Path, workdir: Path) -> tuple[
+def differences(manifest: str, docs: list[dict[str, Any]], loader: MaxTextLoader, workdir: Path) -> tuple[
     list[Difference], int]:
   """All differences of one manifest and the number of (container, key) sites MaxText sees at -1.
 
@@ -196,7 +251,7 @@ def differences(manifest: str, docs: list[dict[str, Any]], configs_dir: Path, wo
       for container in filter(runs_maxtext, containers_of(pod.spec)):
         root = workdir / f"sandbox-{len(list(workdir.glob('sandbox-*')))}"
         root.mkdir()
-        truths[container.get("name", "")] = container_truth(pod, container, configmaps, configs_dir, root)
+        truths[container.get("name", "")] = container_truth(pod, container, configmaps, loader, root)
       compared += sum(1 for t in truths.values() for k in KEYS if t.minus_one[k])
       diffs += compare_object(manifest, pod.source, report, truths)
       all_truths.update(truths)

@@ -27,9 +27,12 @@ HERE = Path(__file__).resolve().parent
 CORPUS = HERE / "corpus"
 
 
-def configs_dir() -> Path:
+@pytest.fixture(scope="module")
+def loader():
   from maxtext.utils.globals import MAXTEXT_CONFIGS_DIR  # pylint: disable=import-outside-toplevel
-  return Path(MAXTEXT_CONFIGS_DIR)
+  served = differential.MaxTextLoader(Path(MAXTEXT_CONFIGS_DIR))
+  yield served
+  served.close()
 
 
 def corpus_cases() -> list[Any]:
@@ -43,9 +46,9 @@ def test_the_corpus_is_large_enough() -> None:
 
 
 @pytest.mark.parametrize("path", corpus_cases())
-def test_graintune_resumes_as_maxtext_does(path: Path, tmp_path: Path) -> None:
+def test_graintune_resumes_as_maxtext_does(path: Path, tmp_path: Path, loader) -> None:  # pylint: disable=redefined-outer-name
   docs = harness.load_manifest(path)
-  diffs, compared = differential.differences(str(path.relative_to(CORPUS)), docs, configs_dir(), tmp_path)
+  diffs, compared = differential.differences(str(path.relative_to(CORPUS)), docs, loader, tmp_path)
   for d in diffs:
     print(f"DIFFERENCE {d}")
   annotated = any("graintune.dev/worker-count" in d.get("metadata", {}).get("annotations", {})
