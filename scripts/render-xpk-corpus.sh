@@ -68,19 +68,6 @@ render xpk-env-script-args create --tpu-type=v6e-16 --env "ARGS=$GRAIN base_outp
 render xpk-pathways-v6e-16 create-pathways --tpu-type=v6e-16 --pathways-gcs-location=gs://b/pathways \
   --command "$TRAIN enable_single_controller=True $GRAIN base_output_directory=gs://b/runs run_name=pw grain_worker_count=-1"
 
-# xpk's TPU system characteristics (xpk/core/system_characteristics.py), for the machine-table
-# unit tests (tuner/machine_types_test.cc, tuner/slice_names_test.cc): every device type of the
-# generations graintune knows, with its topology, GKE accelerator, VM machine type, chips per VM
-# and VMs per slice.
-HOME="$WORK/home" "$VENV/bin/python" - "$XPK_VERSION" > "$OUT/xpk-tpu-systems.csv" <<'PY'
-import sys
-from xpk.core.system_characteristics import AcceleratorType, UserFacingNameToSystemCharacteristics as systems
-print(f"# xpk {sys.argv[1]} xpk.core.system_characteristics (scripts/render-xpk-corpus.sh)")
-print("device_type,topology,gke_accelerator,machine_type,chips_per_vm,vms_per_slice")
-for name, s in sorted(systems.items()):
-  if s.accelerator_type != AcceleratorType.TPU or name != s.device_type:
-    continue
-  if not name.startswith(("v4-", "v5p-", "v5litepod-", "v6e-")):
-    continue
-  print(f"{name},{s.topology},{s.gke_accelerator},{s.gce_machine_type},{s.chips_per_vm},{s.vms_per_slice}")
-PY
+# xpk's TPU system characteristics, for the machine-table unit tests (tuner/slice_names_test.cc).
+HOME="$WORK/home" "$VENV/bin/python" tests/maxtext_config/dump_xpk_systems.py "$XPK_VERSION" \
+  > "$OUT/xpk-tpu-systems.csv"
