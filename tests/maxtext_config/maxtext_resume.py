@@ -8,7 +8,7 @@ from graintune's:
   The trainer's `utils/train_utils.py` setup_train_loop (l.284-334) creates both.
 - No manager, no restore: `common/checkpointing.py` create_orbax_checkpoint_manager returns None
   when enable_checkpointing is off (l.539-541), and load_state_if_possible only restores
-  "this run's existing checkpoint" through a manager (l.694-).
+  "this run's existing checkpoint" through a manager (l.700-701).
 - Emergency and multi-tier checkpointing: `utils/train_utils.py` create_checkpoint_manager
   (l.107-124) makes the emergency / replicator managers; their restore is "Case 1" of
   load_state_if_possible (`common/checkpointing.py` l.725-733: the train state only) and their
