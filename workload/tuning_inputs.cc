@@ -35,6 +35,31 @@ Result<HostShape> CpuHostFromLimits(std::optional<double> cpu_limit, std::option
   return shape;
 }
 
+// The host the container may use: the Nodes (or machine type) its pod selects, bounded by its
+// limits; a CPU host no Node describes, by its limits alone.
+Result<HostShape> HostOf(const nlohmann::json& pod_spec, const nlohmann::json& container,
+                         NodeShapeSource& shapes, std::vector<std::string>& warnings) {
+  const NodeSelection selection = NodeSelectionOf(pod_spec);
+  const std::optional<double> cpu_limit = Limit(container, "cpu", warnings);
+  const std::optional<double> memory_limit = Limit(container, "memory", warnings);
+  Result<HostShape> host = shapes.ShapeFor(selection);
+  if (!host.ok() && !SelectsTpuHost(selection)) host = CpuHostFromLimits(cpu_limit, memory_limit, host.error());
+  if (!host.ok()) return host.status();
+  return BoundByLimits(*host, cpu_limit, memory_limit);
+}
+
+// The chips the trainer feeds per host: its google.com/tpu limit; on a CPU host without one (a
+// Pathways head), kChipsAssumedFedFromACpuHost; else 0 (the host's own).
+int ChipsFed(const nlohmann::json& container, const HostShape& host, std::vector<std::string>& warnings) {
+  if (std::optional<double> chips = Limit(container, "google.com~1tpu", warnings))
+    if (*chips >= 1 && *chips <= 64) return static_cast<int>(*chips);
+  return host.tpu_chips == 0 ? kChipsAssumedFedFromACpuHost : 0;
+}
+
+const std::string kCpuHostDemandNote = "; a CPU host (a Pathways head) feeding chips on other hosts, " +
+                                       std::to_string(kChipsAssumedFedFromACpuHost) +
+                                       " assumed, so its cpu and memory budgets bound the value";
+
 }  // namespace
 
 Result<TuningInputs> BuildTuningInputs(const nlohmann::json& pod_spec,
@@ -62,23 +87,15 @@ Result<TuningInputs> BuildTuningInputs(const nlohmann::json& pod_spec,
   };
 
   TuningInputs in;
-  const NodeSelection selection = NodeSelectionOf(pod_spec);
-  const std::optional<double> cpu_limit = Limit(container, "cpu", warnings);
-  const std::optional<double> memory_limit = Limit(container, "memory", warnings);
-  Result<HostShape> host = sources.shapes.ShapeFor(selection);
-  if (!host.ok() && !SelectsTpuHost(selection)) host = CpuHostFromLimits(cpu_limit, memory_limit, host.error());
+  Result<HostShape> host = HostOf(pod_spec, container, sources.shapes, warnings);
   if (!host.ok()) return host.status();
-  in.host = BoundByLimits(*host, cpu_limit, memory_limit);
+  in.host = *host;
 
   WorkloadShape w;
   w.model_name = setting("model_name").value_or("");
   w.per_device_batch_size = number_setting("per_device_batch_size");
   w.max_target_length = number_setting("max_target_length");
-  if (std::optional<double> chips = Limit(container, "google.com~1tpu", warnings)) {
-    if (*chips >= 1 && *chips <= 64) w.chips_per_host = static_cast<int>(*chips);
-  }
-  const bool feeds_other_hosts = in.host.tpu_chips == 0 && w.chips_per_host == 0;
-  if (feeds_other_hosts) w.chips_per_host = kChipsAssumedFedFromACpuHost;
+  w.chips_per_host = ChipsFed(container, in.host, warnings);
   w.generation = in.host.generation;
   w.step_seconds = annotations.step_seconds;
   Result<Demand> demand = EstimateDemand(w, in.host);
@@ -91,10 +108,8 @@ Result<TuningInputs> BuildTuningInputs(const nlohmann::json& pod_spec,
     if (!demand.ok()) return demand.status();
   }
   in.demand = *demand;
-  if (feeds_other_hosts)
-    in.demand.basis += "; a CPU host (a Pathways head) feeding chips on other hosts, " +
-                       std::to_string(kChipsAssumedFedFromACpuHost) +
-                       " assumed, so its cpu and memory budgets bound the value";
+  if (in.host.tpu_chips == 0 && w.chips_per_host == kChipsAssumedFedFromACpuHost)
+    in.demand.basis += kCpuHostDemandNote;
   // What a measured demand transfers by; an earlier workload with the same key that ran fed
   // measured this one's demand. A step time the job annotates is its owner's word and wins.
   std::map<std::string, std::string> settings;
