@@ -3,8 +3,9 @@
 # with xpk itself: `xpk --dry-run workload create ... --output-manifest-file` (and
 # `workload create-pathways`), which needs no cluster, gcloud or kubectl: in a dry run xpk prints
 # the commands it would run instead of running them. xpk comes from a cached virtual environment
-# made from tests/maxtext_config/xpk-requirements.txt (xpk 1.16.0 and its pins, PyPI once), with
-# a HOME of its own whose xpk config turns telemetry off.
+# made from tests/maxtext_config/xpk-requirements.txt (xpk 1.16.0 and its pins, PyPI once; the
+# file is made by freezing a fresh install when it does not exist yet), with a HOME of its own
+# whose xpk config turns telemetry off.
 #
 # Usage: scripts/render-xpk-corpus.sh [OUT_DIR]   (default: the corpus itself). Each file opens with
 # the xpk version and the command that made it. The Xpk ctest re-renders into a temporary
@@ -13,7 +14,21 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 . scripts/lib/python_env.sh
 PYTHON="$(find_python 10 render-xpk-corpus "xpk 1.16.0 requires it")"
-VENV="$(pinned_venv xpk "$PYTHON" tests/maxtext_config/xpk-requirements.txt "xpk, to render its JobSets")"
+REQUIREMENTS=tests/maxtext_config/xpk-requirements.txt
+if [ ! -f "$REQUIREMENTS" ]; then
+  # The pins, made once: xpk 1.16.0 with what pip resolves for it, frozen (commit the file).
+  echo "== Pinning xpk 1.16.0 into $REQUIREMENTS" >&2
+  pins="$(mktemp -d)"
+  "$PYTHON" -m venv "$pins/venv"
+  "$pins/venv/bin/python" -m pip install --quiet --disable-pip-version-check xpk==1.16.0 >&2
+  {
+    echo "# xpk 1.16.0 and what it imports, pinned as \`pip freeze\` printed it ($("$PYTHON" -V)); installed"
+    echo "# with \`pip install --no-deps -r\` into a cached venv by scripts/render-xpk-corpus.sh."
+    "$pins/venv/bin/python" -m pip freeze --disable-pip-version-check
+  } > "$REQUIREMENTS"
+  rm -rf "$pins"
+fi
+VENV="$(pinned_venv xpk "$PYTHON" "$REQUIREMENTS" "xpk, to render its JobSets")"
 OUT="$(mkdir -p "${1:-tests/maxtext_config/corpus/xpk}" && cd "${1:-tests/maxtext_config/corpus/xpk}" && pwd)"
 XPK_VERSION="$("$VENV/bin/python" -c 'import importlib.metadata as m; print(m.version("xpk"))')"
 WORK="$(mktemp -d)"

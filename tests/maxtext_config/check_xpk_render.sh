@@ -5,6 +5,11 @@
 # changed without re-rendering (run scripts/render-xpk-corpus.sh and commit its output).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
+if [ ! -f tests/maxtext_config/xpk-requirements.txt ] || ! ls tests/maxtext_config/corpus/xpk/*.yaml >/dev/null 2>&1; then
+  echo "check_xpk_render: FAILED: xpk's pins or its rendered JobSets are not checked in;" >&2
+  echo "  run scripts/render-xpk-corpus.sh and commit tests/maxtext_config/xpk-requirements.txt and corpus/xpk/" >&2
+  exit 1
+fi
 fresh="$(mktemp -d)"
 trap 'rm -rf "$fresh"' EXIT
 bash scripts/render-xpk-corpus.sh "$fresh"
