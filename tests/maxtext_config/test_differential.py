@@ -42,7 +42,10 @@ def corpus_cases() -> list[Any]:
 
 def test_the_corpus_is_large_enough() -> None:
   assert len(list(CORPUS.glob("*.yaml"))) >= 40
-  assert len(list(CORPUS.glob("xpk/*.yaml"))) >= 5
+
+
+def test_the_xpk_corpus_is_rendered() -> None:
+  assert len(list(CORPUS.glob("xpk/*.yaml"))) >= 5, "run scripts/render-xpk-corpus.sh and commit corpus/xpk/"
 
 
 @pytest.mark.parametrize("path", corpus_cases())
