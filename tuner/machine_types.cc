@@ -45,7 +45,7 @@ std::optional<int> ChipsInTopology(std::string_view topology) {
 }
 
 std::optional<MachineType> MachineTypeForSlice(std::string_view accelerator,
-                                               std::string_view topology) {
+                                               std::string_view topology, int chips_per_host) {
   const ChipGeneration generation = ParseChipGeneration(std::string(accelerator));
   std::optional<int> chips = ChipsInTopology(topology);
   switch (generation) {
@@ -56,7 +56,7 @@ std::optional<MachineType> MachineTypeForSlice(std::string_view accelerator,
       const std::string prefix =
           generation == ChipGeneration::kV5e ? "ct5lp-hightpu-" : "ct6e-standard-";
       if (chips && *chips == 1) return FindMachineType(prefix + "1t");
-      if (chips && *chips == 8 && topology == "2x4") return FindMachineType(prefix + "8t");
+      if (chips && *chips == 8 && chips_per_host == 8) return FindMachineType(prefix + "8t");
       return FindMachineType(prefix + "4t");
     }
     case ChipGeneration::kUnknown: break;

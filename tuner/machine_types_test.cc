@@ -31,7 +31,13 @@ TEST(MachineTypesTest, AllocatableSubtractsGkeReservations) {
 
 TEST(MachineTypesTest, SliceLabelsPickTheHostType) {
   EXPECT_EQ(MachineTypeForSlice("tpu-v6e-slice", "4x8")->name, "ct6e-standard-4t");
-  EXPECT_EQ(MachineTypeForSlice("tpu-v6e-slice", "2x4")->name, "ct6e-standard-8t");
+  // 2x4 is two 4-chip VMs (xpk's v6e-8), unless the pod asks for all 8 chips of one -8t host.
+  EXPECT_EQ(MachineTypeForSlice("tpu-v6e-slice", "2x4")->name, "ct6e-standard-4t");
+  EXPECT_EQ(MachineTypeForSlice("tpu-v6e-slice", "2x4", 4)->name, "ct6e-standard-4t");
+  EXPECT_EQ(MachineTypeForSlice("tpu-v6e-slice", "2x4", 8)->name, "ct6e-standard-8t");
+  EXPECT_EQ(MachineTypeForSlice("tpu-v5-lite-podslice", "2x4")->name, "ct5lp-hightpu-4t");
+  EXPECT_EQ(MachineTypeForSlice("tpu-v5-lite-podslice", "2x4", 8)->name, "ct5lp-hightpu-8t");
+  EXPECT_EQ(MachineTypeForSlice("tpu-v6e-slice", "4x8", 8)->name, "ct6e-standard-4t");  // no 32-chip host
   EXPECT_EQ(MachineTypeForSlice("tpu-v6e-slice", "1x1")->name, "ct6e-standard-1t");
   EXPECT_EQ(MachineTypeForSlice("tpu-v5-lite-podslice", "2x2")->name, "ct5lp-hightpu-4t");
   EXPECT_EQ(MachineTypeForSlice("tpu-v5p-slice", "2x2x4")->name, "ct5p-hightpu-4t");

@@ -64,12 +64,12 @@ Result<SliceShape> ParseSliceName(std::string_view text) {
   slice.name = std::string(text);
   std::string machine;
   if (generation->cores_per_chip == 1) {
-    // v5e / v6e: 1, 4 and 8 chips on one host; larger slices of 4-chip hosts, power-of-two
-    // sizes up to 256 chips.
+    // v5e / v6e: 1 and 4 chips on one host; larger slices (8 chips too: v6e-8 is 2 x 4 chips,
+    // as xpk lays it out) of 4-chip hosts, power-of-two sizes up to 256 chips.
     if (count > 256 || !IsPowerOfTwo(count) || count == 2) return refuse();
     slice.chips = count;
-    const int per_host = count == 1 ? 1 : count == 8 ? 8 : 4;
-    slice.hosts = count <= 8 ? 1 : count / 4;
+    const int per_host = count == 1 ? 1 : 4;
+    slice.hosts = count == 1 ? 1 : count / 4;
     machine = std::string(generation->machine_stem) + std::to_string(per_host) + "t";
   } else {
     if (count % 8 != 0 || count > 12288) return refuse();

@@ -2,9 +2,10 @@
 // "v4-8") mapped to the GKE machine type of their hosts, chips per host and host count.
 //
 // The number after the dash counts chips for v5e (v5litepod) and v6e, TensorCores (two per
-// chip) for v4 and v5p, as Cloud TPU's accelerator types do. Single-host slices of 1 and 8
-// chips use the -1t / -8t machine types, like MachineTypeForSlice. Unknown generations and
-// sizes that no slice has are errors naming the accepted sizes. Pure function.
+// chip) for v4 and v5p, as Cloud TPU's accelerator types do. Hosts are laid out as xpk lays
+// them out (like MachineTypeForSlice): a 1-chip slice is one -1t host, every larger one is made
+// of 4-chip hosts (v6e-8 = 2 x ct6e-standard-4t). Unknown generations and sizes that no slice
+// has are errors naming the accepted sizes. Pure function.
 #pragma once
 
 #include <string>

@@ -443,6 +443,34 @@ TEST_F(PlannerTest, ManagedPodGetsTheCurrentValue) {
   EXPECT_NE(script.find("grain_worker_count=" + std::to_string(job.workers + 5)), std::string::npos);
 }
 
+// xpk's create-pathways JobSet: the trainer runs in the pathways-head Job on the cpu-np pool
+// (limits 24 cpu / 100G, no chips); the TPU workers run only Pathways servers. The head's Job is
+// tuned from its own host, not deferred waiting for a TPU host it will never have.
+TEST_F(PlannerTest, XpkPathwaysHeadJobIsTunedOnItsCpuHost) {
+  const json head = json::parse(R"({
+    "apiVersion": "batch/v1", "kind": "Job",
+    "metadata": {"name": "pw-pathways-head-0", "namespace": "team-a",
+                 "labels": {"jobset.sigs.k8s.io/jobset-name": "pw",
+                            "jobset.sigs.k8s.io/replicatedjob-name": "pathways-head"}},
+    "spec": {"template": {"spec": {
+      "nodeSelector": {"cloud.google.com/gke-nodepool": "cpu-np"},
+      "initContainers": [{"name": "pathways-proxy", "args": ["--server_port=29000"], "restartPolicy": "Always",
+                          "resources": {"limits": {"cpu": "16", "memory": "100G"}}}],
+      "containers": [{"name": "jax-tpu",
+        "command": ["bash", "-c", "python3 -m MaxText.train MaxText/configs/base.yml grain_worker_count=-1"],
+        "resources": {"limits": {"cpu": "24", "memory": "100G"}}}]}}}
+  })");
+  Plan plan = Run(head, workload::WorkloadKind::kJob);
+  ASSERT_TRUE(plan.changed) << (plan.warnings.empty() ? "" : plan.warnings.back());
+  EXPECT_EQ(plan.outcome, PlanOutcome::kTuned);
+  EXPECT_DOUBLE_EQ(plan.host.cpu_cores, 24);
+  EXPECT_EQ(plan.host.tpu_chips, 0);
+  EXPECT_GE(plan.workers, 1);
+  EXPECT_LE(plan.workers, 24);
+  const std::string script = plan.mutated["spec"]["template"]["spec"]["containers"][0]["command"][2];
+  EXPECT_NE(script.find("grain_worker_count=" + std::to_string(plan.workers)), std::string::npos) << script;
+}
+
 TEST_F(PlannerTest, NoHostShapeFailsOpenWithWarning) {
   json job = SeedJob();
   job["spec"]["template"]["spec"].erase("nodeSelector");

@@ -11,8 +11,7 @@ TpuNodeCache MakeTpuNodeCache(std::shared_ptr<kube::Client> client) {
   cache.facts = std::make_shared<NodeFactsIndex>();
   cache.informer = std::make_shared<kube::Informer>(
       std::move(client), kube::resources::kNodes,
-      kube::InformerOptions{.label_selector = "cloud.google.com/gke-tpu-accelerator",
-                            .transform = KeepOnlyNodeFacts},
+      kube::InformerOptions{.transform = KeepOnlyNodeFacts},
       NodeFactsIndex::HandlersFor(cache.facts));
   return cache;
 }

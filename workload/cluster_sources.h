@@ -19,9 +19,10 @@
 
 namespace graintune::workload {
 
-// The TPU Node informer (label cloud.google.com/gke-tpu-accelerator; each Node reduced to what
-// a host shape reads, KeepOnlyNodeFacts) and the facts its events keep, made together so the
-// two cannot disagree. Not started: start `informer` with the other caches.
+// The Node informer (every Node: TPU hosts, and the CPU hosts a Pathways head trains on; each
+// Node reduced to what a host shape reads, KeepOnlyNodeFacts, a few hundred bytes) and the facts
+// its events keep, made together so the two cannot disagree. Not started: start `informer` with
+// the other caches.
 struct TpuNodeCache {
   std::shared_ptr<kube::Informer> informer;
   std::shared_ptr<NodeFactsIndex> facts;

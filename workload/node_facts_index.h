@@ -1,4 +1,4 @@
-// The facts of every TPU Node (NodeFacts: labels, allocatable cpu, memory and chips,
+// The facts of every Node (NodeFacts: labels, allocatable cpu, memory and chips,
 // unschedulable), kept current by the Node informer's events instead of re-read from its cache.
 // At thousands of hosts the Nodes change several times a second (status heartbeats); each event
 // costs one Node's parse here, a heartbeat that changes no fact changes nothing, and readers

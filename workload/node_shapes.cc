@@ -103,8 +103,9 @@ std::optional<HostShape> ShapeFromNodes(const std::vector<NodeFacts>& nodes,
   std::optional<HostShape> shape;
   const NodeFacts* tightest = nullptr;
   int matching = 0;
+  const bool tpu_host = SelectsTpuHost(selection);
   for (const NodeFacts& n : nodes) {
-    if (n.unschedulable || n.tpu_chips <= 0 || !NodeMatches(n.labels, selection)) continue;
+    if (n.unschedulable || (n.tpu_chips > 0) != tpu_host || !NodeMatches(n.labels, selection)) continue;
     ++matching;
     if (!shape) {
       shape = HostShape{n.allocatable_cpu, n.allocatable_memory_bytes, n.tpu_chips};
@@ -121,9 +122,10 @@ std::optional<HostShape> ShapeFromNodes(const std::vector<NodeFacts>& nodes,
   // Chip generation and machine type from GKE's labels, as the table knows them.
   const std::string type_label = Label(tightest->labels, "node.kubernetes.io/instance-type");
   std::optional<MachineType> type = FindMachineType(type_label);
-  if (!type)
+  if (!type && tpu_host)
     type = MachineTypeForSlice(Label(tightest->labels, "cloud.google.com/gke-tpu-accelerator"),
-                               Label(tightest->labels, "cloud.google.com/gke-tpu-topology"));
+                               Label(tightest->labels, "cloud.google.com/gke-tpu-topology"),
+                               shape->tpu_chips);
   if (type) {
     shape->generation = type->generation;
     shape->machine_type = std::string(type->name);

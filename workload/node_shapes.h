@@ -43,8 +43,8 @@ void KeepOnlyNodeFacts(nlohmann::json& node);
 // True when the labels satisfy the nodeSelector and at least one required term (if any).
 bool NodeMatches(const std::map<std::string, std::string>& labels, const NodeSelection& selection);
 
-// The shape for a selection from the nodes that match it (schedulable, with TPU chips);
-// nullopt when none does.
+// The shape for a selection from the nodes that match it (schedulable; with TPU chips for a
+// selection of a TPU host, without any for a CPU host, SelectsTpuHost); nullopt when none does.
 std::optional<HostShape> ShapeFromNodes(const std::vector<NodeFacts>& nodes,
                                         const NodeSelection& selection);
 

@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include "workload/pod_templates.h"
+
 namespace graintune::workload {
 namespace {
 
@@ -107,6 +109,65 @@ TEST(NodeShapesTest, UsesTheTightestMatchingTpuNode) {
   NodeSelection v4;
   v4.node_selector = {{"cloud.google.com/gke-tpu-accelerator", "tpu-v4-podslice"}};
   EXPECT_FALSE(ShapeFromNodes(nodes, v4).has_value());
+}
+
+TEST(NodeShapesTest, ACpuHostSelectionIsSizedFromCpuNodesOnly) {
+  NodeFacts cpu{"cpu-1", {{"cloud.google.com/gke-nodepool", "cpu-np"},
+                          {"node.kubernetes.io/instance-type", "n2-standard-64"}},
+                63.5, 240.0 * (1ull << 30), 0};
+  NodeFacts other_pool{"cpu-2", {{"cloud.google.com/gke-nodepool", "default-pool"}}, 3.5, 12.0 * (1ull << 30), 0};
+  NodeFacts tpu = Node("tpu-1", "tpu-v6e-slice", 179.5, 708);
+  tpu.labels["cloud.google.com/gke-nodepool"] = "cpu-np";  // even in the same pool
+  NodeSelection head;
+  head.node_selector = {{"cloud.google.com/gke-nodepool", "cpu-np"}};
+  ASSERT_FALSE(SelectsTpuHost(head));
+  std::optional<HostShape> s = ShapeFromNodes({tpu, cpu, other_pool}, head);
+  ASSERT_TRUE(s.has_value());
+  EXPECT_DOUBLE_EQ(s->cpu_cores, 63.5);
+  EXPECT_EQ(s->tpu_chips, 0);
+  EXPECT_EQ(s->machine_type, "n2-standard-64");
+  EXPECT_EQ(s->source, "node cpu-1 (tightest of 1 matching node)");
+  // A pod that asks for chips is a TPU pod wherever it selects.
+  head.tpu_chips = 4;
+  EXPECT_TRUE(SelectsTpuHost(head));
+  EXPECT_DOUBLE_EQ(ShapeFromNodes({tpu, cpu, other_pool}, head)->cpu_cores, 179.5);
+}
+
+// xpk's v6e-8 runs 4 chips per VM on a 2x4 topology: a node labelled 2x4 without an instance type
+// is a ct6e-standard-4t unless the node itself has 8 chips.
+TEST(NodeShapesTest, XpkV6e8NodesAreFourChipHosts) {
+  NodeFacts n{"v6e-8-0", {{"cloud.google.com/gke-tpu-accelerator", "tpu-v6e-slice"},
+                          {"cloud.google.com/gke-tpu-topology", "2x4"}},
+              179.5, 708.0 * (1ull << 30), 4};
+  NodeSelection s;
+  s.node_selector = {{"cloud.google.com/gke-tpu-accelerator", "tpu-v6e-slice"},
+                     {"cloud.google.com/gke-tpu-topology", "2x4"}};
+  EXPECT_EQ(ShapeFromNodes({n}, s)->machine_type, "ct6e-standard-4t");
+  n.tpu_chips = 8;
+  EXPECT_EQ(ShapeFromNodes({n}, s)->machine_type, "ct6e-standard-8t");
+}
+
+// With no Node yet, the table sizes xpk's v6e-8 pod (google.com/tpu: 4) as one of its two
+// ct6e-standard-4t VMs, a pod asking for 8 chips as the single-host -8t, and a CPU host not at all.
+TEST(NodeShapesTest, XpkTopologiesFromTheTableFollowThePodsChips) {
+  MachineTypeTableShapes table;
+  NodeSelection s;
+  s.node_selector = {{"cloud.google.com/gke-tpu-accelerator", "tpu-v6e-slice"},
+                     {"cloud.google.com/gke-tpu-topology", "2x4"}};
+  s.tpu_chips = 4;
+  EXPECT_EQ(table.ShapeFor(s)->machine_type, "ct6e-standard-4t");
+  s.tpu_chips = 8;
+  EXPECT_EQ(table.ShapeFor(s)->machine_type, "ct6e-standard-8t");
+  NodeSelection head = NodeSelectionOf(nlohmann::json::parse(R"({
+      "nodeSelector": {"cloud.google.com/gke-nodepool": "cpu-np"},
+      "containers": [{"name": "jax-tpu", "resources": {"limits": {"cpu": "24", "memory": "100G"}}}]})"));
+  EXPECT_EQ(head.tpu_chips, 0);
+  EXPECT_EQ(NodeSelectionOf(nlohmann::json::parse(R"({"initContainers": [{"name": "i"}],
+      "containers": [{"resources": {"limits": {"google.com/tpu": "4"}}},
+                     {"resources": {"limits": {"google.com/tpu": 8}}}]})")).tpu_chips, 8);
+  Result<HostShape> none = table.ShapeFor(head);
+  ASSERT_FALSE(none.ok());
+  EXPECT_NE(none.error().find("CPU host"), std::string::npos) << none.error();
 }
 
 }  // namespace

@@ -1,5 +1,9 @@
 #include "workload/pod_templates.h"
 
+#include <algorithm>
+
+#include "base/numbers.h"
+
 namespace graintune::workload {
 namespace {
 
@@ -91,6 +95,17 @@ NodeSelection NodeSelectionOf(const nlohmann::json& pod_spec) {
           if (v.is_string()) parsed[e["key"].get<std::string>()].push_back(v.get<std::string>());
       }
       if (!parsed.empty()) selection.required_terms.push_back(std::move(parsed));
+    }
+  }
+  for (const char* list : {"/initContainers", "/containers"}) {
+    const nlohmann::json* containers = At(pod_spec, list);
+    if (!containers || !containers->is_array()) continue;
+    for (const nlohmann::json& c : *containers) {
+      const nlohmann::json* tpu = At(c, "/resources/limits/google.com~1tpu");
+      if (!tpu) continue;
+      const std::string text = tpu->is_string() ? tpu->get<std::string>() : tpu->is_number() ? tpu->dump() : "";
+      if (std::optional<double> chips = ParseFiniteNumber(text); chips && *chips >= 1 && *chips <= 64)
+        selection.tpu_chips = std::max(selection.tpu_chips, static_cast<int>(*chips));
     }
   }
   return selection;

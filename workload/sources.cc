@@ -15,6 +15,14 @@ std::vector<std::string> LabelValues(const NodeSelection& selection, const std::
   return values;
 }
 
+bool SelectsTpuHost(const NodeSelection& selection) {
+  if (selection.tpu_chips > 0) return true;
+  if (!LabelValues(selection, "cloud.google.com/gke-tpu-accelerator").empty()) return true;
+  for (const std::string& type : LabelValues(selection, "node.kubernetes.io/instance-type"))
+    if (FindMachineType(type)) return true;
+  return false;
+}
+
 Result<HostShape> MachineTypeTableShapes::ShapeFor(const NodeSelection& selection) {
   for (const std::string& type : LabelValues(selection, "node.kubernetes.io/instance-type")) {
     if (std::optional<MachineType> found = FindMachineType(type)) return HostShapeOf(*found);
@@ -25,9 +33,11 @@ Result<HostShape> MachineTypeTableShapes::ShapeFor(const NodeSelection& selectio
       LabelValues(selection, "cloud.google.com/gke-tpu-topology");
   for (const std::string& accelerator : accelerators) {
     const std::string topology = topologies.empty() ? "" : topologies.front();
-    if (std::optional<MachineType> found = MachineTypeForSlice(accelerator, topology))
+    if (std::optional<MachineType> found = MachineTypeForSlice(accelerator, topology, selection.tpu_chips))
       return HostShapeOf(*found);
   }
+  if (!SelectsTpuHost(selection))
+    return Status::Error("no host shape for a CPU host: the machine-type table holds TPU hosts only");
   if (accelerators.empty())
     return Status::Error(
         "no TPU host shape: the pod selects no cloud.google.com/gke-tpu-accelerator or known "

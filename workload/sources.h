@@ -24,12 +24,21 @@
 namespace graintune::workload {
 
 // Where a pod may land: its nodeSelector and the In-expressions of its required node affinity
-// (every term's expressions; any one term matching is enough, as in Kubernetes).
+// (every term's expressions; any one term matching is enough, as in Kubernetes), and the TPU
+// chips it asks for.
 struct NodeSelection {
   std::map<std::string, std::string> node_selector;
   // One map per nodeSelectorTerm: label -> allowed values.
   std::vector<std::map<std::string, std::vector<std::string>>> required_terms;
+  // The largest google.com/tpu limit among the pod's containers; 0 when none asks for chips.
+  // A 2x4 v5e / v6e slice is one 8-chip host only for a pod that asks for 8 (MachineTypeForSlice).
+  int tpu_chips = 0;
 };
+
+// True when the pod runs on a TPU host: it asks for chips, or selects a TPU accelerator or a
+// TPU machine type. Otherwise it runs on a CPU host, as a Pathways head (xpk's
+// `pathways-head`, on the `cpu-np` node pool) does: its trainer feeds chips on other hosts.
+bool SelectsTpuHost(const NodeSelection& selection);
 
 class NodeShapeSource {
  public:

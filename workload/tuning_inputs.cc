@@ -38,6 +38,44 @@ void UseLearnedDemand(HistorySource& learned_figures, const LearningReach& reach
   in.learned_from.push_back(learned->grain_tuning);
 }
 
+// A CPU host no Node describes (none known, or the cache not synced): the container's own limits
+// are all it may use, so they are its shape when both are set.
+Result<HostShape> CpuHostFromLimits(std::optional<double> cpu_limit, std::optional<double> memory_limit,
+                                    const std::string& why_no_node) {
+  if (!cpu_limit || !memory_limit || *cpu_limit <= 0 || *memory_limit <= 0)
+    return Status::Error(why_no_node + "; set cpu and memory limits on the trainer's container to size it");
+  HostShape shape;
+  shape.cpu_cores = *cpu_limit;
+  shape.memory_bytes = *memory_limit;
+  shape.source = "the container's cpu and memory limits (a CPU host; " + why_no_node + ")";
+  return shape;
+}
+
+// The host the container may use: the Nodes (or machine type) its pod selects, bounded by its
+// limits; a CPU host no Node describes, by its limits alone.
+Result<HostShape> HostOf(const nlohmann::json& pod_spec, const nlohmann::json& container,
+                         NodeShapeSource& shapes, std::vector<std::string>& warnings) {
+  const NodeSelection selection = NodeSelectionOf(pod_spec);
+  const std::optional<double> cpu_limit = Limit(container, "cpu", warnings);
+  const std::optional<double> memory_limit = Limit(container, "memory", warnings);
+  Result<HostShape> host = shapes.ShapeFor(selection);
+  if (!host.ok() && !SelectsTpuHost(selection)) host = CpuHostFromLimits(cpu_limit, memory_limit, host.error());
+  if (!host.ok()) return host.status();
+  return BoundByLimits(*host, cpu_limit, memory_limit);
+}
+
+// The chips the trainer feeds per host: its google.com/tpu limit; on a CPU host without one (a
+// Pathways head), kChipsAssumedFedFromACpuHost; else 0 (the host's own).
+int ChipsFed(const nlohmann::json& container, const HostShape& host, std::vector<std::string>& warnings) {
+  if (std::optional<double> chips = Limit(container, "google.com~1tpu", warnings))
+    if (*chips >= 1 && *chips <= 64) return static_cast<int>(*chips);
+  return host.tpu_chips == 0 ? kChipsAssumedFedFromACpuHost : 0;
+}
+
+const std::string kCpuHostDemandNote = "; a CPU host (a Pathways head) feeding chips on other hosts, " +
+                                       std::to_string(kChipsAssumedFedFromACpuHost) +
+                                       " assumed, so its cpu and memory budgets bound the value";
+
 }  // namespace
 
 Result<TuningInputs> BuildTuningInputs(const nlohmann::json& pod_spec,
@@ -65,18 +103,15 @@ Result<TuningInputs> BuildTuningInputs(const nlohmann::json& pod_spec,
   };
 
   TuningInputs in;
-  Result<HostShape> host = sources.shapes.ShapeFor(NodeSelectionOf(pod_spec));
+  Result<HostShape> host = HostOf(pod_spec, container, sources.shapes, warnings);
   if (!host.ok()) return host.status();
-  in.host = BoundByLimits(*host, Limit(container, "cpu", warnings),
-                          Limit(container, "memory", warnings));
+  in.host = *host;
 
   WorkloadShape w;
   w.model_name = setting("model_name").value_or("");
   w.per_device_batch_size = number_setting("per_device_batch_size");
   w.max_target_length = number_setting("max_target_length");
-  if (std::optional<double> chips = Limit(container, "google.com~1tpu", warnings)) {
-    if (*chips >= 1 && *chips <= 64) w.chips_per_host = static_cast<int>(*chips);
-  }
+  w.chips_per_host = ChipsFed(container, in.host, warnings);
   w.generation = in.host.generation;
   w.step_seconds = annotations.step_seconds;
   Result<Demand> demand = EstimateDemand(w, in.host);
@@ -89,6 +124,8 @@ Result<TuningInputs> BuildTuningInputs(const nlohmann::json& pod_spec,
     if (!demand.ok()) return demand.status();
   }
   in.demand = *demand;
+  if (in.host.tpu_chips == 0 && w.chips_per_host == kChipsAssumedFedFromACpuHost)
+    in.demand.basis += kCpuHostDemandNote;
   // What a measured demand transfers by; an earlier workload with the same key that ran fed
   // measured this one's demand. A step time the job annotates is its owner's word and wins.
   std::map<std::string, std::string> settings;

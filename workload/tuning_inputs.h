@@ -4,6 +4,9 @@
 // Bad individual values (an unparseable per_device_batch_size, a malformed limit) are dropped
 // with a warning and the defaults used; only a missing host shape (or a demand that cannot be
 // estimated even from defaults) is an error: the caller then leaves -1 for MaxText and warns.
+// A pod that asks for no TPU chips and selects no TPU host (a Pathways head on a CPU node pool)
+// is sized from the CPU Nodes it can land on, or, when none is known, from its container's cpu
+// and memory limits (both needed); its demand is kChipsAssumedFedFromACpuHost chips.
 // Never throws.
 #pragma once
 
@@ -19,6 +22,12 @@
 #include "workload/workload_annotations.h"
 
 namespace graintune::workload {
+
+// The chips a trainer on a CPU host (a Pathways head: its pod asks for no google.com/tpu) is
+// assumed to feed: the chips are on other hosts and their count is not on its pod, so the
+// demand is taken large (EstimateDemand's upper bound of one host's chips) and the host's cpu and
+// memory budgets, not the demand, bound the value.
+inline constexpr int kChipsAssumedFedFromACpuHost = 64;
 
 struct InputSources {
   NodeShapeSource& shapes;

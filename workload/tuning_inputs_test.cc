@@ -80,6 +80,42 @@ TEST_F(ReadPodTuningInputsTest, NoMaxTextContainerOrNoHostIsAnError) {
   EXPECT_FALSE(Read({{"spec", "x"}}).ok());
 }
 
+// xpk's `create-pathways` head: the trainer runs on the cpu-np pool with limits of 24 cpu and
+// 100G, asks for no TPU chips, and feeds the slices' chips from there.
+json PathwaysHeadPod() {
+  return json::parse(R"({
+    "metadata": {"name": "pw-pathways-head-0-0", "namespace": "team-a"},
+    "spec": {
+      "nodeSelector": {"cloud.google.com/gke-nodepool": "cpu-np"},
+      "initContainers": [{"name": "pathways-proxy", "args": ["--server_port=29000"],
+                          "restartPolicy": "Always",
+                          "resources": {"limits": {"cpu": "16", "memory": "100G"}}}],
+      "containers": [{"name": "jax-tpu",
+        "command": ["bash", "-c", "python3 -m MaxText.train MaxText/configs/base.yml grain_worker_count=-1"],
+        "resources": {"limits": {"cpu": "24", "memory": "100G"}}}]}})");
+}
+
+TEST_F(ReadPodTuningInputsTest, XpkPathwaysHeadIsSizedFromItsOwnLimitsOnACpuHost) {
+  Result<TuningInputs> in = Read(PathwaysHeadPod());
+  ASSERT_TRUE(in.ok()) << in.error();
+  EXPECT_DOUBLE_EQ(in->host.cpu_cores, 24);
+  EXPECT_DOUBLE_EQ(in->host.memory_bytes, 100e9);
+  EXPECT_EQ(in->host.tpu_chips, 0);
+  EXPECT_NE(in->host.source.find("limits"), std::string::npos) << in->host.source;
+  // MaxText's default batch and sequence over the chips assumed fed from the head.
+  EXPECT_DOUBLE_EQ(in->demand.tokens_per_step_per_host, 12.0 * 2048 * kChipsAssumedFedFromACpuHost);
+  EXPECT_NE(in->demand.basis.find("Pathways head"), std::string::npos) << in->demand.basis;
+  const Decision d = Decide(*in, {});
+  EXPECT_GE(d.workers, 1);
+  EXPECT_LE(d.budgets.cpu, 24);  // the host's budget, never more than the container may use
+
+  json no_limits = PathwaysHeadPod();
+  no_limits["spec"]["containers"][0].erase("resources");
+  Result<TuningInputs> unsized = Read(no_limits);
+  ASSERT_FALSE(unsized.ok());
+  EXPECT_NE(unsized.error().find("set cpu and memory limits"), std::string::npos) << unsized.error();
+}
+
 TEST_F(ReadPodTuningInputsTest, AnEnvOverrideCountsAsMaxTextsContainer) {
   json pod = TunedPod();
   pod["spec"]["containers"][0]["command"] = {"python3", "-m", "MaxText.train"};

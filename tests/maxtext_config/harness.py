@@ -47,7 +47,7 @@ class Invocation:
   """One start of MaxText inside a container, as the capture shim saw it."""
 
   argv: list[str]  # pyconfig's argv: [script, config.yml?, key=value, ...]
-  env: dict[str, str]  # the M_* variables MaxText reads
+  env: dict[str, str]  # the M_* variables and JOBSET_NAME MaxText reads
 
 
 @dataclasses.dataclass
@@ -65,6 +65,9 @@ class MaxTextView:
   grain_worker_count: int | None = None
   grain_worker_count_eval: int | None = None
   error: str | None = None
+  # The settings that decide whether and where the run checkpoints (load_maxtext_config.py's
+  # RESUME_KEYS, as MaxText resolved them) and the loader's working directory.
+  resume: dict[str, Any] | None = None
 
 
 def graintune_bin() -> str:
@@ -113,11 +116,19 @@ def child_jobs(jobset: dict[str, Any], attempt: int = 0) -> list[tuple[dict[str,
     labels = {"jobset.sigs.k8s.io/jobset-name": name,
               "jobset.sigs.k8s.io/replicatedjob-name": rj.get("name", ""),
               "jobset.sigs.k8s.io/restart-attempt": str(attempt)}
+    coordinator = jobset.get("spec", {}).get("coordinator", {})
+    if coordinator.get("replicatedJob"):  # JobSet's coordinator label: the first pod's DNS name
+      labels["jobset.sigs.k8s.io/coordinator"] = (
+          f"{name}-{coordinator['replicatedJob']}-{coordinator.get('jobIndex', 0)}-"
+          f"{coordinator.get('podIndex', 0)}.{name}")
     job_meta = template.get("metadata", {})
     job_meta.update({"name": f"{name}-{rj.get('name', '')}-0", "namespace": namespace})
     job_meta.setdefault("labels", {}).update(labels)
     pod_meta = template.setdefault("spec", {}).setdefault("template", {}).setdefault("metadata", {})
     pod_meta.setdefault("labels", {}).update(labels)
+    # The JobSet controller puts the same keys on the pods as annotations (xpk's JOBSET_NAME
+    # fieldRef reads the annotation).
+    pod_meta.setdefault("annotations", {}).update(labels)
     jobs.append(({"apiVersion": "batch/v1", "kind": "Job", "metadata": job_meta, "spec": template["spec"]},
                  int(rj.get("replicas", 1))))
   return jobs
@@ -133,12 +144,25 @@ class PlannedPod:
   findings: list[dict[str, Any]]  # explain's "found" entries: container, key, value, where
   announced: int | None = None  # a JobSet's first-attempt value, for its child Jobs to match
   slices: int = 1  # TPU slices the job spans (the JobSet's replicas), for MaxText's DCN checks
+  meta: dict[str, Any] = dataclasses.field(default_factory=dict)  # the pod's name, labels, annotations
 
 
 def pod_spec_of(doc: dict[str, Any]) -> dict[str, Any]:
   if doc["kind"] == "Pod":
     return doc.get("spec", {})
   return doc.get("spec", {}).get("template", {}).get("spec", {})
+
+
+def pod_meta_of(doc: dict[str, Any]) -> dict[str, Any]:
+  """The metadata a pod of `doc` has: a Pod's own; a Job's pod template's, named after the Job
+  and in its namespace."""
+  meta = doc.get("metadata", {})
+  if doc["kind"] == "Pod":
+    return meta
+  template = copy.deepcopy(doc.get("spec", {}).get("template", {}).get("metadata", {}))
+  template.setdefault("name", f"{meta.get('name', '')}-0-abcde")
+  template.setdefault("namespace", meta.get("namespace", "default"))
+  return template
 
 
 def plan_pods(docs: list[dict[str, Any]], workdir: Path, mutate: bool = True) -> list[PlannedPod]:
@@ -150,7 +174,8 @@ def plan_pods(docs: list[dict[str, Any]], workdir: Path, mutate: bool = True) ->
     for doc in workloads:
       for obj, slices in child_jobs(doc) if doc["kind"] == "JobSet" else [(doc, 1)]:
         pods.append(PlannedPod(object_name(obj), pod_spec_of(obj),
-                               obj.get("metadata", {}).get("namespace", "default"), [], slices=slices))
+                               obj.get("metadata", {}).get("namespace", "default"), [], slices=slices,
+                               meta=pod_meta_of(obj)))
     return pods
 
   report = {entry["object"]: entry for entry in explain(configmaps + workloads, workdir)}
@@ -159,7 +184,8 @@ def plan_pods(docs: list[dict[str, Any]], workdir: Path, mutate: bool = True) ->
     mutated = jsonpatch.apply_patch(doc, entry["patch"])
     if doc["kind"] != "JobSet":
       pods.append(PlannedPod(object_name(doc), pod_spec_of(mutated),
-                             doc.get("metadata", {}).get("namespace", "default"), entry["found"]))
+                             doc.get("metadata", {}).get("namespace", "default"), entry["found"],
+                             meta=pod_meta_of(mutated)))
       continue
     jobs = child_jobs(mutated)
     job_report = {e["object"]: e for e in explain(configmaps + [job for job, _ in jobs], workdir)}
@@ -169,7 +195,7 @@ def plan_pods(docs: list[dict[str, Any]], workdir: Path, mutate: bool = True) ->
       job_after = jsonpatch.apply_patch(job, job_entry["patch"])
       pods.append(PlannedPod(object_name(job), pod_spec_of(job_after),
                              job.get("metadata", {}).get("namespace", "default"), job_entry["found"],
-                             announced, slices))
+                             announced, slices, pod_meta_of(job_after)))
   return pods
 
 
@@ -188,6 +214,54 @@ def expand_kubernetes_vars(text: str, env: dict[str, str]) -> str:
       out.append(text[i])
       i += 1
   return "".join(out)
+
+
+FIELD_PATH = re.compile(r"^metadata\.(labels|annotations)\['([^']+)'\]$")
+
+
+def field_value(path: str, meta: dict[str, Any]) -> str | None:
+  """A downward-API fieldRef of the pod: metadata.name/namespace, or one label or annotation."""
+  if path in ("metadata.name", "metadata.namespace"):
+    return meta.get(path.split(".")[1])
+  if m := FIELD_PATH.match(path):
+    return meta.get(m.group(1), {}).get(m.group(2))
+  return None
+
+
+def configmap_data(configmaps: list[dict[str, Any]], namespace: str, name: str) -> dict[str, str] | None:
+  for cm in configmaps:
+    cm_meta = cm.get("metadata", {})
+    if cm_meta.get("name") == name and cm_meta.get("namespace", "default") == namespace:
+      return {k: str(v) for k, v in (cm.get("data") or {}).items()}
+  return None
+
+
+def container_env(container: dict[str, Any], configmaps: list[dict[str, Any]], namespace: str,
+                  meta: dict[str, Any]) -> dict[str, str]:
+  """The environment the kubelet gives the container: envFrom first (ConfigMaps, with their
+  prefix), then env in order (value with $(VAR) of earlier variables, valueFrom.configMapKeyRef,
+  valueFrom.fieldRef), a later entry replacing an earlier one. A source that is not in the
+  manifest leaves its variable unset, as an optional reference would."""
+  env: dict[str, str] = {}
+  for source in container.get("envFrom", []):
+    ref = source.get("configMapRef")
+    data = configmap_data(configmaps, namespace, ref.get("name", "")) if ref else None
+    for key, value in (data or {}).items():
+      env[source.get("prefix", "") + key] = value
+  for var in container.get("env", []):
+    name = var.get("name", "")
+    if "value" in var:
+      env[name] = expand_kubernetes_vars(str(var["value"]), env)
+      continue
+    source = var.get("valueFrom", {})
+    value = None
+    if ref := source.get("configMapKeyRef"):
+      value = (configmap_data(configmaps, namespace, ref.get("name", "")) or {}).get(ref.get("key", ""))
+    elif ref := source.get("fieldRef"):
+      value = field_value(ref.get("fieldPath", ""), meta)
+    if value is not None:
+      env[name] = value
+  return env
 
 
 def make_checkout(directory: Path, configs_dir: Path) -> None:
@@ -243,7 +317,7 @@ def run_container(pod: PlannedPod, container: dict[str, Any], configmaps: list[d
   must outlive the replay: mounted config files are read then); returns MaxText's starts."""
   box = Sandbox(root, configs_dir)
   box.mount_configmaps(pod.spec, pod.namespace, configmaps, container)
-  env = {e["name"]: e["value"] for e in container.get("env", []) if "value" in e}
+  env = container_env(container, configmaps, pod.namespace, pod.meta)
   argv = [expand_kubernetes_vars(a, env) for a in container.get("command", []) + container.get("args", [])]
   full_env = {"PATH": f"{box.bin}:/usr/bin:/bin", "HOME": str(root), "LANG": "C.UTF-8",
               "BASH_ENV": str(box.root / "_bash_env"), "GRAINTUNE_SANDBOX": str(box.root),
@@ -282,7 +356,7 @@ def maxtext_view(inv: Invocation, configs_dir: Path, slices: int = 1) -> MaxText
   with tempfile.TemporaryDirectory(prefix="graintune-pyconfig-") as tmp:
     checkout = Path(tmp)
     make_checkout(checkout, configs_dir)
-    env = {k: v for k, v in os.environ.items() if not k.startswith("M_")}
+    env = {k: v for k, v in os.environ.items() if not k.startswith("M_") and k != "JOBSET_NAME"}
     env.update(inv.env)
     env.update({"JAX_PLATFORMS": "cpu", "HOME": tmp, "GRAINTUNE_NUM_SLICES": str(slices)})
     done = subprocess.run([sys.executable, str(HERE / "load_maxtext_config.py"), json.dumps(inv.argv)],

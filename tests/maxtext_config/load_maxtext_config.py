@@ -1,9 +1,11 @@
 """Loads one MaxText configuration through MaxText's own loader and prints what it decided.
 
 Usage: load_maxtext_config.py '<json argv>'   (argv as MaxText's train.py receives it, the
-M_* overrides in the environment). Prints one JSON line: grain_worker_count and
-grain_worker_count_eval, or {"error": ...} with MaxText's exception (exit status 0 either way;
-a crash of the loader itself exits non-zero).
+M_* overrides and JOBSET_NAME in the environment). Prints one JSON line: grain_worker_count,
+grain_worker_count_eval and "resume", the settings of RESUME_KEYS as MaxText resolved them (its
+derived checkpoint_dir among them) with the loader's working directory; or {"error": ...} with
+MaxText's exception (exit status 0 either way; a crash of the loader itself exits non-zero).
+Or load_maxtext_config.py --serve: many loads from one import of MaxText (serve()).
 
 One step of initialize_pydantic is not config parsing: joining the slice's JAX distributed
 runtime (max_utils.maybe_initialize_jax_distributed_system), which on a TPU config waits for a
@@ -17,9 +19,21 @@ import json
 import os
 import sys
 
+# What decides whether a start checkpoints and restores Grain's iterator, and where
+# (maxtext_resume.py reads them).
+RESUME_KEYS = ("dataset_type", "enable_checkpointing", "enable_emergency_checkpoint",
+               "enable_multi_tier_checkpointing", "grain_use_elastic_iterator",
+               "colocated_python_data_input", "base_output_directory", "run_name", "checkpoint_dir")
 
-def main() -> int:
-  argv = json.loads(sys.argv[1])
+
+def plain(value):
+  """A config value as JSON: enums by their value, paths as text."""
+  value = getattr(value, "value", value)
+  return value if isinstance(value, (bool, int, float, type(None))) else str(value)
+
+
+def prepare_maxtext():
+  """Imports MaxText's config loader with the two stand-ins above in place."""
   from maxtext.configs import pyconfig  # pylint: disable=import-outside-toplevel
   from maxtext.utils import max_utils  # pylint: disable=import-outside-toplevel
 
@@ -32,14 +46,55 @@ def main() -> int:
     return int(os.environ.get("GRAINTUNE_NUM_SLICES", "1"))
 
   max_utils.get_num_slices = get_num_slices
+  return pyconfig
 
+
+def load(pyconfig, argv) -> dict:
   try:
     config = pyconfig.initialize_pydantic(argv)
   except (ValueError, TypeError, KeyError) as e:  # MaxText's own refusals: conflicts, bad values
-    print(json.dumps({"error": f"{type(e).__name__}: {e}"}))
-    return 0
-  print(json.dumps({"grain_worker_count": config.grain_worker_count,
-                    "grain_worker_count_eval": config.grain_worker_count_eval}))
+    return {"error": f"{type(e).__name__}: {e}"}
+  resume = {key: plain(getattr(config, key)) for key in RESUME_KEYS}
+  resume["cwd"] = os.getcwd()
+  return {"grain_worker_count": config.grain_worker_count,
+          "grain_worker_count_eval": config.grain_worker_count_eval, "resume": resume}
+
+
+def serve(pyconfig) -> int:
+  """--serve: MaxText is imported once, then each request line on stdin ({"argv", "env", "cwd"})
+  is loaded in a child forked for it (its own environment and working directory, nothing left
+  behind for the next) and answered with one JSON line on stdout, in order."""
+  for line in sys.stdin:
+    request = json.loads(line)
+    read_end, write_end = os.pipe()
+    pid = os.fork()
+    if pid == 0:
+      os.close(read_end)
+      os.dup2(2, 1)  # MaxText's own prints go to stderr: stdout carries only answers
+      try:
+        for key in [k for k in os.environ if k.startswith("M_") or k == "JOBSET_NAME"]:
+          del os.environ[key]
+        os.environ.update(request["env"])
+        os.chdir(request["cwd"])
+        answer = json.dumps(load(pyconfig, request["argv"]))
+      except Exception as e:  # pylint: disable=broad-except  # the loader itself broke
+        answer = json.dumps({"error": f"loader crashed: {type(e).__name__}: {e}"})
+      with os.fdopen(write_end, "w") as out:
+        out.write(answer)
+      os._exit(0)
+    os.close(write_end)
+    with os.fdopen(read_end) as answer_in:
+      answer = answer_in.read()
+    os.waitpid(pid, 0)
+    print(answer or json.dumps({"error": "loader child died"}), flush=True)
+  return 0
+
+
+def main() -> int:
+  pyconfig = prepare_maxtext()
+  if sys.argv[1:] == ["--serve"]:
+    return serve(pyconfig)
+  print(json.dumps(load(pyconfig, json.loads(sys.argv[1]))))
   return 0
 
 
