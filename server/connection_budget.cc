@@ -20,6 +20,10 @@ bool ConnectionBudget::Stale(const Entry& e, SteadyTime now) const {
   return (e.state == State::kWaiting || e.state == State::kReading) && now - e.since >= limits_.grace;
 }
 
+bool ConnectionBudget::OverShare(const Entry& e, SteadyTime now) const {
+  return Stale(e, now) && (e.used || e.state == State::kReading);
+}
+
 bool ConnectionBudget::Reclaimable(const Entry& e, SteadyTime now) const {
   return e.state == State::kOpening || e.state == State::kWaiting ||
          (e.state == State::kReading && Stale(e, now));
@@ -86,6 +90,7 @@ bool ConnectionBudget::RequestStarted(ConnectionId id, SteadyTime now) {
   auto it = entries_.find(id);
   if (it == entries_.end() || it->second.state == State::kReclaimed) return false;
   Set(id, State::kReading, now);
+  it->second.used = true;
   return true;
 }
 
@@ -116,7 +121,7 @@ std::vector<Reclaim> ConnectionBudget::Sweep(SteadyTime now) {
   std::lock_guard<std::mutex> lock(mu_);
   std::map<std::string_view, std::vector<std::pair<SteadyTime, ConnectionId>>> stale;
   for (const auto& [id, e] : entries_)
-    if (Stale(e, now)) stale[e.source].emplace_back(e.since, id);
+    if (OverShare(e, now)) stale[e.source].emplace_back(e.since, id);
   std::vector<Reclaim> out;
   for (auto& [source, list] : stale) {
     const size_t share = static_cast<size_t>(std::max(0, limits_.max_idle_per_source));

@@ -5,20 +5,22 @@
 //
 // Each connection is in one state, told by its session as it goes:
 //   opening    accepted, TLS handshake in progress
-//   waiting    ready for a request header (a new connection, or a kept-alive one between
-//              requests); *idle* once it has waited `grace` or longer
+//   waiting    ready for a request header: a new connection (its first request's deadline, the
+//              server's header timeout, bounds it) or a kept-alive one between requests, *idle*
+//              once it has waited `grace` or longer
 //   reading    its request header arrived, the body is being read; *slow* once `grace` passed
 //   answering  the request is being handled or its answer written: never shed
 // Rule (docs/hardening.md, "Fair connections"):
-//   - per source (client address): at most max_idle_per_source idle or slow connections; Sweep
-//     reclaims the oldest past that (reason kIdleOverShare / kSlowOverShare). However many
-//     connections an address holds with requests in flight, none is refused or reclaimed for it.
+//   - per source (client address): at most max_idle_per_source idle (kept-alive) or slow
+//     connections; Sweep reclaims the oldest past that (reason kIdleOverShare / kSlowOverShare).
+//     However many connections an address holds with requests in flight, or new ones about to
+//     send their first, none is refused or reclaimed for the share.
 //   - globally, at most max_connections open (the memory bound). A new connection past it takes
 //     the slot of one reclaimable connection (opening, waiting, or slow): from the source holding
-//     the most idle or slow ones (then the most reclaimable ones), its oldest first (kForRoom),
-//     as nginx reuses its oldest waiting connections when worker_connections run out. Only when
-//     every open connection is reading promptly or being answered is the new one refused
-//     (kRefusedFull).
+//     the most connections waiting or reading past the grace (then the most reclaimable ones),
+//     its oldest first (kForRoom), as nginx reuses its oldest waiting connections when
+//     worker_connections run out. Only when every open connection is reading promptly or being
+//     answered is the new one refused (kRefusedFull).
 // A reclaimed connection is the caller's to close; it no longer counts against the ceiling and
 // it cannot start a request (RequestStarted and BodyRead answer false).
 //
@@ -97,8 +99,12 @@ class ConnectionBudget {
     std::string source;
     State state;
     SteadyTime since;
+    bool used = false;  // has carried a request
   };
+  // Waiting or reading for `grace` or longer.
   bool Stale(const Entry& e, SteadyTime now) const;
+  // Counted against its source's share: idle after a request, or slow.
+  bool OverShare(const Entry& e, SteadyTime now) const;
   bool Reclaimable(const Entry& e, SteadyTime now) const;
   std::optional<ConnectionId> VictimForRoom(SteadyTime now) const;
   void Set(ConnectionId id, State state, SteadyTime now);

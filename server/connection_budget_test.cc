@@ -44,13 +44,22 @@ TEST(ConnectionBudgetTest, ABurstOfRequestsFromOneAddressIsNeverShed) {
   for (ConnectionId id : burst) EXPECT_TRUE(budget.RequestStarted(id, kStart + 60s + 999ms));
 }
 
+// A kept-alive connection: opened, one request answered at `at`, waiting for the next.
+ConnectionId OpenUsed(ConnectionBudget& budget, const std::string& source, SteadyTime at) {
+  const ConnectionId id = OpenReady(budget, source, at);
+  EXPECT_TRUE(budget.RequestStarted(id, at));
+  EXPECT_TRUE(budget.BodyRead(id));
+  budget.Answered(id, at);
+  return id;
+}
+
 // Idle connections past the grace are trimmed to the source's share, oldest first; fresh ones
 // and other addresses are untouched.
 TEST(ConnectionBudgetTest, IdleConnectionsPastTheShareAreReclaimedOldestFirst) {
   ConnectionBudget budget({.max_connections = 100, .max_idle_per_source = 3, .grace = 1s});
   std::vector<ConnectionId> flood;
-  for (int i = 0; i < 6; ++i) flood.push_back(OpenReady(budget, "10.0.0.7", kStart + i * 100ms));
-  const ConnectionId other = OpenReady(budget, "10.0.0.1", kStart);
+  for (int i = 0; i < 6; ++i) flood.push_back(OpenUsed(budget, "10.0.0.7", kStart + i * 100ms));
+  const ConnectionId other = OpenUsed(budget, "10.0.0.1", kStart);
   // Before the grace nothing is idle yet.
   EXPECT_TRUE(budget.Sweep(kStart + 999ms).empty());
   // At 1.2 s the first three have waited 1 s or more: within the share of 3.
@@ -63,6 +72,23 @@ TEST(ConnectionBudgetTest, IdleConnectionsPastTheShareAreReclaimedOldestFirst) {
   EXPECT_TRUE(budget.RequestStarted(flood[5], kStart + 2s));
   EXPECT_TRUE(budget.RequestStarted(other, kStart + 2s));
   EXPECT_TRUE(budget.Sweep(kStart + 10s).empty()) << "none over the share any more";
+}
+
+// New connections that have not sent their first request are left to the first request's
+// deadline (the server's header timeout), never trimmed for the share: a client slow to send
+// after its handshake, as a loaded API server can be, is not cut. At the ceiling they are the
+// first to make room once past the grace.
+TEST(ConnectionBudgetTest, NewConnectionsAreNotTrimmedForTheShareButMakeRoomFirst) {
+  ConnectionBudget budget({.max_connections = 10, .max_idle_per_source = 2, .grace = 1s});
+  std::vector<ConnectionId> never_sent;
+  for (int i = 0; i < 8; ++i) never_sent.push_back(OpenReady(budget, "10.0.0.2", kStart + i * 1ms));
+  EXPECT_TRUE(budget.Sweep(kStart + 4s).empty());
+  const ConnectionId kept = OpenUsed(budget, "10.0.0.3", kStart + 3s);
+  ASSERT_TRUE(budget.Open("10.0.0.3", kStart + 4s).id);
+  Admission a = budget.Open("10.0.0.4", kStart + 4s);
+  ASSERT_EQ(a.reclaim.size(), 1u);
+  EXPECT_EQ(a.reclaim[0].id, never_sent[0]);
+  EXPECT_TRUE(budget.RequestStarted(kept, kStart + 4s));
 }
 
 // A request whose body trickles past the grace is slow: it counts against the share like an

@@ -107,9 +107,10 @@ TEST_F(ServerLimitsTest, PastTheCeilingIdleConnectionsMakeRoomAndWorkIsNeverShed
     stream->expires_after(10s);
     http::read(*stream, buffer, res);
     EXPECT_EQ(res.body(), stream == a.get() ? "ok /a" : "ok /b");
+    // Answered and waiting again (a before b) once the server has seen the write through.
+    WaitFor([&] { return server_->connections_at_work() == (stream == a.get() ? 1 : 0); });
   }
   // Both are idle now (a first): the next connection takes a's slot, a is closed.
-  WaitFor([&] { return server_->connections_at_work() == 0; });
   auto d = Connect();
   EXPECT_FALSE(Ask(*d, "/d"));
   EXPECT_TRUE(ReadUntilClosed(*a));
