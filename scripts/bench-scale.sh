@@ -6,7 +6,9 @@
 # over real HTTP by a light stand-in; 10% of exporters then blackholed or answering after 10 s.
 # Prints one table and one JSON line: admission latency added (pod creation with and without the
 # webhook, interleaved bursts of one slice), the operator's CPU, RSS and API requests per minute
-# at steady state, and how long after a trial's data its recommendation was in status.
+# at steady state, how long after a trial's data its recommendation was in status, and the
+# webhook's connections refused or reclaimed during the bursts, by reason, from its own metric
+# graintune_webhook_connections_shed_total (refused_full refuses admissions: the target is 0).
 #   bash scripts/bench-scale.sh [BASELINE_REV] [--hosts 2048] [--singles 100] [--rounds 3] ...
 # With BASELINE_REV that revision's webhook and operator (built once, cached under
 # ~/.cache/graintune/) run the same benchmark first, for figures side by side.

@@ -1,7 +1,9 @@
 // The sessions of HttpsServer (https_server.h), one per connection: (TLS handshake,) read a
 // request header, reserve its body's bytes from the server's in-flight budget, read the body,
-// answer through the handler, and again on keep-alive, each step under its deadline. Internal
-// to graintune_server: include it from https_server.cc only.
+// answer through the handler, and again on keep-alive, each step under its deadline. Each step
+// is told to the connection budget (server/connection_budget.h), which may reclaim the session
+// while it is opening, waiting for a request, or reading a slow body; never while answering.
+// Internal to graintune_server: include it from https_server.cc only.
 #pragma once
 
 #include <boost/asio.hpp>
@@ -10,12 +12,15 @@
 #include <boost/beast/http.hpp>
 #include <boost/beast/ssl.hpp>
 
+#include <array>
 #include <atomic>
 #include <condition_variable>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <optional>
 #include <string>
+#include <unordered_map>
 
 #include "server/connection_budget.h"
 #include "server/https_server.h"
@@ -38,33 +43,64 @@ inline http::response<http::string_body> ToBeast(const HttpResponse& r, unsigned
   return res;
 }
 
+// What the server asks of a session, on the session's own I/O thread.
+enum class SessionAction { kReclaim, kDrainIfIdle };
+
 // Shared by the sessions of one server: the request-body bytes reserved by requests being
-// read or answered, and whether the server is draining.
+// read or answered, the connection budget and the sessions it may reclaim, and whether the
+// server is draining.
 struct SessionShared {
   std::atomic<int> open{0};                // sessions alive
   std::atomic<size_t> inflight_bytes{0};   // reserved by requests in progress
   std::atomic<long> busy_refusals{0};      // answered 503: the in-flight budget was spent
   std::atomic<bool> draining{false};
-  ConnectionBudget* budget = nullptr;      // admitted each session's connection (may be null)
+  ConnectionBudget* budget = nullptr;      // admitted each session's connection
+  std::function<void(ShedReason)> on_shed;  // from HttpsServerOptions (may be empty)
+  std::array<std::atomic<long>, kShedReasons> shed{};
   std::mutex drained_mu;  // with drained: the last session's end while draining is signalled
   std::condition_variable drained;
+  // Each live session, by its connection id: posts an action to the session's I/O thread.
+  std::mutex sessions_mu;
+  std::unordered_map<ConnectionId, std::function<void(SessionAction)>> sessions;  // sessions_mu
+
+  void CountShed(ShedReason reason) {
+    ++shed[static_cast<int>(reason)];
+    if (on_shed) on_shed(reason);
+  }
+  // Closes a connection the budget reclaimed (nothing when it has ended already).
+  void CloseReclaimed(const Reclaim& r) {
+    CountShed(r.reason);
+    std::function<void(SessionAction)> post;
+    {
+      std::lock_guard<std::mutex> lock(sessions_mu);
+      auto it = sessions.find(r.id);
+      if (it == sessions.end()) return;
+      post = it->second;
+    }
+    post(SessionAction::kReclaim);
+  }
 };
+
+inline SteadyTime Now() { return std::chrono::steady_clock::now(); }
 
 // One connection: (TLS handshake,) then read header -> read body -> handle -> write, until the
 // peer closes, a deadline passes or the server drains.
 template <typename Stream>
 class Session : public std::enable_shared_from_this<Session<Stream>> {
  public:
-  // `source`: the peer's address, already admitted by shared.budget (released at the end).
+  // `id`: the connection as shared.budget admitted it (closed there at the end).
   Session(Stream stream, const HttpHandler& handler, const HttpsServerOptions& options,
-          SessionShared& shared, std::string source)
-      : stream_(std::move(stream)), handler_(handler), options_(options), shared_(shared),
-        source_(std::move(source)) {
+          SessionShared& shared, ConnectionId id)
+      : stream_(std::move(stream)), handler_(handler), options_(options), shared_(shared), id_(id) {
     ++shared_.open;
   }
   ~Session() {
     Release();
-    if (shared_.budget) shared_.budget->Release(source_);
+    shared_.budget->Close(id_);
+    {
+      std::lock_guard<std::mutex> lock(shared_.sessions_mu);
+      shared_.sessions.erase(id_);
+    }
     if (--shared_.open == 0 && shared_.draining) {
       std::lock_guard<std::mutex> lock(shared_.drained_mu);
       shared_.drained.notify_all();
@@ -79,12 +115,19 @@ class Session : public std::enable_shared_from_this<Session<Stream>> {
           std::chrono::seconds(options_.header_timeout_seconds));
       stream_.async_handshake(ssl::stream_base::server,
                               [self = this->shared_from_this()](beast::error_code ec) {
-                                if (!ec) self->ReadHeader();
+                                if (ec) return;
+                                self->shared_.budget->Ready(self->id_, Now());
+                                self->ReadHeader();
                               });
     } else {
+      shared_.budget->Ready(id_, Now());
       ReadHeader();
     }
   }
+
+  // Called on this session's I/O thread once the budget reclaimed the connection (it was
+  // opening, waiting for a request, or reading a slow body, and can no longer start one).
+  void Reclaim() { Close(); }
 
   // Called on this session's I/O thread when the server starts draining: a connection waiting
   // for a request that has not begun is closed; one in a request finishes it first.
@@ -115,6 +158,7 @@ class Session : public std::enable_shared_from_this<Session<Stream>> {
   void OnHeader(beast::error_code ec) {
     if (ec == http::error::body_limit) return TooLarge();
     if (ec) return Close();
+    if (!shared_.budget->RequestStarted(id_, Now())) return Close();  // reclaimed just before
     // Reserve the body's bytes (all of max_body_bytes when its length is not announced) from
     // the server's in-flight budget: bodies being read and answered never hold more than
     // max_inflight_body_bytes, however many connections send them.
@@ -146,6 +190,7 @@ class Session : public std::enable_shared_from_this<Session<Stream>> {
   void OnRead(beast::error_code ec) {
     if (ec == http::error::body_limit) return TooLarge();
     if (ec) return Close();
+    if (!shared_.budget->BodyRead(id_)) return Close();  // reclaimed as slow
     ++requests_;
     auto& req = parser_->get();
     HttpRequest request{std::string(req.method_string()), std::string(req.target()),
@@ -173,6 +218,7 @@ class Session : public std::enable_shared_from_this<Session<Stream>> {
                       [self = this->shared_from_this(), shared](beast::error_code ec, size_t) {
                         self->Release();
                         if (ec || !shared->keep_alive()) return self->Close();
+                        self->shared_.budget->Answered(self->id_, Now());
                         self->ReadHeader();
                       });
   }
@@ -194,7 +240,7 @@ class Session : public std::enable_shared_from_this<Session<Stream>> {
   const HttpHandler& handler_;
   const HttpsServerOptions& options_;
   SessionShared& shared_;
-  const std::string source_;
+  const ConnectionId id_;
   long requests_ = 0;
   size_t reserved_ = 0;
   bool waiting_for_header_ = false;

@@ -28,6 +28,7 @@ namespace ssl = asio::ssl;
 using tcp = asio::ip::tcp;
 
 using internal::Session;
+using internal::SessionAction;
 using internal::SessionShared;
 
 namespace {
@@ -67,45 +68,45 @@ struct HttpsServer::Impl {
   const HttpsServerOptions options;
   const HttpHandler handler;
   // Before the I/O contexts: the sessions those still hold when they are destroyed end by
-  // releasing their connection here.
+  // closing their connection here.
   ConnectionBudget budget{{.max_connections = options.max_connections,
-                           .max_per_source = options.max_connections_per_source,
-                           .reserved = options.reserved_connections,
-                           .reserved_per_source = options.reserved_per_source}};
-  SessionShared shared{.budget = &budget};
+                           .max_idle_per_source = options.max_idle_per_source,
+                           .grace = std::chrono::milliseconds(options.idle_grace_milliseconds)}};
+  SessionShared shared{.budget = &budget, .on_shed = options.on_connection_shed};
   std::vector<std::unique_ptr<asio::io_context>> ios = MakeContexts(options.threads);
   std::vector<WorkGuard> idle_guards;  // keep a context with no connection yet running
   asio::io_context& io = *ios.front();
   size_t next_io = 0;  // the context the next connection goes to (touched only on io's thread)
   tcp::acceptor acceptor{io};
   asio::steady_timer reload_timer{io};
+  asio::steady_timer sweep_timer{io};  // trims idle and slow connections to their share
   std::vector<std::thread> threads;
   std::mutex mu;
   std::shared_ptr<ssl::context> ctx;  // guarded by mu
   std::string loaded_cert, loaded_key;
   std::atomic<int>* reloads = nullptr;
-  std::atomic<long>* refused = nullptr;  // closed at accept: the connection budget said no
 
-  // Every session started, to close the idle ones when draining (pruned as they end).
-  struct Tracked {
-    std::weak_ptr<void> session;
-    std::function<void()> drain_if_idle;  // posts DrainIfIdle to the session's I/O thread
-  };
-  std::mutex sessions_mu;
-  std::vector<Tracked> sessions;  // guarded by sessions_mu
-
+  // Registers a session before it starts, so the budget can reclaim it and Drain reach it; the
+  // session removes itself when it ends.
   template <typename Stream>
-  void Track(const std::shared_ptr<Session<Stream>>& session) {
-    std::lock_guard<std::mutex> lock(sessions_mu);
-    if (sessions.size() >= 64 && sessions.size() >= 2 * static_cast<size_t>(shared.open.load()))
-      std::erase_if(sessions, [](const Tracked& t) { return t.session.expired(); });
+  void Track(ConnectionId id, const std::shared_ptr<Session<Stream>>& session) {
     std::weak_ptr<Session<Stream>> weak = session;
     auto executor = session->executor();
-    sessions.push_back({weak, [weak, executor] {
-                          asio::post(executor, [weak] {
-                            if (auto s = weak.lock()) s->DrainIfIdle();
-                          });
-                        }});
+    std::lock_guard<std::mutex> lock(shared.sessions_mu);
+    shared.sessions[id] = [weak, executor](SessionAction action) {
+      asio::post(executor, [weak, action] {
+        if (auto s = weak.lock()) action == SessionAction::kReclaim ? s->Reclaim() : s->DrainIfIdle();
+      });
+    };
+  }
+
+  void ScheduleSweep() {
+    sweep_timer.expires_after(std::chrono::milliseconds(std::max(50, options.idle_grace_milliseconds / 4)));
+    sweep_timer.async_wait([this](beast::error_code ec) {
+      if (ec) return;
+      for (const Reclaim& r : budget.Sweep(internal::Now())) shared.CloseReclaimed(r);
+      ScheduleSweep();
+    });
   }
 
   bool tls() const { return !options.cert_file.empty(); }
@@ -160,42 +161,48 @@ struct HttpsServer::Impl {
       beast::error_code peer_ec;
       const tcp::endpoint remote = socket.remote_endpoint(peer_ec);
       const std::string source = peer_ec ? std::string("?") : remote.address().to_string();
-      if (!budget.TryAdmit(source)) {
-        ++*refused;
+      const Admission admission = budget.Open(source, internal::Now());
+      for (const Reclaim& r : admission.reclaim) shared.CloseReclaimed(r);
+      if (!admission.id) {
+        shared.CountShed(ShedReason::kRefusedFull);
         beast::error_code ignored;
         socket.close(ignored);
         Accept();
         return;
       }
-      socket.set_option(tcp::no_delay(true));
-      if (tls()) {
-        std::shared_ptr<ssl::context> current;
-        {
-          std::lock_guard<std::mutex> lock(mu);
-          current = ctx;
-        }
-        using Stream = beast::ssl_stream<beast::tcp_stream>;
-        // SSL_new takes its own reference on the SSL_CTX: a later reload cannot pull the
-        // context from under an open connection.
-        auto session = std::make_shared<Session<Stream>>(
-            Stream(beast::tcp_stream(std::move(socket)), *current), handler, options, shared, source);
-        Track(session);
-        session->Start();
-      } else {
-        auto session = std::make_shared<Session<beast::tcp_stream>>(
-            beast::tcp_stream(std::move(socket)), handler, options, shared, source);
-        Track(session);
-        session->Start();
-      }
+      Serve(std::move(socket), *admission.id);
       Accept();
     });
+  }
+
+  void Serve(tcp::socket socket, ConnectionId id) {
+    beast::error_code ignored;  // a peer gone already fails its first read instead
+    socket.set_option(tcp::no_delay(true), ignored);
+    if (tls()) {
+      std::shared_ptr<ssl::context> current;
+      {
+        std::lock_guard<std::mutex> lock(mu);
+        current = ctx;
+      }
+      using Stream = beast::ssl_stream<beast::tcp_stream>;
+      // SSL_new takes its own reference on the SSL_CTX: a later reload cannot pull the
+      // context from under an open connection.
+      auto session = std::make_shared<Session<Stream>>(
+          Stream(beast::tcp_stream(std::move(socket)), *current), handler, options, shared, id);
+      Track(id, session);
+      session->Start();
+    } else {
+      auto session = std::make_shared<Session<beast::tcp_stream>>(
+          beast::tcp_stream(std::move(socket)), handler, options, shared, id);
+      Track(id, session);
+      session->Start();
+    }
   }
 };
 
 HttpsServer::HttpsServer(HttpsServerOptions options, HttpHandler handler)
     : impl_(std::make_unique<Impl>(std::move(options), std::move(handler))) {
   impl_->reloads = &reloads_;
-  impl_->refused = &refused_connections_;
 }
 
 HttpsServer::~HttpsServer() { Stop(); }
@@ -203,6 +210,10 @@ HttpsServer::~HttpsServer() { Stop(); }
 int HttpsServer::open_connections() const { return impl_->shared.open.load(); }
 long HttpsServer::busy_refusals() const { return impl_->shared.busy_refusals.load(); }
 size_t HttpsServer::inflight_body_bytes() const { return impl_->shared.inflight_bytes.load(); }
+int HttpsServer::connections_at_work() const { return impl_->budget.at_work(); }
+long HttpsServer::shed_connections(ShedReason reason) const {
+  return impl_->shared.shed[static_cast<int>(reason)].load();
+}
 
 Status HttpsServer::Start() {
   Impl& s = *impl_;
@@ -221,6 +232,7 @@ Status HttpsServer::Start() {
                                std::to_string(s.options.port) + ": " + ec.message());
   port_ = s.acceptor.local_endpoint().port();
   s.Accept();
+  s.ScheduleSweep();
   if (s.tls()) s.ScheduleReload();
   for (auto& io : s.ios) {
     s.idle_guards.push_back(asio::make_work_guard(*io));
@@ -241,9 +253,8 @@ bool HttpsServer::Drain(std::chrono::milliseconds grace) {
   });
   closed.get_future().wait();
   {
-    std::lock_guard<std::mutex> lock(s.sessions_mu);
-    for (const Impl::Tracked& t : s.sessions)
-      if (!t.session.expired()) t.drain_if_idle();
+    std::lock_guard<std::mutex> lock(s.shared.sessions_mu);
+    for (const auto& [id, post] : s.shared.sessions) post(SessionAction::kDrainIfIdle);
   }
   std::unique_lock<std::mutex> lock(s.shared.drained_mu);
   const bool drained = s.shared.drained.wait_for(lock, grace, [&s] { return s.shared.open == 0; });
@@ -258,6 +269,7 @@ void HttpsServer::Stop() {
     boost::system::error_code ec;
     impl_->acceptor.close(ec);
     impl_->reload_timer.cancel();
+    impl_->sweep_timer.cancel();
   });
   impl_->idle_guards.clear();
   for (auto& io : impl_->ios) io->stop();

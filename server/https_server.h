@@ -4,7 +4,8 @@
 // TLS 1.2 minimum, keep-alive, request bodies capped at max_body_bytes (larger ones get 413
 // without being read), a header timeout and a body read timeout so a silent or slow client
 // cannot hold a connection, an idle timeout between requests, at most max_connections open at
-// once and a share of them per client address (server/connection_budget.h), and at most
+// once, idle and slow connections shed per client address and at the ceiling while connections
+// carrying requests are never shed (server/connection_budget.h), and at most
 // max_inflight_body_bytes of request bodies being read or answered at once
 // (one more gets 503 with Retry-After; the API server then fails open). Memory is thereby
 // bounded: ~75 KB per open TLS connection plus the in-flight bodies plus what the handler
@@ -28,6 +29,7 @@
 #include <vector>
 
 #include "base/status.h"
+#include "server/connection_budget.h"
 
 namespace graintune::server {
 
@@ -60,14 +62,17 @@ struct HttpsServerOptions {
   // A kept-alive connection with no request for this long is closed (each idle TLS connection
   // holds ~75 KB: the API server reconnects in a moment, a crowd of idle clients does not last).
   int idle_timeout_seconds = 10;
-  // Connections open at once; one more is closed as soon as it is accepted (bounds memory:
-  // 3,500 idle TLS connections held 262 MB). Within it, no client address holds more than
-  // max_connections_per_source, and the last reserved_connections go only to addresses holding
-  // fewer than reserved_per_source (the API server's few addresses): ConnectionBudget.
+  // Connections open at once (bounds memory: 3,500 idle TLS connections held 262 MB). One more
+  // takes the slot of the oldest idle connection of the address holding the most idle ones,
+  // and is closed at accept only when every open one is at work. An address keeps at most
+  // max_idle_per_source connections idle (no request for idle_grace_milliseconds) or slow (a
+  // body still arriving after that); connections carrying requests are not limited per address.
+  // The rule and its numbers: ConnectionBudget.
   int max_connections = 1024;
-  int max_connections_per_source = 64;
-  int reserved_connections = 128;
-  int reserved_per_source = 8;
+  int max_idle_per_source = 128;
+  int idle_grace_milliseconds = 1000;
+  // Told of every connection closed at accept or reclaimed, on an I/O thread (metrics).
+  std::function<void(ShedReason)> on_connection_shed;
   // Request bodies being read or answered at once (a body without Content-Length counts as
   // max_body_bytes).
   size_t max_inflight_body_bytes = 32 * 1024 * 1024;
@@ -88,9 +93,12 @@ class HttpsServer {
   unsigned short port() const { return port_; }
   // How many times a changed certificate pair was loaded since Start.
   int reloads() const { return reloads_.load(); }
-  // Connections open now, and those closed at accept because max_connections were open.
+  // Connections open now; those closed at accept because max_connections were open and at
+  // work; those shed for `reason` (refused or reclaimed) since Start.
   int open_connections() const;
-  long refused_connections() const { return refused_connections_.load(); }
+  int connections_at_work() const;  // reading or answering a request
+  long refused_connections() const { return shed_connections(ShedReason::kRefusedFull); }
+  long shed_connections(ShedReason reason) const;
   // Requests answered 503 because max_inflight_body_bytes were in flight, and the bytes now.
   long busy_refusals() const;
   size_t inflight_body_bytes() const;
@@ -100,7 +108,6 @@ class HttpsServer {
   std::unique_ptr<Impl> impl_;
   unsigned short port_ = 0;
   std::atomic<int> reloads_{0};
-  std::atomic<long> refused_connections_{0};
 };
 
 }  // namespace graintune::server

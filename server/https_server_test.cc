@@ -88,20 +88,50 @@ class ServerLimitsTest : public ::testing::Test {
   std::unique_ptr<HttpsServer> server_;
 };
 
-TEST_F(ServerLimitsTest, OneConnectionPastTheCeilingIsClosedAtOnce) {
-  StartServer({.max_connections = 2});
+// Past the ceiling, a new connection is closed at accept only while every open one carries a
+// request; otherwise it takes the slot of the oldest idle one, and the requests in flight are
+// answered untouched.
+TEST_F(ServerLimitsTest, PastTheCeilingIdleConnectionsMakeRoomAndWorkIsNeverShed) {
+  StartServer({.max_connections = 2, .idle_grace_milliseconds = 60000});
   auto a = Connect(), b = Connect();
-  EXPECT_FALSE(Ask(*a, "/a"));
-  EXPECT_FALSE(Ask(*b, "/b"));
-  WaitFor([&] { return server_->open_connections() == 2; });
+  Send(*a, "POST /a HTTP/1.1\r\nHost: x\r\nContent-Length: 4\r\n\r\nab");
+  Send(*b, "POST /b HTTP/1.1\r\nHost: x\r\nContent-Length: 4\r\n\r\nab");
+  WaitFor([&] { return server_->inflight_body_bytes() == 8; });  // both headers read
   auto c = Connect();
-  EXPECT_TRUE(Ask(*c, "/c"));  // closed by the server, never answered
+  EXPECT_TRUE(ReadUntilClosed(*c));  // closed by the server, never answered
   EXPECT_EQ(server_->refused_connections(), 1);
-  EXPECT_FALSE(Ask(*a, "/a-again"));  // the two open ones are untouched
-  a.reset();
-  WaitFor([&] { return server_->open_connections() == 1; });
+  for (auto* stream : {a.get(), b.get()}) {
+    Send(*stream, "cd");
+    beast::flat_buffer buffer;
+    http::response<http::string_body> res;
+    stream->expires_after(10s);
+    http::read(*stream, buffer, res);
+    EXPECT_EQ(res.body(), stream == a.get() ? "ok /a" : "ok /b");
+    // Answered and waiting again (a before b) once the server has seen the write through.
+    WaitFor([&] { return server_->connections_at_work() == (stream == a.get() ? 1 : 0); });
+  }
+  // Both are idle now (a first): the next connection takes a's slot, a is closed.
   auto d = Connect();
   EXPECT_FALSE(Ask(*d, "/d"));
+  EXPECT_TRUE(ReadUntilClosed(*a));
+  EXPECT_EQ(server_->shed_connections(ShedReason::kForRoom), 1);
+  EXPECT_FALSE(Ask(*b, "/b-again"));
+  EXPECT_EQ(server_->refused_connections(), 1);
+}
+
+// One address keeps at most its share of idle connections: past it, its oldest idle ones are
+// closed once they have waited the grace; the newest stay and are served.
+TEST_F(ServerLimitsTest, IdleConnectionsPastTheSharePerAddressAreClosedOldestFirst) {
+  StartServer({.max_idle_per_source = 2, .idle_grace_milliseconds = 100});
+  std::vector<std::unique_ptr<beast::tcp_stream>> streams;
+  for (int i = 0; i < 5; ++i) {
+    streams.push_back(Connect());
+    ASSERT_FALSE(Ask(*streams.back(), "/" + std::to_string(i)));
+  }
+  WaitFor([&] { return server_->shed_connections(ShedReason::kIdleOverShare) == 3; });
+  for (int i = 0; i < 3; ++i) EXPECT_TRUE(ReadUntilClosed(*streams[i])) << i;
+  for (int i = 3; i < 5; ++i) EXPECT_FALSE(Ask(*streams[i], "/again")) << i;
+  EXPECT_EQ(server_->refused_connections(), 0);
 }
 
 TEST_F(ServerLimitsTest, AnIdleKeepAliveConnectionIsClosed) {

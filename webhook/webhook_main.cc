@@ -46,8 +46,8 @@ usage:
                     [--exporter-image IMG] [--exporter-port N] [--share-process-namespace]
                     [--exporter-cpu-request Q] [--exporter-memory-request Q]
                     [--exporter-memory-limit Q] [--no-exporter]
-                    [--health-port N] [--max-connections N] [--max-connections-per-source N]
-                    [--reserved-connections N] [--max-inflight-body-mib N]
+                    [--health-port N] [--max-connections N] [--max-idle-per-source N]
+                    [--max-inflight-body-mib N]
                     [--header-timeout D] [--read-timeout D] [--idle-timeout D]
                     [--max-json-values N] [--max-sites N] [--max-request-ms N]
                     [--shutdown-delay D] [--shutdown-grace D]
@@ -65,7 +65,7 @@ int main(int argc, char** argv) {
                                       "threads", "exclude-namespace", "kubeconfig", "cert-secret",
                                       "webhook-configuration", "service-dns-name", "cert-dir",
                                       "policy-file", "health-port", "max-connections",
-                                      "max-connections-per-source", "reserved-connections",
+                                      "max-idle-per-source",
                                       "max-inflight-body-mib", "header-timeout", "read-timeout",
                                       "idle-timeout", "max-json-values", "max-sites",
                                       "max-request-ms", "shutdown-delay", "shutdown-grace"};
@@ -92,9 +92,7 @@ int main(int argc, char** argv) {
     return server::ExitOnUsageError(kProgram, flags.Duration(name)).value_or(fallback);
   };
   options.max_connections = integer("max-connections", 1, 65536, options.max_connections);
-  options.max_connections_per_source =
-      integer("max-connections-per-source", 1, 65536, options.max_connections_per_source);
-  options.reserved_connections = integer("reserved-connections", 0, 65536, options.reserved_connections);
+  options.max_idle_per_source = integer("max-idle-per-source", 1, 65536, options.max_idle_per_source);
   options.max_inflight_body_bytes =
       static_cast<size_t>(integer("max-inflight-body-mib", 3, 4096,
                                   static_cast<int>(options.max_inflight_body_bytes >> 20)))
@@ -266,6 +264,9 @@ int main(int argc, char** argv) {
       PlannerSources{shapes, history, configmap_source, policy_source, cluster_jobs.get()}, admit);
   WebhookMetrics metrics;
   WebhookRoutes routes(admitter, metrics);
+  options.on_connection_shed = [&metrics](server::ShedReason reason) {
+    metrics.ConnectionShed(server::ShedReasonName(reason));
+  };
   // Not ready until the caches are: the API server then sends requests to a replica that is.
   routes.SetReady(!nodes);
   server::HttpsServer server(options, [&](const server::HttpRequest& r) { return routes.Handle(r); });

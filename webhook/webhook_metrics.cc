@@ -25,6 +25,19 @@ WebhookMetrics::WebhookMetrics() : registry_(std::make_shared<prometheus::Regist
                       .Help("Admission requests allowed unchanged because they were over the "
                             "per-request work budget, by the budget spent (values, sites, time)")
                       .Register(*registry_);
+  connections_shed_ = &prometheus::BuildCounter()
+                           .Name("graintune_webhook_connections_shed_total")
+                           .Help("Connections to the admission port closed at accept (refused_full: "
+                                 "every open one carried a request) or reclaimed (idle_over_share, "
+                                 "slow_over_share: the address held too many idle or slow ones; "
+                                 "reclaimed_for_room: an idle one closed at the ceiling for a new one)")
+                           .Register(*registry_);
+  for (const char* reason : {"refused_full", "idle_over_share", "slow_over_share", "reclaimed_for_room"})
+    connections_shed_->Add({{"reason", reason}});
+}
+
+void WebhookMetrics::ConnectionShed(const std::string& reason) {
+  connections_shed_->Add({{"reason", reason}}).Increment();
 }
 
 void WebhookMetrics::Observe(const std::string& kind, const std::string& outcome, double seconds,

@@ -3,6 +3,9 @@
 //   graintune_webhook_request_duration_seconds (histogram)
 //   graintune_webhook_mutations_total
 //   graintune_webhook_over_budget_total{budget}   (values | sites | time: work_budget.h)
+//   graintune_webhook_connections_shed_total{reason}   connections closed at accept or
+//       reclaimed by the connection budget (server/connection_budget.h): refused_full,
+//       idle_over_share, slow_over_share, reclaimed_for_room; each present from the start at 0
 // Thread-safe (prometheus-cpp metrics are).
 #pragma once
 
@@ -21,6 +24,8 @@ class WebhookMetrics {
   // `over_budget`: the budget a request spent, "" when none.
   void Observe(const std::string& kind, const std::string& outcome, double seconds, int mutations,
                const std::string& over_budget = "");
+  // A connection closed at accept or reclaimed; `reason`: server::ShedReasonName.
+  void ConnectionShed(const std::string& reason);
   std::string Exposition() const;  // text format 0.0.4
 
  private:
@@ -29,6 +34,7 @@ class WebhookMetrics {
   prometheus::Histogram* latency_;
   prometheus::Counter* mutations_;
   prometheus::Family<prometheus::Counter>* over_budget_;
+  prometheus::Family<prometheus::Counter>* connections_shed_;
 };
 
 }  // namespace graintune::webhook

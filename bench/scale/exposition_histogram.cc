@@ -58,4 +58,19 @@ HistogramReading ReadHistogram(const std::string& exposition, const std::string&
   return out;
 }
 
+std::map<std::string, double> ReadCounterByLabel(const std::string& exposition, const std::string& name,
+                                                 const std::string& label) {
+  std::map<std::string, double> out;
+  const std::string prefix = name + "{" + label + "=\"";
+  for (size_t at = exposition.find(prefix); at != std::string::npos; at = exposition.find(prefix, at + 1)) {
+    if (at > 0 && exposition[at - 1] != '\n') continue;
+    const size_t quote = exposition.find('"', at + prefix.size());
+    const size_t space = quote == std::string::npos ? quote : exposition.find("} ", quote);
+    if (space == std::string::npos) break;
+    out[exposition.substr(at + prefix.size(), quote - at - prefix.size())] =
+        std::strtod(exposition.c_str() + space + 2, nullptr);
+  }
+  return out;
+}
+
 }  // namespace graintune::bench

@@ -33,4 +33,9 @@ struct HistogramReading {
 HistogramReading ReadHistogram(const std::string& exposition, const std::string& name,
                                const std::vector<std::string>& label_parts = {});
 
+// The samples of counter `name` with one label `label`, by that label's value (e.g. the
+// webhook's graintune_webhook_connections_shed_total by reason); empty when absent.
+std::map<std::string, double> ReadCounterByLabel(const std::string& exposition, const std::string& name,
+                                                 const std::string& label);
+
 }  // namespace graintune::bench

@@ -47,5 +47,19 @@ TEST(ExpositionHistogramTest, QuantilesOfWhatWasObservedBetweenTwoReadings) {
   EXPECT_FALSE(ReadHistogram("", "x_seconds").QuantileBound(0.5).has_value());
 }
 
+// A labelled counter read by its label's values; a longer name sharing the prefix, a comment
+// and another label are not read.
+TEST(ExpositionHistogramTest, ACounterIsReadByItsLabel) {
+  const std::string text =
+      "# HELP shed_total Connections shed {reason=\"x\"}\n"
+      "shed_total{reason=\"refused_full\"} 0\n"
+      "shed_total{reason=\"reclaimed_for_room\"} 371\n"
+      "shed_total_other{reason=\"refused_full\"} 9\n"
+      "shed_total{kind=\"a\"} 5\n";
+  const std::map<std::string, double> shed = ReadCounterByLabel(text, "shed_total", "reason");
+  EXPECT_EQ(shed, (std::map<std::string, double>{{"reclaimed_for_room", 371}, {"refused_full", 0}}));
+  EXPECT_TRUE(ReadCounterByLabel("", "shed_total", "reason").empty());
+}
+
 }  // namespace
 }  // namespace graintune::bench

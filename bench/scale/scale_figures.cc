@@ -128,6 +128,16 @@ json BoundsJson(const HistogramReading& h) {
 
 }  // namespace
 
+// The webhook's connections refused or reclaimed during the bursts; nothing when unread.
+static void ShedRow(const std::map<std::string, double>& shed) {
+  if (shed.empty()) return;
+  std::string text;
+  for (const auto& [reason, count] : shed) text += (text.empty() ? "" : ", ") + reason + " " + Fixed(count, 0);
+  const double refused = shed.count("refused_full") ? shed.at("refused_full") : 0;
+  Row("  webhook connections refused or reclaimed during the bursts (its own metric)", text, "",
+      "0 refused_full", Verdict(refused == 0));
+}
+
 json PrintReport(const ScaleReport& r) {
   const double added_p50 = r.admission_p50_hooked_ms - r.admission_p50_plain_ms;
   const double added_p99 = r.admission_p99_hooked_ms - r.admission_p99_plain_ms;
@@ -167,6 +177,7 @@ json PrintReport(const ScaleReport& r) {
       "", "", "");
   Row("  of which the webhook's own time to answer (its histogram, bucket bounds)", Bounds(r.webhook_own), "", "", "");
   Row("  and its call as the API server timed it (bucket bounds)", Bounds(r.webhook_call), "", "", "");
+  ShedRow(r.webhook_connections_shed);
   Row("operator full pass (between two scrapes of a workload), p50 / max",
       Fixed(g.pass_p50_s) + " / " + Fixed(g.pass_max_s) + " s",
       Fixed(b.pass_p50_s) + " / " + Fixed(b.pass_max_s) + " s", "", "");
@@ -209,6 +220,7 @@ json PrintReport(const ScaleReport& r) {
                {"admission_p99_added_over_noop_ms", Round(r.admission_p99_hooked_ms - r.admission_p99_noop_ms, 2)},
                {"admission_webhook_own", BoundsJson(r.webhook_own)},
                {"admission_webhook_call", BoundsJson(r.webhook_call)},
+               {"admission_webhook_connections_shed", r.webhook_connections_shed},
                {"operator_cpu_cores", Round(g.operator_cpu_cores, 3)},
                {"operator_cpu_cores_bad_exporters", Round(b.operator_cpu_cores, 3)},
                {"operator_rss_mib", Round(rss, 1)},

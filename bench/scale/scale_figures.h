@@ -58,6 +58,10 @@ struct ScaleReport {
   // answer (graintune_webhook_request_duration_seconds), and its call as the API server timed
   // it (apiserver_admission_webhook_admission_duration_seconds, CREATE).
   HistogramReading webhook_own, webhook_call;
+  // Connections to graintune's webhook closed at accept or reclaimed during the bursts, by
+  // reason (graintune_webhook_connections_shed_total); empty when the metric was not read.
+  // refused_full is what refuses admissions (the target is 0).
+  std::map<std::string, double> webhook_connections_shed;
   PhaseFigures good, bad;
   WindowFigures quiet;  // exporters good, trainers paused: nothing changes
   double recommendation_timeout_s = 0;

@@ -240,6 +240,11 @@ int main(int argc, char** argv) {
       }, 60))
     return fail("the API server did not call the no-op webhook within 60 s");
   const long noop_before = (*noop)->answered();
+  // The webhook's connections refused or reclaimed, by reason, from its own counter.
+  auto connections_shed = [](const std::string& text) {
+    return ReadCounterByLabel(text, "graintune_webhook_connections_shed_total", "reason");
+  };
+  const std::map<std::string, double> shed_before = connections_shed(webhook_metrics());
   const HistogramReading own_before = ReadHistogram(webhook_metrics(), kOwn);
   const HistogramReading call_before = ReadHistogram(apiserver_metrics(), kCall, call_labels);
   Result<BurstLatencies> bursts = MeasureAdmissionBursts(
@@ -260,6 +265,8 @@ int main(int argc, char** argv) {
   report.admission_p99_plain_ms = Quantile(bursts->plain_ms, 0.99);
   report.admission_p50_noop_ms = Quantile(bursts->noop_ms, 0.5);
   report.admission_p99_noop_ms = Quantile(bursts->noop_ms, 0.99);
+  for (const auto& [reason, count] : connections_shed(webhook_metrics()))
+    report.webhook_connections_shed[reason] = count - (shed_before.count(reason) ? shed_before.at(reason) : 0);
   const HistogramReading own_after = ReadHistogram(webhook_metrics(), kOwn);
   const HistogramReading call_after = ReadHistogram(apiserver_metrics(), kCall, call_labels);
   if (metrics_read) {

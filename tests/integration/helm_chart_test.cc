@@ -87,7 +87,7 @@ TEST_F(HelmChart, LintsAndRendersManifestsTheApiServerAccepts) {
   for (const char* arg : {"- --max-sites=7\n", "- --max-connections=99\n", "- --shutdown-delay=2s\n",
                           "- --shutdown-grace=20s\n", "- --max-json-values=100000\n",
                           "- --max-inflight-body-mib=32\n", "- --header-timeout=5s\n",
-                          "- --max-connections-per-source=64\n", "- --reserved-connections=128\n",
+                          "- --max-idle-per-source=128\n",
                           // Idle connections outlive the API server's (90 s): closing first
                           // races its next request into a failed-open admission.
                           "- --read-timeout=30s\n", "- --idle-timeout=120s\n",
@@ -306,8 +306,7 @@ const ValueCase kValueCases[] = {
     {"webhook.podDisruptionBudget.minAvailable", R"("50%")"},
     {"webhook.probePort", "9081"},
     {"webhook.limits.maxConnections", "99"},
-    {"webhook.limits.maxConnectionsPerSource", "9"},
-    {"webhook.limits.reservedConnections", "17"},
+    {"webhook.limits.maxIdleConnectionsPerSource", "9"},
     {"webhook.limits.maxInflightBodyMiB", "64"},
     {"webhook.limits.headerTimeoutSeconds", "11"},
     {"webhook.limits.readTimeoutSeconds", "31"},
