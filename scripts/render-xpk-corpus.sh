@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Renders the JobSets of the differential corpus that xpk writes (tests/maxtext_config/corpus/xpk/)
-# with xpk itself: `xpk --dry-run workload create ... --output-manifest-file` (and
+# with xpk itself: `xpk workload create --dry-run ... --output-manifest-file` (and
 # `workload create-pathways`), which needs no cluster, gcloud or kubectl: in a dry run xpk prints
 # the commands it would run instead of running them. xpk comes from a cached virtual environment
 # made from tests/maxtext_config/xpk-requirements.txt (xpk 1.16.0 and its pins, PyPI once; the
@@ -34,7 +34,7 @@ XPK_VERSION="$("$VENV/bin/python" -c 'import importlib.metadata as m; print(m.ve
 WORK="$(mktemp -d)"
 trap 'rm -rf "$WORK"' EXIT
 mkdir -p "$WORK/home/.config/xpk"
-printf 'send-telemetry: "false"\n' > "$WORK/home/.config/xpk/config.yaml"
+printf 'configs:\n  send-telemetry: "false"\n' > "$WORK/home/.config/xpk/config.yaml"
 
 IMAGE=us-docker.pkg.dev/example/maxtext-runner:latest
 TRAIN="python3 -m maxtext.trainers.pre_train.train MaxText/configs/base.yml"
@@ -47,7 +47,7 @@ render() {
   shift 2
   local out="$WORK/$name.yaml"
   if ! (cd "$WORK" && HOME="$WORK/home" "$VENV/bin/python" -c 'from xpk.main import main; main()' \
-        --dry-run workload "$sub" "${COMMON[@]}" --workload="$name" "$@" \
+        workload "$sub" --dry-run "${COMMON[@]}" --workload="$name" "$@" \
         --output-manifest-file="$out" >"$WORK/$name.log" 2>&1); then
     echo "render-xpk-corpus: xpk failed for $name:" >&2
     tail -n 30 "$WORK/$name.log" >&2
@@ -55,7 +55,7 @@ render() {
   fi
   {
     echo "# Rendered by xpk $XPK_VERSION (scripts/render-xpk-corpus.sh):"
-    printf '#   xpk --dry-run workload %s --workload=%s' "$sub" "$name"
+    printf '#   xpk workload %s --dry-run --workload=%s' "$sub" "$name"
     printf ' %q' "$@"
     printf ' --output-manifest-file=FILE\n'
     cat "$out"
