@@ -209,11 +209,11 @@ def compare_container(manifest: str, obj: str, name: str, truth: ContainerTruth,
 def runs_maxtext(container: dict[str, Any]) -> bool:
   """Containers whose command could start MaxText (others, like `nginx` or `tail -F`, would not
   end under the shim)."""
-  return bool(harness.MAXTEXT_HINT.search(" ".join(container.get("command", []) + container.get("args", []))))
+  return bool(harness.MAXTEXT_HINT.search(" ".join((container.get("command") or []) + (container.get("args") or []))))
 
 
 def containers_of(spec: dict[str, Any]) -> list[dict[str, Any]]:
-  return spec.get("initContainers", []) + spec.get("containers", [])
+  return (spec.get("initContainers") or []) + (spec.get("containers") or [])
 
 
 def compare_object(manifest: str, obj_name: str, report: dict[str, Any],
@@ -244,7 +244,7 @@ def differences(manifest: str, docs: list[dict[str, Any]], loader: MaxTextLoader
     all_truths: dict[str, ContainerTruth] = {}
     for obj, slices in objects:
       report = {e["object"]: e for e in harness.explain(configmaps + [obj], workdir)}[harness.object_name(obj)]
-      namespace = obj.get("metadata", {}).get("namespace", "default")
+      namespace = (obj.get("metadata") or {}).get("namespace", "default")
       pod = harness.PlannedPod(harness.object_name(obj), harness.pod_spec_of(obj), namespace, report["found"],
                                slices=slices, meta=harness.pod_meta_of(obj))
       truths = {}

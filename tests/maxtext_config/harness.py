@@ -100,7 +100,7 @@ def is_workload(doc: dict[str, Any]) -> bool:
 
 
 def object_name(doc: dict[str, Any]) -> str:
-  meta = doc.get("metadata", {})
+  meta = (doc.get("metadata") or {})
   return f"{doc['kind']} {meta.get('namespace', 'default')}/{meta.get('name', '')}"
 
 
@@ -108,30 +108,37 @@ def child_jobs(jobset: dict[str, Any], attempt: int = 0) -> list[tuple[dict[str,
   """The Jobs the JobSet controller creates for one attempt, with their replica counts (one per
   replicated Job; replicas share a template, so one stands for all; in xpk's multislice JobSets
   each replica is one slice)."""
-  meta = jobset.get("metadata", {})
+  meta = (jobset.get("metadata") or {})
   name, namespace = meta.get("name", ""), meta.get("namespace", "default")
   jobs = []
-  for rj in jobset.get("spec", {}).get("replicatedJobs", []):
-    template = copy.deepcopy(rj.get("template", {}))
+  for rj in (jobset.get("spec") or {}).get("replicatedJobs", []):
+    template = copy.deepcopy((rj.get("template") or {}))
     labels = {"jobset.sigs.k8s.io/jobset-name": name,
               "jobset.sigs.k8s.io/replicatedjob-name": rj.get("name", ""),
               "jobset.sigs.k8s.io/restart-attempt": str(attempt)}
-    coordinator = jobset.get("spec", {}).get("coordinator", {})
+    coordinator = (jobset.get("spec") or {}).get("coordinator", {})
     if coordinator.get("replicatedJob"):  # JobSet's coordinator label: the first pod's DNS name
       labels["jobset.sigs.k8s.io/coordinator"] = (
           f"{name}-{coordinator['replicatedJob']}-{coordinator.get('jobIndex', 0)}-"
           f"{coordinator.get('podIndex', 0)}.{name}")
-    job_meta = template.get("metadata", {})
+    job_meta = (template.get("metadata") or {})
     job_meta.update({"name": f"{name}-{rj.get('name', '')}-0", "namespace": namespace})
-    job_meta.setdefault("labels", {}).update(labels)
+    _mapping_at(job_meta, "labels").update(labels)
     pod_meta = template.setdefault("spec", {}).setdefault("template", {}).setdefault("metadata", {})
-    pod_meta.setdefault("labels", {}).update(labels)
+    _mapping_at(pod_meta, "labels").update(labels)
     # The JobSet controller puts the same keys on the pods as annotations (xpk's JOBSET_NAME
     # fieldRef reads the annotation).
-    pod_meta.setdefault("annotations", {}).update(labels)
+    _mapping_at(pod_meta, "annotations").update(labels)
     jobs.append(({"apiVersion": "batch/v1", "kind": "Job", "metadata": job_meta, "spec": template["spec"]},
                  int(rj.get("replicas", 1))))
   return jobs
+
+
+def _mapping_at(meta: dict[str, Any], key: str) -> dict[str, Any]:
+  """meta[key] as a dict to update: xpk writes keys with no value (`annotations:`), read as null."""
+  if not isinstance(meta.get(key), dict):
+    meta[key] = {}
+  return meta[key]
 
 
 @dataclasses.dataclass
@@ -149,17 +156,17 @@ class PlannedPod:
 
 def pod_spec_of(doc: dict[str, Any]) -> dict[str, Any]:
   if doc["kind"] == "Pod":
-    return doc.get("spec", {})
-  return doc.get("spec", {}).get("template", {}).get("spec", {})
+    return (doc.get("spec") or {})
+  return (doc.get("spec") or {}).get("template", {}).get("spec", {})
 
 
 def pod_meta_of(doc: dict[str, Any]) -> dict[str, Any]:
   """The metadata a pod of `doc` has: a Pod's own; a Job's pod template's, named after the Job
   and in its namespace."""
-  meta = doc.get("metadata", {})
+  meta = (doc.get("metadata") or {})
   if doc["kind"] == "Pod":
     return meta
-  template = copy.deepcopy(doc.get("spec", {}).get("template", {}).get("metadata", {}))
+  template = copy.deepcopy((doc.get("spec") or {}).get("template", {}).get("metadata", {}))
   template.setdefault("name", f"{meta.get('name', '')}-0-abcde")
   template.setdefault("namespace", meta.get("namespace", "default"))
   return template
@@ -174,7 +181,7 @@ def plan_pods(docs: list[dict[str, Any]], workdir: Path, mutate: bool = True) ->
     for doc in workloads:
       for obj, slices in child_jobs(doc) if doc["kind"] == "JobSet" else [(doc, 1)]:
         pods.append(PlannedPod(object_name(obj), pod_spec_of(obj),
-                               obj.get("metadata", {}).get("namespace", "default"), [], slices=slices,
+                               (obj.get("metadata") or {}).get("namespace", "default"), [], slices=slices,
                                meta=pod_meta_of(obj)))
     return pods
 
@@ -184,7 +191,7 @@ def plan_pods(docs: list[dict[str, Any]], workdir: Path, mutate: bool = True) ->
     mutated = jsonpatch.apply_patch(doc, entry["patch"])
     if doc["kind"] != "JobSet":
       pods.append(PlannedPod(object_name(doc), pod_spec_of(mutated),
-                             doc.get("metadata", {}).get("namespace", "default"), entry["found"],
+                             (doc.get("metadata") or {}).get("namespace", "default"), entry["found"],
                              meta=pod_meta_of(mutated)))
       continue
     jobs = child_jobs(mutated)
@@ -194,7 +201,7 @@ def plan_pods(docs: list[dict[str, Any]], workdir: Path, mutate: bool = True) ->
       job_entry = job_report[object_name(job)]
       job_after = jsonpatch.apply_patch(job, job_entry["patch"])
       pods.append(PlannedPod(object_name(job), pod_spec_of(job_after),
-                             job.get("metadata", {}).get("namespace", "default"), job_entry["found"],
+                             (job.get("metadata") or {}).get("namespace", "default"), job_entry["found"],
                              announced, slices, pod_meta_of(job_after)))
   return pods
 
@@ -230,7 +237,7 @@ def field_value(path: str, meta: dict[str, Any]) -> str | None:
 
 def configmap_data(configmaps: list[dict[str, Any]], namespace: str, name: str) -> dict[str, str] | None:
   for cm in configmaps:
-    cm_meta = cm.get("metadata", {})
+    cm_meta = (cm.get("metadata") or {})
     if cm_meta.get("name") == name and cm_meta.get("namespace", "default") == namespace:
       return {k: str(v) for k, v in (cm.get("data") or {}).items()}
   return None
@@ -243,17 +250,17 @@ def container_env(container: dict[str, Any], configmaps: list[dict[str, Any]], n
   valueFrom.fieldRef), a later entry replacing an earlier one. A source that is not in the
   manifest leaves its variable unset, as an optional reference would."""
   env: dict[str, str] = {}
-  for source in container.get("envFrom", []):
+  for source in (container.get("envFrom") or []):
     ref = source.get("configMapRef")
     data = configmap_data(configmaps, namespace, ref.get("name", "")) if ref else None
     for key, value in (data or {}).items():
       env[source.get("prefix", "") + key] = value
-  for var in container.get("env", []):
+  for var in (container.get("env") or []):
     name = var.get("name", "")
     if "value" in var:
       env[name] = expand_kubernetes_vars(str(var["value"]), env)
       continue
-    source = var.get("valueFrom", {})
+    source = (var.get("valueFrom") or {})
     value = None
     if ref := source.get("configMapKeyRef"):
       value = (configmap_data(configmaps, namespace, ref.get("name", "")) or {}).get(ref.get("key", ""))
@@ -296,18 +303,18 @@ class Sandbox:
 
   def mount_configmaps(self, spec: dict[str, Any], namespace: str, configmaps: list[dict[str, Any]],
                        container: dict[str, Any]) -> None:
-    volumes = {v.get("name"): v for v in spec.get("volumes", [])}
-    for mount in container.get("volumeMounts", []):
+    volumes = {v.get("name"): v for v in (spec.get("volumes") or [])}
+    for mount in (container.get("volumeMounts") or []):
       volume = volumes.get(mount.get("name"), {})
-      cm_name = volume.get("configMap", {}).get("name")
+      cm_name = (volume.get("configMap") or {}).get("name")
       if not cm_name:
         continue
       for cm in configmaps:
-        meta = cm.get("metadata", {})
+        meta = (cm.get("metadata") or {})
         if meta.get("name") == cm_name and meta.get("namespace", "default") == namespace:
           target = self.root / mount["mountPath"].lstrip("/")
           target.mkdir(parents=True, exist_ok=True)
-          for key, value in cm.get("data", {}).items():
+          for key, value in (cm.get("data") or {}).items():
             (target / key).write_text(value)
 
 
@@ -318,7 +325,7 @@ def run_container(pod: PlannedPod, container: dict[str, Any], configmaps: list[d
   box = Sandbox(root, configs_dir)
   box.mount_configmaps(pod.spec, pod.namespace, configmaps, container)
   env = container_env(container, configmaps, pod.namespace, pod.meta)
-  argv = [expand_kubernetes_vars(a, env) for a in container.get("command", []) + container.get("args", [])]
+  argv = [expand_kubernetes_vars(a, env) for a in (container.get("command") or []) + (container.get("args") or [])]
   full_env = {"PATH": f"{box.bin}:/usr/bin:/bin", "HOME": str(root), "LANG": "C.UTF-8",
               "BASH_ENV": str(box.root / "_bash_env"), "GRAINTUNE_SANDBOX": str(box.root),
               "GRAINTUNE_CAPTURES": str(box.captures), **env}
@@ -370,7 +377,7 @@ def maxtext_view(inv: Invocation, configs_dir: Path, slices: int = 1) -> MaxText
 def maxtext_containers(pod: PlannedPod) -> Iterator[dict[str, Any]]:
   """Containers whose command could start MaxText (others, like `nginx` or `tail -f`, are not
   run: they would not end)."""
-  for container in pod.spec.get("initContainers", []) + pod.spec.get("containers", []):
-    words = " ".join(container.get("command", []) + container.get("args", []))
+  for container in (pod.spec.get("initContainers") or []) + (pod.spec.get("containers") or []):
+    words = " ".join((container.get("command") or []) + (container.get("args") or []))
     if MAXTEXT_HINT.search(words):
       yield container

@@ -35,9 +35,39 @@ def loader():
   served.close()
 
 
+# Differences graintune still has, each an open bug with its reason. strict: once graintune is
+# fixed the case passes, and the test then fails until its entry is removed here.
+KNOWN_DIFFERENCES = {
+    "kubernetes-var-expansion.yaml":
+        "unsafe: Kubernetes' own $(VAR) expansion in exec-form args is not modelled; "
+        "dataset_type=$(DS) is read literally, as not Grain",
+    "script-two-starts.yaml":
+        "unsafe: a script with two MaxText starts is judged by its first (a smoke run with "
+        "checkpointing off), not by the run that checkpoints",
+    "env-configmapkeyref.yaml":
+        "directory: run_name from a valueFrom.configMapKeyRef is not expanded into the checkpoint "
+        "directory (the value holds, but the run is not recorded)",
+    "script-command-substitution.yaml":
+        "directory: a command substitution in run_name holds the value without saying it cannot "
+        "read the directory",
+    "args-eval-only.yaml":
+        "over-pin: grain_worker_count_eval is held with the training value, though MaxText "
+        "checkpoints no eval iterator",
+}
+
+
 def corpus_cases() -> list[Any]:
-  return [pytest.param(path, id=str(path.relative_to(CORPUS)))
-          for path in sorted(CORPUS.glob("*.yaml")) + sorted(CORPUS.glob("xpk/*.yaml"))]
+  cases = []
+  for path in sorted(CORPUS.glob("*.yaml")) + sorted(CORPUS.glob("xpk/*.yaml")):
+    known = KNOWN_DIFFERENCES.get(str(path.relative_to(CORPUS)))
+    marks = [pytest.mark.xfail(reason=known, strict=True)] if known else []
+    cases.append(pytest.param(path, id=str(path.relative_to(CORPUS)), marks=marks))
+  return cases
+
+
+def test_every_known_difference_names_a_corpus_file() -> None:
+  for name in KNOWN_DIFFERENCES:
+    assert (CORPUS / name).is_file(), name
 
 
 def test_the_corpus_is_large_enough() -> None:
