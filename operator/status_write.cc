@@ -7,6 +7,7 @@
 #include <set>
 
 #include "base/log.h"
+#include "kube/backoff.h"
 #include "operator/status_compare.h"
 #include "workload/graintune_objects.h"
 

@@ -4,6 +4,7 @@
 
 #include <cmath>
 
+#include "base/rfc3339.h"
 #include "operator/status_compare.h"
 #include "tuner/dataset_profile.h"
 #include "tuner/machine_types.h"
@@ -42,21 +43,21 @@ PodFacts Pod(int attempt, int workers, const std::string& phase = "Running", boo
 }
 
 // The measured 4-worker shape: compile, fast while the buffer lasts, then data-bound.
-StepsDocument DataBoundSteps(int n) {
-  StepsDocument d;
+telemetry::StepsDocument DataBoundSteps(int n) {
+  telemetry::StepsDocument d;
   for (int s = 1; s <= n; ++s)
     d.steps.push_back({s, s == 1 ? 30.0 : (s <= 8 ? 4.3 : 7.4 + 0.05 * (s % 3)), 60, 3000});
   return d;
 }
 
-StepsDocument FedSteps(int n) {
-  StepsDocument d;
+telemetry::StepsDocument FedSteps(int n) {
+  telemetry::StepsDocument d;
   for (int s = 1; s <= n; ++s) d.steps.push_back({s, s == 1 ? 30.0 : 4.3 + 0.01 * (s % 2), 195, 7600});
   return d;
 }
 
 ReconcileInput Input(std::optional<json> gt, std::vector<PodFacts> pods,
-                     std::map<int, StepsDocument> steps) {
+                     std::map<int, telemetry::StepsDocument> steps) {
   ReconcileInput in;
   in.ns = "default";
   in.tuning_key = "llama";
@@ -395,9 +396,9 @@ namespace {
 // workers seen) still yields a bounded trial and a value inside the policy's bounds.
 TEST(ReconcileHostileTest, AbsurdButReadableFiguresStayWithinThePolicysBounds) {
   for (double seconds : {86400.0, 0.0, 1e-9}) {
-    StepsDocument d;
+    telemetry::StepsDocument d;
     for (int s = 1; s <= 20; ++s) d.steps.push_back({s, seconds, 1e6, 1e9});
-    d.process = ProcessFigures{100000, 1.0, 1e15, 1e15, 100000};
+    d.process = telemetry::ProcessFigures{100000, 1.0, 1e15, 1e15, 100000};
     ReconcileInput in = Input(std::nullopt, {Pod(0, 4)}, {{0, d}});
     in.inputs->policy.min_workers = 2;
     in.inputs->policy.max_workers = 48;
@@ -418,8 +419,8 @@ TEST(ReconcileHostileTest, AbsurdButReadableFiguresStayWithinThePolicysBounds) {
 // the next run (decided as a value kept for a whole run) gets fewer, and what it measured is
 // kept for runs of the same dataset on the same machine type.
 TEST(ReconcilePinnedTest, AFedRunTeachesTheNextRunAndRecordsWhatTransfers) {
-  StepsDocument fed = FedSteps(40);
-  fed.process = ProcessFigures{.workers = 40, .worker_busy_fraction = 0.15,
+  telemetry::StepsDocument fed = FedSteps(40);
+  fed.process = telemetry::ProcessFigures{.workers = 40, .worker_busy_fraction = 0.15,
                                .worker_memory_bytes = 1.5e9, .trainer_memory_bytes = 60e9,
                                .trainer_cpu_cores = 3};
   ReconcileInput in = Input(std::nullopt, {PinnedPod(0, 40)}, {{0, fed}});
