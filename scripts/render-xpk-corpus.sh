@@ -77,7 +77,7 @@ render xpk-debug-logs-elastic create --tpu-type=v6e-16 --enable-debug-logs \
 render xpk-stacktrace-sidecar create --tpu-type=v6e-16 --deploy-stacktrace-sidecar \
   --command "$TRAIN $GRAIN base_output_directory=gs://b/runs run_name=st grain_worker_count=-1"
 render xpk-v5litepod-16-checkpointing-off create --tpu-type=v5litepod-16 \
-  --command "$TRAIN $GRAIN enable_checkpointing=false base_output_directory=gs://b/runs run_name=off grain_worker_count=-1"
+  --command "$TRAIN $GRAIN enable_checkpointing=false base_output_directory=gs://b/runs run_name=no-ckpt grain_worker_count=-1"
 render xpk-env-script-args create --tpu-type=v6e-16 --env "ARGS=$GRAIN base_output_directory=gs://b/runs" --env RUN_ID=r-args \
   --command "$TRAIN \$ARGS run_name=\${RUN_ID} grain_worker_count=-1"
 render xpk-pathways-v6e-16 create-pathways --tpu-type=v6e-16 --pathways-gcs-location=gs://b/pathways \
