@@ -54,6 +54,6 @@ ENTRYPOINT ["/usr/local/bin/trainer_emulator"]
 # operator with their own `command`.
 FROM runtime AS graintune
 COPY --from=build /build/webhook/graintune-webhook /build/operator/graintune-operator \
-     /build/operator/graintune-exporter /usr/local/bin/
+     /build/exporter/graintune-exporter /usr/local/bin/
 USER 65532:65532
 ENTRYPOINT ["/usr/local/bin/graintune-exporter"]

@@ -25,13 +25,9 @@ namespace graintune::cli {
 enum class OutputFormat { kText, kJson, kYaml };
 std::string ToString(OutputFormat format);
 
-struct FlagSpec {
-  std::string name;          // long name, without the dashes
-  char short_name = 0;       // e.g. 'f'; 0 for none
-  std::string value_name;    // "N", "FILE", ...; empty for a boolean flag
-  std::string default_text;  // what applies when it is absent, for the help; empty: nothing
-  std::string help;
-};
+// A flag, declared once: the servers' FlagSpec (server/flags.h). Here default_text is only shown
+// in the help: a subcommand applies its defaults where it reads the flag.
+using server::FlagSpec;
 
 struct CommandSpec {
   std::string name;          // "recommend"

@@ -68,22 +68,13 @@ const CommandSpec& ExplainSpec() {
          "GrainTunePolicies to apply (repeatable)"},
         {"machine-type", 0, "TYPE", "from each workload's node selector",
          "assume every host is of this machine type or slice (v6e-32)"},
-        {"no-exporter", 0, "", "", "do not add the exporter sidecar (the webhook's --no-exporter)"},
-        {"exporter-image", 0, "IMAGE", ExporterInjection{}.image, "the exporter sidecar's image"},
-        {"exporter-port", 0, "PORT", std::to_string(ExporterInjection{}.port),
-         "the exporter sidecar's port"},
-        {"share-process-namespace", 0, "", "",
-         "let the exporter see Grain's worker processes (the webhook's flag of that name)"},
-        {"exporter-cpu-request", 0, "QUANTITY", ExporterInjection{}.cpu_request,
-         "the exporter sidecar's cpu request"},
-        {"exporter-memory-request", 0, "QUANTITY", ExporterInjection{}.memory_request,
-         "the exporter sidecar's memory request"},
-        {"exporter-memory-limit", 0, "QUANTITY", ExporterInjection{}.memory_limit,
-         "the exporter sidecar's memory limit"},
         {"attempt", 0, "N", "",
          "also explain the pods of attempt N of each Job and JobSet (a restart: JobSet's "
          "restart-attempt label, a Job's retry), with the GrainTunings in the input as history"},
     };
+    // The webhook's own exporter flags, so that explain adds the sidecar the webhook adds.
+    spec.flags.insert(spec.flags.end() - 1, webhook::ExporterFlagSpecs().begin(),
+                      webhook::ExporterFlagSpecs().end());
     spec.max_positionals = 1000;
     spec.examples =
         "  graintune explain examples/llama3-8b-v6e-32-jobset.yaml\n"

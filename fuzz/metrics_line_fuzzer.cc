@@ -1,4 +1,4 @@
-// libFuzzer target: one line of MaxText's metrics file (operator/maxtext_metrics.h), the
+// libFuzzer target: one line of MaxText's metrics file (telemetry/maxtext_metrics.h), the
 // exporter's only untrusted input besides /proc.
 //
 // A parsed step is what the operator's trials are computed from, so beyond crashes the target
@@ -10,7 +10,7 @@
 #include <cstdint>
 #include <string_view>
 
-#include "operator/maxtext_metrics.h"
+#include "telemetry/maxtext_metrics.h"
 
 namespace {
 
@@ -24,13 +24,13 @@ bool AbsentOrMeasured(double v) { return v == -1 || (std::isfinite(v) && v >= 0)
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const std::string_view line(reinterpret_cast<const char*>(data), size);
-  const graintune::Result<graintune::op::MetricsLine> parsed = graintune::op::ParseMetricsLine(line);
+  const graintune::Result<graintune::telemetry::MetricsLine> parsed = graintune::telemetry::ParseMetricsLine(line);
   if (!parsed.ok()) {
     Check(!parsed.error().empty());
     return 0;
   }
   if (!parsed->sample) return 0;  // a line that is no training step
-  const graintune::op::StepSample* sample = &*parsed->sample;
+  const graintune::telemetry::StepSample* sample = &*parsed->sample;
   Check(sample->step >= 0);
   Check(std::isfinite(sample->step_time_seconds) && sample->step_time_seconds >= 0);
   Check(AbsentOrMeasured(sample->tflops_per_device));

@@ -1,5 +1,5 @@
 // libFuzzer target: an exporter's /steps answer as the operator reads it (ParseStepsDocument in
-// operator/step_log.h, then TrialFromSteps in operator/tuning_reconciler.h). The answer comes
+// telemetry/step_log.h, then TrialFromSteps in operator/tuning_reconciler.h). The answer comes
 // from a pod its owner controls, so beyond crashes the target checks what the header promises
 // (a violation traps): a refused answer says why and starts "rejected: "; an accepted one has
 // at most kMaxStepsPerAnswer steps, rising, each within the bounds; and the trial made from it
@@ -9,7 +9,7 @@
 #include <cstdint>
 #include <string>
 
-#include "operator/step_log.h"
+#include "telemetry/step_log.h"
 #include "operator/tuning_reconciler.h"
 
 namespace {
@@ -23,7 +23,7 @@ bool AbsentOrWithin(double v, double hi) { return v == -1 || (std::isfinite(v) &
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
-  using namespace graintune::op;
+  using namespace graintune::telemetry;
   const std::string body(reinterpret_cast<const char*>(data), size);
   const graintune::Result<StepsDocument> doc = ParseStepsDocument(body);
   if (!doc.ok()) {
@@ -44,7 +44,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     Check(doc->process->workers >= 0 && doc->process->workers <= kMaxWorkersSeen);
     Check(doc->process->worker_busy_fraction >= -1 && doc->process->worker_busy_fraction <= 1);
   }
-  const graintune::Result<graintune::Trial> trial = TrialFromSteps(1, 8, *doc, 65536, 2);
+  const graintune::Result<graintune::Trial> trial = graintune::op::TrialFromSteps(1, 8, *doc, 65536, 2);
   if (trial.ok()) {
     for (double v : {trial->step_seconds_p50, trial->step_seconds_p90, trial->step_seconds_mean,
                      trial->tokens_per_second_per_host, trial->stall_fraction, trial->tflops_per_device})

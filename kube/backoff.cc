@@ -5,19 +5,6 @@
 
 namespace graintune::kube {
 
-Backoff::Backoff(std::chrono::milliseconds initial, std::chrono::milliseconds max, double factor)
-    : initial_(initial), max_(max), current_(initial), factor_(factor),
-      rng_(std::random_device{}()) {}
-
-std::chrono::milliseconds Backoff::Next() {
-  const auto cur = current_.count();
-  std::uniform_int_distribution<long long> pick(cur / 2, cur);
-  const std::chrono::milliseconds delay(pick(rng_));
-  current_ = std::min(max_, std::chrono::milliseconds(static_cast<long long>(
-                                static_cast<double>(cur) * factor_)));
-  return delay;
-}
-
 bool SleepFor(std::chrono::milliseconds delay, std::stop_token stop) {
   std::mutex mu;
   std::condition_variable_any cv;

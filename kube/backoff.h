@@ -1,31 +1,16 @@
-// Exponential backoff with full jitter, and the conflict-retry loop for read-modify-write
-// updates. Jitter keeps two replicas (or many informers after an API server restart) from
-// retrying in lockstep.
+// Waiting between retries (with base/backoff.h's Backoff, full jitter) and the conflict-retry
+// loop for read-modify-write updates.
 #pragma once
 
 #include <chrono>
 #include <functional>
-#include <random>
 #include <stop_token>
 
+#include "base/backoff.h"
 #include "kube/api_error.h"
 #include "kube/client.h"
 
 namespace graintune::kube {
-
-class Backoff {
- public:
-  Backoff(std::chrono::milliseconds initial = std::chrono::milliseconds(200),
-          std::chrono::milliseconds max = std::chrono::seconds(30), double factor = 2.0);
-  // The next delay: uniform in [current/2, current], then current grows by factor up to max.
-  std::chrono::milliseconds Next();
-  void Reset() { current_ = initial_; }
-
- private:
-  std::chrono::milliseconds initial_, max_, current_;
-  double factor_;
-  std::mt19937_64 rng_;
-};
 
 // Sleeps for `delay` unless stop is requested first; false when stopped.
 bool SleepFor(std::chrono::milliseconds delay, std::stop_token stop);

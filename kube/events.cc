@@ -3,14 +3,14 @@
 #include <cstdio>
 #include <random>
 
-#include "kube/leader_election.h"
+#include "base/rfc3339.h"
 
 namespace graintune::kube {
 
 EventRecorder::EventRecorder(std::shared_ptr<Client> client, std::string controller,
-                             std::string instance)
+                             std::string instance, const Clock& clock)
     : client_(std::move(client)), controller_(std::move(controller)),
-      instance_(std::move(instance)) {}
+      instance_(std::move(instance)), clock_(clock) {}
 
 Status EventRecorder::Record(const Json& regarding, const EventSpec& event) {
   const Json meta = regarding.value("metadata", Json::object());
@@ -25,7 +25,7 @@ Status EventRecorder::Record(const Json& regarding, const EventSpec& event) {
       {"apiVersion", "events.k8s.io/v1"},
       {"kind", "Event"},
       {"metadata", {{"name", name + "." + suffix}, {"namespace", ns}}},
-      {"eventTime", NowMicroTime()},
+      {"eventTime", FormatRfc3339Micros(clock_.WallNow())},
       {"reportingController", controller_},
       {"reportingInstance", instance_},
       {"action", event.action.empty() ? event.reason : event.action},

@@ -5,6 +5,7 @@
 
 #include <string>
 
+#include "base/clock.h"
 #include "kube/client.h"
 
 namespace graintune::kube {
@@ -18,7 +19,9 @@ struct EventSpec {
 
 class EventRecorder {
  public:
-  EventRecorder(std::shared_ptr<Client> client, std::string controller, std::string instance);
+  // `clock` gives each Event its eventTime.
+  EventRecorder(std::shared_ptr<Client> client, std::string controller, std::string instance,
+                const Clock& clock = RealClock());
   // `regarding` is the object the event is about (needs apiVersion, kind, metadata).
   Status Record(const Json& regarding, const EventSpec& event);
 
@@ -26,6 +29,7 @@ class EventRecorder {
   std::shared_ptr<Client> client_;
   std::string controller_;
   std::string instance_;
+  const Clock& clock_;
 };
 
 }  // namespace graintune::kube

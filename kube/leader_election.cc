@@ -1,12 +1,11 @@
 #include "kube/leader_election.h"
 
 #include <condition_variable>
-#include <cstdio>
-#include <ctime>
 #include <mutex>
 #include <random>
 #include <thread>
 
+#include "base/rfc3339.h"
 #include "kube/backoff.h"
 
 namespace graintune::kube {
@@ -36,20 +35,6 @@ class StopAtDeadline {
 
 }  // namespace
 
-std::string NowMicroTime() {
-  const auto now = std::chrono::system_clock::now();
-  const std::time_t secs = std::chrono::system_clock::to_time_t(now);
-  const auto micros = std::chrono::duration_cast<std::chrono::microseconds>(
-                          now.time_since_epoch()).count() % 1000000;
-  std::tm tm{};
-  gmtime_r(&secs, &tm);
-  char buf[64];
-  std::snprintf(buf, sizeof(buf), "%04d-%02d-%02dT%02d:%02d:%02d.%06lldZ", tm.tm_year + 1900,
-                tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec,
-                static_cast<long long>(micros));
-  return buf;
-}
-
 Status ValidateLeaderElection(const LeaderElectionConfig& c) {
   if (c.lease_name.empty() || c.lease_namespace.empty())
     return Status::Error("leader election needs a lease namespace and name");
@@ -62,11 +47,12 @@ Status ValidateLeaderElection(const LeaderElectionConfig& c) {
 }
 
 LeaderElector::LeaderElector(std::shared_ptr<Client> client, LeaderElectionConfig config,
-                             LeaderCallbacks callbacks)
-    : client_(std::move(client)), config_(std::move(config)), callbacks_(std::move(callbacks)) {}
+                             LeaderCallbacks callbacks, const Clock& clock)
+    : client_(std::move(client)), config_(std::move(config)), callbacks_(std::move(callbacks)),
+      clock_(clock) {}
 
 bool LeaderElector::TryAcquireOrRenew(std::stop_token stop) {
-  const std::string now = NowMicroTime();
+  const std::string now = FormatRfc3339Micros(clock_.WallNow());
   const int duration_s = static_cast<int>(
       std::chrono::duration_cast<std::chrono::seconds>(config_.lease_duration).count());
   Json spec = {{"holderIdentity", config_.identity},
@@ -86,7 +72,7 @@ bool LeaderElector::TryAcquireOrRenew(std::stop_token stop) {
     if (!created.ok()) return false;
     observed_holder_ = config_.identity;
     observed_renew_time_ = now;
-    observed_at_ = std::chrono::steady_clock::now();
+    observed_at_ = clock_.SteadyNow();
     return true;
   }
   Json current = *lease;
@@ -96,12 +82,12 @@ bool LeaderElector::TryAcquireOrRenew(std::stop_token stop) {
   if (holder != observed_holder_ || renew != observed_renew_time_) {
     observed_holder_ = holder;
     observed_renew_time_ = renew;
-    observed_at_ = std::chrono::steady_clock::now();
+    observed_at_ = clock_.SteadyNow();
     if (callbacks_.on_new_leader && holder != config_.identity && !holder.empty())
       callbacks_.on_new_leader(holder);
   }
   const int held_for_s = old_spec.value("leaseDurationSeconds", duration_s);
-  const bool expired = std::chrono::steady_clock::now() >
+  const bool expired = clock_.SteadyNow() >
                        observed_at_ + std::chrono::seconds(held_for_s);
   if (!holder.empty() && holder != config_.identity && !expired) return false;
 
@@ -119,7 +105,7 @@ bool LeaderElector::TryAcquireOrRenew(std::stop_token stop) {
   if (!written.ok()) return false;
   observed_holder_ = config_.identity;
   observed_renew_time_ = now;
-  observed_at_ = std::chrono::steady_clock::now();
+  observed_at_ = clock_.SteadyNow();
   return true;
 }
 
@@ -135,7 +121,7 @@ void LeaderElector::Release() {
                       return false;
                     lease["spec"]["holderIdentity"] = "";
                     lease["spec"]["leaseDurationSeconds"] = 1;
-                    lease["spec"]["renewTime"] = NowMicroTime();
+                    lease["spec"]["renewTime"] = FormatRfc3339Micros(clock_.WallNow());
                     return true;
                   },
                   3, bounded.token());

@@ -15,6 +15,7 @@
 #include <stop_token>
 #include <string>
 
+#include "base/clock.h"
 #include "kube/client.h"
 
 namespace graintune::kube {
@@ -39,8 +40,9 @@ Status ValidateLeaderElection(const LeaderElectionConfig& config);
 
 class LeaderElector {
  public:
+  // `clock` gives the Lease's times (wall) and judges its expiry (steady).
   LeaderElector(std::shared_ptr<Client> client, LeaderElectionConfig config,
-                LeaderCallbacks callbacks);
+                LeaderCallbacks callbacks, const Clock& clock = RealClock());
   void Run(std::stop_token stop);
   bool IsLeader() const { return leading_.load(); }
 
@@ -53,14 +55,12 @@ class LeaderElector {
   std::shared_ptr<Client> client_;
   const LeaderElectionConfig config_;
   const LeaderCallbacks callbacks_;
+  const Clock& clock_;
   std::atomic<bool> leading_{false};
   // What we last saw of the Lease, and when (our monotonic clock).
   std::string observed_holder_;
   std::string observed_renew_time_;
   std::chrono::steady_clock::time_point observed_at_{};
 };
-
-// metav1.MicroTime text for now: 2026-11-30T05:24:14.487759Z.
-std::string NowMicroTime();
 
 }  // namespace graintune::kube

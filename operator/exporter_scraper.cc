@@ -9,7 +9,7 @@ namespace graintune::op {
 namespace {
 
 // Whether `fresh` holds steps `old` did not: another run, or steps past its last one.
-bool BringsNewSteps(const std::optional<StepsDocument>& old, const StepsDocument& fresh) {
+bool BringsNewSteps(const std::optional<telemetry::StepsDocument>& old, const telemetry::StepsDocument& fresh) {
   if (!old) return !fresh.steps.empty();
   if (fresh.run != old->run) return true;
   const long old_last = old->steps.empty() ? -1 : old->steps.back().step;
@@ -17,17 +17,9 @@ bool BringsNewSteps(const std::optional<StepsDocument>& old, const StepsDocument
   return new_last != old_last || fresh.steps.size() != old->steps.size();
 }
 
-std::chrono::milliseconds BackoffAfter(int failures, const ScraperOptions& o) {
-  const int doublings = std::clamp(failures - 1, 0, 30);
-  const double ms = std::min(static_cast<double>(o.backoff_max.count()),
-                             static_cast<double>(o.backoff_initial.count()) *
-                                 static_cast<double>(1LL << doublings));
-  return std::chrono::milliseconds(static_cast<long long>(ms));
-}
-
 }  // namespace
 
-Result<StepsDocument> FetchExporterSteps(const PodFacts& pod, const ScraperOptions& options,
+Result<telemetry::StepsDocument> FetchExporterSteps(const PodFacts& pod, const ScraperOptions& options,
                                          std::stop_token stop) {
   kube::ClientConfig target;
   target.server = "http://" + pod.pod_ip + ":" + std::to_string(pod.exporter_port);
@@ -41,7 +33,7 @@ Result<StepsDocument> FetchExporterSteps(const PodFacts& pod, const ScraperOptio
   if (!body.ok())
     return Status::Error("scraping " + pod.ns + "/" + pod.name + " at " + target.server + ": " +
                          body.error().ToString());
-  Result<StepsDocument> doc = ParseStepsDocument(*body);
+  Result<telemetry::StepsDocument> doc = telemetry::ParseStepsDocument(*body);
   if (doc.ok() && !doc->pod_uid.empty() && doc->pod_uid != pod.uid)
     doc = Status::Error("rejected: the exporter at " + target.server + " answers for pod " +
                         doc->pod_uid + ", not " + pod.ns + "/" + pod.name + " (" + pod.uid +
@@ -64,19 +56,23 @@ ExporterScraper::~ExporterScraper() {
 }
 
 ExporterScraper::Clock::time_point ExporterScraper::Now() const {
-  return options_.now ? options_.now() : Clock::now();
+  return options_.clock->SteadyNow();
 }
 
-std::optional<StepsDocument> ExporterScraper::Latest(const TuningKey& key, const PodFacts& pod) {
+std::optional<telemetry::StepsDocument> ExporterScraper::Latest(const TuningKey& key, const PodFacts& pod) {
   std::lock_guard<std::mutex> lock(mu_);
-  Exporter& e = exporters_[pod.uid];
+  auto [it, added] = exporters_.try_emplace(pod.uid);
+  Exporter& e = it->second;
+  if (added)
+    e.backoff = Backoff(BackoffPolicy{.initial = options_.backoff_initial, .max = options_.backoff_max,
+                                      .jitter = false});
   e.key = key;
   e.pod = pod;  // the address may have changed
   const Clock::time_point now = Now();
   const bool fresh = e.steps && now - e.read_at < options_.fresh_for;
   if (!fresh && !e.queued && now >= e.retry_at) {
     e.queued = true;
-    (e.failures > 0 ? suspect_ : healthy_).push_back(pod.uid);
+    (e.backoff.failures() > 0 ? suspect_ : healthy_).push_back(pod.uid);
     wake_.notify_one();
   }
   return e.steps;
@@ -87,10 +83,10 @@ ExporterScraper::Known ExporterScraper::KnownOf(const std::string& pod_uid) cons
   auto it = exporters_.find(pod_uid);
   if (it == exporters_.end()) return Known::kNothing;
   if (it->second.steps) return Known::kRead;
-  return it->second.failures > 0 ? Known::kFailing : Known::kNothing;
+  return it->second.backoff.failures() > 0 ? Known::kFailing : Known::kNothing;
 }
 
-std::optional<StepsDocument> ExporterScraper::Peek(const std::string& pod_uid) const {
+std::optional<telemetry::StepsDocument> ExporterScraper::Peek(const std::string& pod_uid) const {
   std::lock_guard<std::mutex> lock(mu_);
   auto it = exporters_.find(pod_uid);
   if (it == exporters_.end()) return std::nullopt;
@@ -106,7 +102,7 @@ ScraperFigures ExporterScraper::Figures() const {
   std::lock_guard<std::mutex> lock(mu_);
   ScraperFigures f{.scrapes = scrapes_, .failures = failures_, .in_flight = running_};
   for (const auto& [uid, e] : exporters_)
-    if (e.failures > 0) ++f.backing_off;
+    if (e.backoff.failures() > 0) ++f.backing_off;
   return f;
 }
 
@@ -129,13 +125,13 @@ void ExporterScraper::Work(std::stop_token stop) {
     wake_.wait(lock, stop, [&] { return (uid = NextLocked()).has_value(); });
     if (!uid) return;  // stopped
     const Exporter& e = exporters_.at(*uid);
-    const bool suspect = e.failures > 0;
+    const bool suspect = e.backoff.failures() > 0;
     const PodFacts pod = e.pod;
     ++running_;
     if (suspect) ++running_suspect_;
     lock.unlock();
     const Clock::time_point start = Now();
-    Result<StepsDocument> result = fetch_(pod, options_, stop);
+    Result<telemetry::StepsDocument> result = fetch_(pod, options_, stop);
     const Clock::duration took = Now() - start;
     const bool stopping = stop.stop_requested();
     Finish(*uid, std::move(result), took, suspect, /*record=*/!stopping);
@@ -144,7 +140,7 @@ void ExporterScraper::Work(std::stop_token stop) {
   }
 }
 
-void ExporterScraper::Finish(const std::string& uid, Result<StepsDocument> result,
+void ExporterScraper::Finish(const std::string& uid, Result<telemetry::StepsDocument> result,
                              Clock::duration took, bool suspect, bool record) {
   if (record && options_.observe) options_.observe(took, result.ok());
   std::optional<TuningKey> changed;
@@ -164,18 +160,18 @@ void ExporterScraper::Finish(const std::string& uid, Result<StepsDocument> resul
     Exporter& e = it->second;
     e.queued = false;
     if (!result.ok()) {
-      ++e.failures;
+      const std::chrono::milliseconds doubled = e.backoff.Next();
       // An exporter never read yet is most likely still starting (its pod runs before the
       // sidecar listens, or its address is not routed yet): retried at the first interval, so
       // its first steps are not held back by a doubling wait. Once read, failures double it.
       const std::chrono::milliseconds wait =
-          e.steps ? BackoffAfter(e.failures, options_) : options_.backoff_initial;
+          e.steps ? doubled : options_.backoff_initial;
       e.retry_at = Now() + wait;
-      Log(LogLevel::kWarning, result.error() + " (failure " + std::to_string(e.failures) +
+      Log(LogLevel::kWarning, result.error() + " (failure " + std::to_string(e.backoff.failures()) +
                                   " in a row; next try in " + std::to_string(wait.count()) + " ms)");
       return;
     }
-    e.failures = 0;
+    e.backoff.Reset();
     e.retry_at = {};
     if (BringsNewSteps(e.steps, *result)) changed = e.key;
     e.steps = std::move(result).value();

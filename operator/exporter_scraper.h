@@ -14,7 +14,7 @@
 //  - Each scrape within `timeout` to connect and for the answer to start, then `timeout`
 //    between reads of its body, which is capped at `max_bytes`.
 //  - After n failures in a row an exporter is not scraped for backoff_initial * 2^(n-1), at
-//    most backoff_max; a success resets it. One that never answered yet waits backoff_initial
+//    most backoff_max (its Backoff, base/backoff.h, without jitter); a success resets it. One that never answered yet waits backoff_initial
 //    each time (it is most likely still starting; the suspect slots bound what it costs).
 //  - One entry per pod (by uid), dropped by Forget(uid) when the pod is deleted.
 //
@@ -38,9 +38,11 @@
 #include <thread>
 #include <vector>
 
+#include "base/backoff.h"
+#include "base/clock.h"
 #include "base/status.h"
 #include "operator/pod_facts.h"
-#include "operator/step_log.h"
+#include "telemetry/step_log.h"
 #include "operator/tuning_key.h"
 
 namespace graintune::op {
@@ -52,7 +54,7 @@ struct ScraperOptions {
   std::chrono::milliseconds fresh_for{5000};
   std::chrono::milliseconds backoff_initial{5000};
   std::chrono::milliseconds backoff_max{std::chrono::minutes(5)};
-  std::function<std::chrono::steady_clock::time_point()> now;  // empty: steady_clock
+  const graintune::Clock* clock = &RealClock();  // never null
   // Called after every scrape with its duration and whether it succeeded (metrics).
   std::function<void(std::chrono::duration<double> took, bool ok)> observe;
   // Called by FetchExporterSteps when an exporter answered and its answer was refused (not a
@@ -61,7 +63,7 @@ struct ScraperOptions {
 };
 
 // Reads one exporter's /steps; the stop token cancels it. Errors are values.
-using StepsFetch = std::function<Result<StepsDocument>(const PodFacts& pod,
+using StepsFetch = std::function<Result<telemetry::StepsDocument>(const PodFacts& pod,
                                                        const ScraperOptions& options,
                                                        std::stop_token stop)>;
 
@@ -70,7 +72,7 @@ using StepsFetch = std::function<Result<StepsDocument>(const PodFacts& pod,
 // pod speaking for another) is an error. The answer is only ever filed under `pod` (by uid, in
 // its own tuning key): no answer can reach another workload's GrainTuning. A refused answer is
 // reported to options.on_rejected.
-Result<StepsDocument> FetchExporterSteps(const PodFacts& pod, const ScraperOptions& options,
+Result<telemetry::StepsDocument> FetchExporterSteps(const PodFacts& pod, const ScraperOptions& options,
                                          std::stop_token stop);
 
 struct ScraperFigures {
@@ -87,7 +89,7 @@ class ExporterScraper {
   ExporterScraper(const ExporterScraper&) = delete;
   ExporterScraper& operator=(const ExporterScraper&) = delete;
 
-  std::optional<StepsDocument> Latest(const TuningKey& key, const PodFacts& pod);
+  std::optional<telemetry::StepsDocument> Latest(const TuningKey& key, const PodFacts& pod);
   // What is known of a pod's exporter, without queuing a read: steps were read from it (kept
   // also while a later scrape fails), its scrapes have only failed so far, or nothing yet (never
   // asked, or its first scrape still queued or running).
@@ -96,7 +98,7 @@ class ExporterScraper {
   // The steps last read from the pod's exporter, without queuing a read: for a pod that stopped
   // running (its exporter is gone or going), whose last read steps are its attempt's final
   // record. nullopt when none was read or the pod was forgotten.
-  std::optional<StepsDocument> Peek(const std::string& pod_uid) const;
+  std::optional<telemetry::StepsDocument> Peek(const std::string& pod_uid) const;
   void Forget(const std::string& pod_uid);
   ScraperFigures Figures() const;
 
@@ -105,10 +107,10 @@ class ExporterScraper {
   struct Exporter {
     TuningKey key;
     PodFacts pod;
-    std::optional<StepsDocument> steps;
+    std::optional<telemetry::StepsDocument> steps;
     Clock::time_point read_at{};  // of `steps`
     bool queued = false;          // waiting for a thread or running
-    int failures = 0;             // in a row
+    Backoff backoff{BackoffPolicy{.jitter = false}};  // its failures in a row
     Clock::time_point retry_at{};
   };
 
@@ -118,7 +120,7 @@ class ExporterScraper {
   std::optional<std::string> NextLocked();
   // Ends one read: it leaves the in-flight counts and, unless the scraper is stopping
   // (record false), its answer is recorded.
-  void Finish(const std::string& uid, Result<StepsDocument> result, Clock::duration took,
+  void Finish(const std::string& uid, Result<telemetry::StepsDocument> result, Clock::duration took,
               bool suspect, bool record);
 
   const ScraperOptions options_;

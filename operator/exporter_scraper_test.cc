@@ -10,6 +10,8 @@
 #include <set>
 #include <thread>
 
+#include "base/fake_clock.h"
+
 namespace graintune::op {
 namespace {
 
@@ -24,8 +26,8 @@ PodFacts Pod(const std::string& uid) {
   return p;
 }
 
-StepsDocument Steps(long last) {
-  StepsDocument d;
+telemetry::StepsDocument Steps(long last) {
+  telemetry::StepsDocument d;
   for (long i = 0; i <= last; ++i) d.steps.push_back({.step = i, .step_time_seconds = 1});
   return d;
 }
@@ -43,13 +45,10 @@ class ExporterScraperTest : public ::testing::Test {
  protected:
   std::unique_ptr<ExporterScraper> Make(int concurrency = 2) {
     ScraperOptions o{.concurrency = concurrency, .fresh_for = 5s, .backoff_initial = 5s,
-                     .backoff_max = 20s, .now = [this] {
-                       std::lock_guard<std::mutex> lock(mu_);
-                       return now_;
-                     }};
+                     .backoff_max = 20s, .clock = &clock_};
     return std::make_unique<ExporterScraper>(
         o,
-        [this](const PodFacts& pod, const ScraperOptions&, std::stop_token stop) -> Result<StepsDocument> {
+        [this](const PodFacts& pod, const ScraperOptions&, std::stop_token stop) -> Result<telemetry::StepsDocument> {
           ++calls_[pod.uid];
           while (Hangs(pod.uid) && !stop.stop_requested()) std::this_thread::yield();
           std::lock_guard<std::mutex> lock(mu_);
@@ -65,17 +64,14 @@ class ExporterScraperTest : public ::testing::Test {
     std::lock_guard<std::mutex> lock(mu_);
     return hang_.count(uid) > 0;
   }
-  void Advance(std::chrono::steady_clock::duration d) {
-    std::lock_guard<std::mutex> lock(mu_);
-    now_ += d;
-  }
+  void Advance(std::chrono::steady_clock::duration d) { clock_.Advance(d); }
   size_t Queued() {
     std::lock_guard<std::mutex> lock(mu_);
     return queued_.size();
   }
 
   std::mutex mu_;
-  std::chrono::steady_clock::time_point now_{};
+  FakeClock clock_;
   std::map<std::string, long> last_step_;
   std::set<std::string> failing_, hang_;
   std::map<std::string, std::atomic<int>> calls_{};
@@ -89,7 +85,7 @@ TEST_F(ExporterScraperTest, LatestAnswersAtOnceAndNewStepsQueueTheKey) {
   auto s = Make();
   EXPECT_FALSE(s->Latest(key_, Pod("a")).has_value()) << "nothing read yet";
   WaitFor([&] { return Queued() == 1; });
-  std::optional<StepsDocument> got = s->Latest(key_, Pod("a"));
+  std::optional<telemetry::StepsDocument> got = s->Latest(key_, Pod("a"));
   ASSERT_TRUE(got);
   EXPECT_EQ(got->steps.size(), 4u);
   EXPECT_EQ(calls_["a"], 1) << "fresh steps were read again";
@@ -177,7 +173,7 @@ TEST(ExporterScraperFiguresTest, AReadCountsAsInFlightUntilItsAnswerIsRecorded) 
     while (!release) std::this_thread::yield();
   };
   ExporterScraper s(
-      o, [](const PodFacts&, const ScraperOptions&, std::stop_token) -> Result<StepsDocument> {
+      o, [](const PodFacts&, const ScraperOptions&, std::stop_token) -> Result<telemetry::StepsDocument> {
         return Status::Error("refused");
       },
       nullptr);
@@ -271,7 +267,7 @@ TEST(FetchExporterStepsTest, RefusedAnswersAreReportedAndNeverFiledForTheWrongPo
   EXPECT_FALSE(fetch(R"({"pod_uid":"uid-llama","steps":[{"step":1,"step_time_seconds":1e308}]})").ok());
   ASSERT_EQ(rejected.size(), 1u);
   EXPECT_NE(rejected[0].find("llama-0: rejected: "), std::string::npos) << rejected[0];
-  Result<StepsDocument> other = fetch(R"({"pod_uid":"uid-of-another-workload","steps":[]})");
+  Result<telemetry::StepsDocument> other = fetch(R"({"pod_uid":"uid-of-another-workload","steps":[]})");
   ASSERT_FALSE(other.ok());
   EXPECT_NE(other.error().find("answers for pod uid-of-another-workload"), std::string::npos) << other.error();
   EXPECT_EQ(rejected.size(), 2u);

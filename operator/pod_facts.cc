@@ -3,7 +3,7 @@
 #include <optional>
 
 #include "base/numbers.h"
-#include "operator/last_step_message.h"
+#include "telemetry/last_step_message.h"
 #include "workload/identity.h"
 #include "workload/pod_templates.h"
 #include "workload/workload_annotations.h"
@@ -27,7 +27,7 @@ std::optional<long> LastStepOf(const json& container_status) {
     if (t == s->end() || !t->is_object()) continue;
     auto message = t->find("message");
     if (message != t->end() && message->is_string())
-      if (std::optional<long> step = ParseLastStepMessage(message->get<std::string>())) return step;
+      if (std::optional<long> step = telemetry::ParseLastStepMessage(message->get<std::string>())) return step;
   }
   return std::nullopt;
 }

@@ -5,7 +5,7 @@
 #include <string>
 
 #include "operator/pod_facts.h"
-#include "operator/step_log.h"
+#include "telemetry/step_log.h"
 #include "tuner/dataset_profile.h"
 #include "tuner/decision.h"
 #include "tuner/machine_types.h"
@@ -41,15 +41,15 @@ inline PodFacts Pod(int attempt, int workers, const std::string& phase = "Runnin
 }
 
 // The measured 4-worker shape: compile, fast while the buffer lasts, then data-bound.
-inline StepsDocument DataBoundSteps(int n) {
-  StepsDocument d;
+inline telemetry::StepsDocument DataBoundSteps(int n) {
+  telemetry::StepsDocument d;
   for (int s = 1; s <= n; ++s)
     d.steps.push_back({s, s == 1 ? 30.0 : (s <= 8 ? 4.3 : 7.4 + 0.05 * (s % 3)), 60, 3000});
   return d;
 }
 
-inline StepsDocument FedSteps(int n) {
-  StepsDocument d;
+inline telemetry::StepsDocument FedSteps(int n) {
+  telemetry::StepsDocument d;
   for (int s = 1; s <= n; ++s) d.steps.push_back({s, s == 1 ? 30.0 : 4.3 + 0.01 * (s % 2), 195, 7600});
   return d;
 }

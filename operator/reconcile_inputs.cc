@@ -7,6 +7,7 @@
 #include <ctime>
 
 #include "base/log.h"
+#include "base/rfc3339.h"
 #include "operator/prometheus_source.h"
 #include "workload/cluster_sources.h"
 #include "workload/graintune_objects.h"
@@ -17,20 +18,10 @@ namespace {
 
 using json = nlohmann::json;
 
-std::string NowRfc3339() {
-  const std::time_t t = std::time(nullptr);
-  std::tm tm{};
-  gmtime_r(&t, &tm);
-  char buf[32];
-  std::strftime(buf, sizeof(buf), "%Y-%m-%dT%H:%M:%SZ", &tm);
-  return buf;
-}
-
-// Seconds from an RFC 3339 UTC timestamp (2026-11-30T06:00:00Z) to now; 0 when unparseable.
-double SecondsSince(const std::string& when) {
-  std::tm tm{};
-  if (when.size() < 20 || !strptime(when.c_str(), "%Y-%m-%dT%H:%M:%S", &tm)) return 0;
-  return std::difftime(std::time(nullptr), timegm(&tm));
+// Seconds from an RFC 3339 UTC timestamp (2026-11-30T06:00:00Z) to `now`; 0 when unparseable.
+double SecondsSince(const std::string& when, Clock::WallTime now) {
+  const std::optional<std::time_t> then = ParseRfc3339(when);
+  return then ? std::difftime(std::chrono::system_clock::to_time_t(now), *then) : 0;
 }
 
 }  // namespace
@@ -46,7 +37,7 @@ void TuningController::ReadRunningAttempts(const TuningKey& key, ReconcileInput&
     for (const PodFacts* p : pods) {
       if (scraper_->KnownOf(p->uid) != ExporterScraper::Known::kRead) continue;
       asked.push_back(p->uid);
-      if (std::optional<StepsDocument> doc = scraper_->Latest(key, *p)) {
+      if (std::optional<telemetry::StepsDocument> doc = scraper_->Latest(key, *p)) {
         in.steps[attempt] = std::move(doc).value();
         scraped[attempt] = true;
         break;
@@ -78,7 +69,7 @@ std::optional<ReconcileInput> TuningController::ReadReconcileInput(const TuningK
   ReconcileInput in;
   in.ns = ns;
   in.tuning_key = key;
-  in.now = NowRfc3339();
+  in.now = FormatRfc3339(options_.clock->WallNow());
   in.warmup_steps = options_.warmup_steps;
   in.grain_tuning = caches_.graintunings->Get(ns, workload::GrainTuningName(key));
   const IndexedPod* newest = nullptr;
@@ -110,7 +101,7 @@ std::optional<ReconcileInput> TuningController::ReadReconcileInput(const TuningK
   if (options_.prometheus)
     for (const PodFacts& p : in.pods) {
       if (p.phase != "Running" || p.pod_ip.empty() || scraped[p.attempt]) continue;
-      const double run_seconds = SecondsSince(p.started);
+      const double run_seconds = SecondsSince(p.started, options_.clock->WallNow());
       if (run_seconds <= 0 || !in.inputs) continue;
       Result<Trial> t = TrialFromPrometheus(*options_.prometheus, p.uid, run_seconds, p.attempt,
                                             p.workers, in.inputs->demand.tokens_per_step_per_host);
@@ -127,7 +118,7 @@ std::optional<ReconcileInput> TuningController::ReadReconcileInput(const TuningK
     // its final record (a trial's progress deferred below is not lost when the attempt ends).
     for (const PodFacts& p : in.pods) {
       if (p.phase == "Running" || scraped[p.attempt] || p.oom_killed) continue;
-      if (std::optional<StepsDocument> last = scraper_->Peek(p.uid)) {
+      if (std::optional<telemetry::StepsDocument> last = scraper_->Peek(p.uid)) {
         in.steps[p.attempt] = *last;
         scraped[p.attempt] = true;
       }

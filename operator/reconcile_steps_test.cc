@@ -16,7 +16,7 @@ using workload::RecommendationStatus;
 
 constexpr char kNow[] = "2026-11-30T06:00:00Z";
 
-ReconcileInput InputFor(std::vector<PodFacts> pods, std::map<int, StepsDocument> steps = {}) {
+ReconcileInput InputFor(std::vector<PodFacts> pods, std::map<int, telemetry::StepsDocument> steps = {}) {
   ReconcileInput in;
   in.ns = "default";
   in.tuning_key = "llama";
@@ -100,7 +100,7 @@ TEST(ReconcileStepsTest, MeasuredTrialsNeedEnoughStepsAndNeverShrink) {
   MergeMeasuredTrials(InputFor(pods, {{0, DataBoundSteps(12)}}), PodsByAttempt(pods), trials);
   EXPECT_EQ(trials[0].samples, samples);
   // A longer view of steps that no longer show the drain keeps the data-bound verdict.
-  StepsDocument steady;
+  telemetry::StepsDocument steady;
   for (int s = 1; s <= 80; ++s) steady.steps.push_back({s, s == 1 ? 30.0 : 7.4, 60, 3000});
   MergeMeasuredTrials(InputFor(pods, {{0, steady}}), PodsByAttempt(pods), trials);
   EXPECT_GT(trials[0].samples, samples);

@@ -7,6 +7,7 @@
 #include <set>
 
 #include "base/log.h"
+#include "kube/backoff.h"
 #include "workload/grain_tuning_status.h"
 #include "workload/graintune_objects.h"
 

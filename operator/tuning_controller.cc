@@ -11,6 +11,7 @@
 #include "kube/backoff.h"
 #include "operator/tuning_key.h"
 #include "workload/cluster_sources.h"
+#include "workload/configmap_fetcher.h"
 #include "workload/graintune_objects.h"
 
 namespace graintune::op {
@@ -20,6 +21,23 @@ using json = nlohmann::json;
 ReconcileError ReconcileErrorOf(const std::string& doing, const kube::ApiError& error) {
   return {.terminal = !error.IsRetryable() && !error.IsConflict(),
           .message = doing + ": " + error.ToString()};
+}
+
+ControllerCaches ControllerCaches::ForClient(std::shared_ptr<kube::Client> client, KeyEvents& keys) {
+  const kube::InformerOptions all{.transform = kube::DropManagedFields};
+  kube::InformerOptions managed = all;
+  managed.label_selector = "graintune.dev/managed=true";
+  ControllerCaches c;
+  c.pods = std::make_shared<kube::Informer>(client, kube::resources::kPods, managed, keys.ForPods());
+  c.graintunings = std::make_shared<kube::Informer>(client, kube::resources::kGrainTunings, all,
+                                                    keys.ForGrainTunings());
+  c.policies = std::make_shared<kube::Informer>(client, kube::resources::kGrainTunePolicies, all,
+                                                keys.ForSelectionChanges());
+  c.namespaces = std::make_shared<kube::Informer>(client, kube::resources::kNamespaces, all,
+                                                  keys.ForSelectionChanges());
+  c.nodes = workload::MakeTpuNodeCache(client);
+  c.configmaps = std::make_shared<workload::ConfigMapFetcher>(workload::FetchConfigMapData(client));
+  return c;
 }
 
 bool ControllerCaches::Synced() const {
@@ -51,7 +69,7 @@ TuningController::TuningController(std::shared_ptr<kube::Client> client, Control
                           // finishes a little after the reconcile that queued it, and the
                           // next periodic reconcile must still find them stale.
                           .fresh_for = options_.running_requeue / 2,
-                          .now = options_.now,
+                          .clock = options_.clock,
                           .observe = [this](std::chrono::duration<double>, bool ok) {
                             ++counters_.scrapes;
                             if (!ok) ++counters_.scrape_errors;
@@ -95,7 +113,7 @@ std::vector<EventToRecord> TuningController::TakeRejectionEvents(const TuningKey
 }
 
 std::chrono::steady_clock::time_point TuningController::Now() const {
-  return options_.now ? options_.now() : std::chrono::steady_clock::now();
+  return options_.clock->SteadyNow();
 }
 
 ScraperFigures TuningController::scraper_figures() const {
@@ -142,60 +160,47 @@ int TuningController::ProcessReady() {
 void TuningController::Process(const TuningKey& key) {
   // The facts the pods' events left in the index: no Pod object is copied or read again here.
   std::vector<IndexedPod> pods = keys_->pods().FactsOf(key);
-  std::string pods_version;
-  for (const IndexedPod& p : pods) pods_version += p.facts.uid + "@" + p.resource_version + ",";
-  const auto now = Now();
-  if (pods.empty()) {
-    {
-      std::lock_guard<std::mutex> lock(states_mu_);
-      states_.erase(key);  // a new pod starts afresh
-      ForgetGonePods(key, pods);
-    }
-    Result<std::chrono::milliseconds> again = ReconcileWithoutPods(key);
-    if (!again.ok()) {
-      ++counters_.reconcile_errors;
-      Log(LogLevel::kWarning, key.ToString() + ": " + again.error());
-      keys_->queue().AddRateLimited(key);
-    } else {
-      keys_->queue().Forget(key);
-      if (again->count() > 0) keys_->queue().AddAfter(key, *again);
-    }
+  if (pods.empty()) return ProcessWithoutPods(key);
+  // An event (or an earlier requeue) brought the key in while its backoff runs: it comes
+  // back when the backoff has passed.
+  if (const std::chrono::milliseconds wait = keys_->queue().RateLimitedFor(key); wait.count() > 0) {
+    ++counters_.deferred;
+    keys_->queue().AddAfter(key, wait);
     return;
   }
   {
     std::lock_guard<std::mutex> lock(states_mu_);
-    auto [it, fresh] = states_.try_emplace(
-        key, KeyState{.backoff = kube::Backoff(options_.backoff_initial, options_.backoff_max)});
-    KeyState& state = it->second;
-    const bool pods_changed = fresh || pods_version != state.pods_version;
-    if ((state.parked && !pods_changed) || (state.backing_off && now < state.due)) {
-      ++counters_.deferred;
-      if (state.backing_off)
-        keys_->queue().AddAfter(
-            key, std::chrono::ceil<std::chrono::milliseconds>(state.due - now));
-      return;
-    }
-    state.pods_version = pods_version;
+    states_.try_emplace(key);
     ForgetGonePods(key, pods);
   }
   ReconcileOutcome outcome = ReconcileKey(key, pods);
-  std::lock_guard<std::mutex> lock(states_mu_);
-  KeyState& state = states_.at(key);
   if (outcome.ok()) {
-    state.parked = state.backing_off = false;
-    state.backoff.Reset();
     keys_->queue().Forget(key);
     if (outcome->requeue_after.count() > 0) keys_->queue().AddAfter(key, outcome->requeue_after);
     return;
   }
   ++counters_.reconcile_errors;
   Log(LogLevel::kWarning, key.ToString() + ": " + outcome.error().message +
-      (outcome.error().terminal ? " (not retried until its pods change)" : ""));
-  state.parked = outcome.error().terminal;
-  state.backing_off = !state.parked;
-  const std::chrono::milliseconds wait = state.backoff.Next();
-  state.due = now + wait;
-  if (state.backing_off) keys_->queue().AddAfter(key, wait);
+      (outcome.error().terminal ? " (not retried until an event queues the key)" : ""));
+  if (outcome.error().terminal) keys_->queue().Forget(key);
+  else keys_->queue().AddRateLimited(key);
+}
+
+void TuningController::ProcessWithoutPods(const TuningKey& key) {
+  {
+    std::lock_guard<std::mutex> lock(states_mu_);
+    states_.erase(key);  // a new pod starts afresh
+    ForgetGonePods(key, {});
+  }
+  Result<std::chrono::milliseconds> again = ReconcileWithoutPods(key);
+  if (!again.ok()) {
+    ++counters_.reconcile_errors;
+    Log(LogLevel::kWarning, key.ToString() + ": " + again.error());
+    keys_->queue().AddRateLimited(key);
+  } else {
+    keys_->queue().Forget(key);
+    if (again->count() > 0) keys_->queue().AddAfter(key, *again);
+  }
 }
 
 void TuningController::ForgetGonePods(const TuningKey& key, const std::vector<IndexedPod>& pods) {
@@ -215,7 +220,8 @@ Result<std::chrono::milliseconds> TuningController::ReconcileWithoutPods(const T
   std::optional<json> gt = caches_.graintunings->Get(key.ns, workload::GrainTuningName(key.key));
   if (!gt) return std::chrono::milliseconds(0);
   if (options_.forget_after.count() > 0 &&
-      Forgettable(*gt, options_.forget_after, std::time(nullptr))) {
+      Forgettable(*gt, options_.forget_after,
+                  std::chrono::system_clock::to_time_t(options_.clock->WallNow()))) {
     if (Status s = Forget(*gt); !s.ok()) return s;
     return std::chrono::milliseconds(0);
   }

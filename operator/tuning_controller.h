@@ -15,9 +15,10 @@
 //  - its exporters brought new steps (the scraper queues it);
 //  - it has a running attempt: after running_requeue, to read its steps again (the only
 //    periodic work: a key whose attempts all ended costs nothing until an event);
-//  - a retryable error (no answer, 409 after retries, 429, 5xx): after an exponential backoff
-//    (backoff_*), even if its pods change meanwhile, so one failing key does not cost every
-//    event; a terminal error (403, 422, ...) parks the key until its pods change;
+//  - a retryable error (no answer, 409 after retries, 429, 5xx): after the work queue's
+//    backoff (its one rate limiter), even if its pods change meanwhile, so one failing key
+//    does not cost every event; a terminal error (403, 422, ...) is not retried: the key waits
+//    for its next event;
 //  - its GrainTuning has no pod left: after forget_after, to delete it (Forgettable()).
 //
 // Thread-safety: Process*() may be called from several threads (the queue hands a key to one
@@ -35,12 +36,11 @@
 #include <stop_token>
 #include <string>
 
-#include "kube/backoff.h"
 #include "kube/events.h"
 #include "kube/informer.h"
 #include "operator/exporter_scraper.h"
 #include "operator/key_events.h"
-#include "operator/step_log.h"
+#include "telemetry/step_log.h"
 #include "operator/tuning_reconciler.h"
 #include "workload/cluster_sources.h"
 #include "workload/sources.h"
@@ -56,6 +56,12 @@ struct ControllerCaches {
   // The ConfigMaps tuned pods mount, read by name when needed (workload::ConfigMapFetcher).
   std::shared_ptr<workload::ConfigMapSource> configmaps;
 
+  // The operator's caches on `client`, their events feeding `keys`: tuned pods (label
+  // graintune.dev/managed=true), GrainTunings, policies, Namespaces, TPU Nodes, and ConfigMaps
+  // read by name. Every cache drops managedFields (nothing reads them; at thousands of pods they
+  // are a large share of the operator's memory). Not started.
+  static ControllerCaches ForClient(std::shared_ptr<kube::Client> client, KeyEvents& keys);
+
   bool Synced() const;
   void Start();
   void Stop();
@@ -66,7 +72,7 @@ struct ReconcileResult {
   std::chrono::milliseconds requeue_after{0};
 };
 
-// Why a reconcile failed; terminal errors are not retried until the key's pods change.
+// Why a reconcile failed; terminal errors are not retried (the key waits for its next event).
 struct ReconcileError {
   bool terminal = false;
   std::string message;
@@ -103,10 +109,9 @@ struct ControllerOptions {
   // ending (its attempt's last steps, read before its exporter goes), is written at once.
   // 0 writes every change.
   std::chrono::milliseconds progress_write_interval{30000};
-  std::chrono::milliseconds backoff_initial{500};
-  std::chrono::milliseconds backoff_max{std::chrono::minutes(5)};
-  // The clock for requeues and backoff; steady_clock when empty (tests pass their own).
-  std::function<std::chrono::steady_clock::time_point()> now;
+  // The clock for requeues, backoff and the timestamps written (tests pass a FakeClock); also
+  // the work queue's and the scraper's. Never null.
+  const Clock* clock = &RealClock();
 };
 
 struct ControllerCounters {
@@ -114,7 +119,7 @@ struct ControllerCounters {
       status_writes{0}, events{0}, forgotten{0},
       ended_early{0},        // attempts whose trainer exited 0 before its configured steps
       rejected_answers{0},   // exporter answers refused (ParseStepsDocument, another pod's uid)
-      deferred{0},           // keys handed out but not reconciled: backing off, or parked
+      deferred{0},           // keys handed out but not reconciled: still backing off
       progress_deferred{0},  // progress-only status writes put off (progress_write_interval)
       status_reconciles{0};  // ReconcileTuning() runs: one per reconcile, and one more per
                              // status write that met another object than it was computed from
@@ -138,7 +143,9 @@ class TuningController {
   // Reconciles the keys that are ready now, on the caller's thread (keys queued meanwhile wait
   // for the next call); how many were handed out.
   int ProcessReady();
-  // Reconciles one key now (also when it is not queued). Errors are counted and logged.
+  // Reconciles one key now (also when it is not queued), unless the queue still holds it back
+  // after a retryable error. Errors are counted and logged: a retryable one goes back to the
+  // queue rate-limited, a terminal one is not requeued.
   void Process(const TuningKey& key);
 
   const ControllerCounters& counters() const { return counters_; }
@@ -171,13 +178,8 @@ class TuningController {
   void ReadRunningAttempts(const TuningKey& key, ReconcileInput& in, std::map<int, bool>& scraped);
   // Where a key stands between reconciles.
   struct KeyState {
-    std::string pods_version;  // its pods' uids and resourceVersions when last reconciled
-    std::chrono::steady_clock::time_point due{};  // backing off until then
-    bool parked = false;       // a terminal error: wait for its pods to change
-    bool backing_off = false;  // a retryable error: wait for `due` even if its pods change
     // When this replica last wrote the key's status; nullopt: not since it started.
     std::optional<std::chrono::steady_clock::time_point> last_status_write;
-    kube::Backoff backoff;
     // Refused exporter answers: attempt -> "pod: why", waiting for the key's next reconcile to
     // become a Warning Event; attempts already warned about (at most one Event per attempt).
     std::map<int, std::string> rejections_pending;
@@ -189,6 +191,8 @@ class TuningController {
   // The Warning Events waiting for `key`, each attempt's once.
   std::vector<EventToRecord> TakeRejectionEvents(const TuningKey& key);
   std::chrono::steady_clock::time_point Now() const;
+  // Process() of a key none of whose pods is left.
+  void ProcessWithoutPods(const TuningKey& key);
   // A key none of whose pods is left: marks its attempts ended, or deletes its GrainTuning once
   // Forgettable(); returns when to look again (after forget_after), zero for never, or the
   // error of a write (the key is then retried with backoff).

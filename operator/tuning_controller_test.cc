@@ -14,6 +14,7 @@
 #include <thread>
 #include <vector>
 
+#include "base/fake_clock.h"
 #include "kube/fake_api_server.h"
 #include "workload/graintune_objects.h"
 
@@ -59,8 +60,7 @@ class TuningControllerTest : public ::testing::Test {
                     &caches_.nodes.informer})
       ASSERT_TRUE((*i)->WaitForSync(10s));
     ControllerOptions options;
-    options.now = [this] { return Now(); };
-    options.backoff_initial = 1s;
+    options.clock = &clock_;
     options.running_requeue = 5s;
     options.fetch = fetch_;
     controller_ = std::make_unique<TuningController>(
@@ -69,14 +69,7 @@ class TuningControllerTest : public ::testing::Test {
     // The pods' add events have reached the queue (the informer is synced once its handlers ran).
     WaitFor([&] { return keys_->handled() >= 1 && controller_->queue_depth().ready > 0; });
   }
-  std::chrono::steady_clock::time_point Now() {
-    std::lock_guard<std::mutex> lock(now_mu_);
-    return now_;
-  }
-  void Advance(std::chrono::steady_clock::duration d) {
-    std::lock_guard<std::mutex> lock(now_mu_);
-    now_ += d;
-  }
+  void Advance(std::chrono::steady_clock::duration d) { clock_.Advance(d); }
   void TearDown() override { caches_.Stop(); }
 
   // Changes the pod in the API and waits until the controller's cache holds the change.
@@ -104,12 +97,11 @@ class TuningControllerTest : public ::testing::Test {
   std::shared_ptr<kube::FakeApiServer> api_ = std::make_shared<kube::FakeApiServer>();
   std::shared_ptr<kube::Client> client_ = api_->NewClient();
   ControllerCaches caches_;
+  FakeClock clock_;
   std::shared_ptr<KeyEvents> keys_ = std::make_shared<KeyEvents>(std::make_shared<WorkQueue>(
-      WorkQueueOptions{.backoff_initial = 1s, .now = [this] { return Now(); }}));
-  std::mutex now_mu_;
-  std::chrono::steady_clock::time_point now_{};
+      WorkQueueOptions{.backoff_initial = 1s, .clock = &clock_}));
   // The exporters' answers; by default none answers (a pod with no exporter yet).
-  StepsFetch fetch_ = [](const PodFacts&, const ScraperOptions&, std::stop_token) -> Result<StepsDocument> {
+  StepsFetch fetch_ = [](const PodFacts&, const ScraperOptions&, std::stop_token) -> Result<telemetry::StepsDocument> {
     return Status::Error("no exporter");
   };
   std::atomic<int> hanging_{0};  // reads of an exporter that never answers
@@ -252,13 +244,13 @@ TEST_F(TuningControllerTest, AStatusWriteThatMeetsAChangedObjectReconcilesItAgai
 
 TEST_F(TuningControllerTest, AnExporterThatNeverAnswersDelaysNoReconcileAndNoOtherKey) {
   // The first pod's exporter hangs until the controller stops; the second answers at once.
-  fetch_ = [this](const PodFacts& pod, const ScraperOptions&, std::stop_token stop) -> Result<StepsDocument> {
+  fetch_ = [this](const PodFacts& pod, const ScraperOptions&, std::stop_token stop) -> Result<telemetry::StepsDocument> {
     if (pod.name == "llama-0") {
       ++hanging_;
       while (!stop.stop_requested()) std::this_thread::yield();
       return Status::Error("hung");
     }
-    StepsDocument doc;
+    telemetry::StepsDocument doc;
     doc.pod_uid = pod.uid;
     for (long i = 0; i < 22; ++i) doc.steps.push_back({.step = i, .step_time_seconds = 4.3});
     return doc;
@@ -295,13 +287,13 @@ TEST_F(TuningControllerTest, ANewSlicesExportersAreAskedAFewAtATimeUntilOneAnswe
   // Ten hosts of one attempt; the first eight exporters never answer (blackholed), the last two do.
   std::mutex mu;
   std::vector<std::string> asked;  // pod names, in the order their exporters were read
-  fetch_ = [&](const PodFacts& pod, const ScraperOptions&, std::stop_token) -> Result<StepsDocument> {
+  fetch_ = [&](const PodFacts& pod, const ScraperOptions&, std::stop_token) -> Result<telemetry::StepsDocument> {
     {
       std::lock_guard<std::mutex> lock(mu);
       asked.push_back(pod.name);
     }
     if (pod.name < "llama-8") return Status::Error("blackholed");
-    StepsDocument doc;
+    telemetry::StepsDocument doc;
     doc.pod_uid = pod.uid;
     for (long i = 0; i < 22; ++i) doc.steps.push_back({.step = i, .step_time_seconds = 4.3});
     return doc;
@@ -354,8 +346,8 @@ TEST_F(TuningControllerTest, ANewSlicesExportersAreAskedAFewAtATimeUntilOneAnswe
 
 TEST_F(TuningControllerTest, ATrialsProgressIsWrittenAtMostOncePerIntervalAndNeverLost) {
   std::atomic<int> steps_shown{22};
-  fetch_ = [&steps_shown](const PodFacts& pod, const ScraperOptions&, std::stop_token) -> Result<StepsDocument> {
-    StepsDocument doc;
+  fetch_ = [&steps_shown](const PodFacts& pod, const ScraperOptions&, std::stop_token) -> Result<telemetry::StepsDocument> {
+    telemetry::StepsDocument doc;
     doc.pod_uid = pod.uid;
     for (long i = 0; i < steps_shown; ++i) doc.steps.push_back({.step = i, .step_time_seconds = 4.3});
     return doc;
@@ -427,7 +419,7 @@ namespace {
 // An exporter whose answers are refused: each refusal is counted, and its attempt gets one
 // Warning Event however often it is read.
 TEST_F(TuningControllerTest, ARefusedExporterAnswerIsCountedAndWarnedAboutOncePerAttempt) {
-  fetch_ = [](const PodFacts& pod, const ScraperOptions& options, std::stop_token) -> Result<StepsDocument> {
+  fetch_ = [](const PodFacts& pod, const ScraperOptions& options, std::stop_token) -> Result<telemetry::StepsDocument> {
     const std::string why = "rejected: the exporter's /steps answer: step entry 0: step_time_seconds 1e308 is outside [0, 86400]";
     if (options.on_rejected) options.on_rejected(pod, why);
     return Status::Error(why);

@@ -5,6 +5,7 @@
 #include <set>
 #include <string_view>
 
+#include "base/rfc3339.h"
 #include "operator/reconcile_steps.h"
 #include "workload/grain_tuning_status.h"
 
@@ -15,13 +16,13 @@ using json = nlohmann::json;
 
 }  // namespace
 
-Result<Trial> TrialFromSteps(int attempt, int workers, const StepsDocument& doc,
+Result<Trial> TrialFromSteps(int attempt, int workers, const telemetry::StepsDocument& doc,
                              double tokens_per_step_per_host, int warmup_steps) {
-  std::vector<StepSample> steps = doc.steps;
+  std::vector<telemetry::StepSample> steps = doc.steps;
   std::sort(steps.begin(), steps.end(),
-            [](const StepSample& a, const StepSample& b) { return a.step < b.step; });
+            [](const telemetry::StepSample& a, const telemetry::StepSample& b) { return a.step < b.step; });
   std::vector<double> seconds;
-  for (const StepSample& s : steps) seconds.push_back(s.step_time_seconds);
+  for (const telemetry::StepSample& s : steps) seconds.push_back(s.step_time_seconds);
   Result<Trial> t = SummarizeSteps(seconds, tokens_per_step_per_host, warmup_steps);
   if (!t.ok()) return t;
   Trial trial = *t;
@@ -65,16 +66,6 @@ std::map<int, Trial> BoundTrials(std::map<int, Trial> trials, size_t max) {
       if (it->first != newest && (drop_oom || !it->second.oom_killed)) it = trials.erase(it);
       else ++it;
   return trials;
-}
-
-std::optional<std::time_t> ParseRfc3339(const std::string& text) {
-  std::tm tm{};
-  const char* end = text.size() >= 20 ? strptime(text.c_str(), "%Y-%m-%dT%H:%M:%S", &tm) : nullptr;
-  if (!end) return std::nullopt;
-  if (*end == '.')
-    for (++end; *end >= '0' && *end <= '9'; ++end) {}
-  if (std::string_view(end) != "Z") return std::nullopt;
-  return timegm(&tm);
 }
 
 bool Forgettable(const json& gt, std::chrono::seconds forget_after, std::time_t now) {

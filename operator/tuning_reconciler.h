@@ -32,7 +32,7 @@
 #include <vector>
 
 #include "operator/pod_facts.h"
-#include "operator/step_log.h"
+#include "telemetry/step_log.h"
 #include "tuner/decision.h"
 #include "tuner/trial.h"
 #include "workload/grain_tuning_status.h"
@@ -44,7 +44,7 @@ struct ReconcileInput {
   std::string tuning_key;
   std::optional<nlohmann::json> grain_tuning;  // as stored; nullopt: it must be created
   std::vector<PodFacts> pods;                  // of this key, any attempt
-  std::map<int, StepsDocument> steps;          // attempt -> what one of its pods reported
+  std::map<int, telemetry::StepsDocument> steps;          // attempt -> what one of its pods reported
   std::map<int, Trial> measured;               // attempt -> a trial built elsewhere (Prometheus)
   std::optional<TuningInputs> inputs;          // nullopt: the pods' spec could not be read
   std::string policy_name;                     // for spec.policyName
@@ -71,7 +71,7 @@ struct ReconcileOutput {
 };
 
 // Summarises one attempt from its exporter's steps; error when too few steady steps yet.
-Result<Trial> TrialFromSteps(int attempt, int workers, const StepsDocument& doc,
+Result<Trial> TrialFromSteps(int attempt, int workers, const telemetry::StepsDocument& doc,
                              double tokens_per_step_per_host, int warmup_steps);
 
 ReconcileOutput ReconcileTuning(const ReconcileInput& in);
@@ -92,10 +92,6 @@ std::map<int, Trial> BoundTrials(std::map<int, Trial> trials, size_t max = kMaxS
 // watches them. Its learned per-worker rate goes with it. False when forget_after is 0 or no
 // time in it can be read. `now`: seconds since the epoch.
 bool Forgettable(const nlohmann::json& grain_tuning, std::chrono::seconds forget_after, std::time_t now);
-
-// Seconds since the epoch of an RFC 3339 UTC time ("2026-11-30T06:00:00Z", fractions allowed);
-// nullopt when it does not read as one.
-std::optional<std::time_t> ParseRfc3339(const std::string& text);
 
 // status.endedAttempts as it should be: those already there, plus every attempt with a trial
 // in `status` that none of `pods` (the key's pods, any attempt) keeps alive; only attempts that

@@ -5,6 +5,7 @@
 #include <cmath>
 #include <set>
 
+#include "base/rfc3339.h"
 #include "operator/reconcile_fixtures_for_test.h"
 #include "workload/grain_tuning_status.h"
 
@@ -14,7 +15,7 @@ namespace {
 using json = nlohmann::json;
 
 ReconcileInput Input(std::optional<json> gt, std::vector<PodFacts> pods,
-                     std::map<int, StepsDocument> steps) {
+                     std::map<int, telemetry::StepsDocument> steps) {
   ReconcileInput in;
   in.ns = "default";
   in.tuning_key = "llama";
@@ -381,9 +382,9 @@ namespace {
 // workers seen) still yields a bounded trial and a value inside the policy's bounds.
 TEST(ReconcileHostileTest, AbsurdButReadableFiguresStayWithinThePolicysBounds) {
   for (double seconds : {86400.0, 0.0, 1e-9}) {
-    StepsDocument d;
+    telemetry::StepsDocument d;
     for (int s = 1; s <= 20; ++s) d.steps.push_back({s, seconds, 1e6, 1e9});
-    d.process = ProcessFigures{100000, 1.0, 1e15, 1e15, 100000};
+    d.process = telemetry::ProcessFigures{100000, 1.0, 1e15, 1e15, 100000};
     ReconcileInput in = Input(std::nullopt, {Pod(0, 4)}, {{0, d}});
     in.inputs->policy.min_workers = 2;
     in.inputs->policy.max_workers = 48;
@@ -404,8 +405,8 @@ TEST(ReconcileHostileTest, AbsurdButReadableFiguresStayWithinThePolicysBounds) {
 // the next run (decided as a value kept for a whole run) gets fewer, and what it measured is
 // kept for runs of the same dataset on the same machine type.
 TEST(ReconcilePinnedTest, AFedRunTeachesTheNextRunAndRecordsWhatTransfers) {
-  StepsDocument fed = FedSteps(40);
-  fed.process = ProcessFigures{.workers = 40, .worker_busy_fraction = 0.15,
+  telemetry::StepsDocument fed = FedSteps(40);
+  fed.process = telemetry::ProcessFigures{.workers = 40, .worker_busy_fraction = 0.15,
                                .worker_memory_bytes = 1.5e9, .trainer_memory_bytes = 60e9,
                                .trainer_cpu_cores = 3};
   ReconcileInput in = Input(std::nullopt, {PinnedPod(0, 40)}, {{0, fed}});

@@ -7,7 +7,7 @@ namespace graintune::op {
 WorkQueue::WorkQueue(WorkQueueOptions options) : options_(std::move(options)) {}
 
 WorkQueue::Clock::time_point WorkQueue::Now() const {
-  return options_.now ? options_.now() : Clock::now();
+  return options_.clock->SteadyNow();
 }
 
 void WorkQueue::AddLocked(const TuningKey& key) {
@@ -41,25 +41,36 @@ void WorkQueue::AddRateLimited(const TuningKey& key) {
   std::chrono::milliseconds delay;
   {
     std::lock_guard<std::mutex> lock(mu_);
-    const int n = failures_[key]++;
-    // 2^n overflows nothing: past 2^30 the cap has long been reached.
-    const double factor = static_cast<double>(1LL << std::min(n, 30));
-    const double ms = std::min(static_cast<double>(options_.backoff_max.count()),
-                               static_cast<double>(options_.backoff_initial.count()) * factor);
-    delay = std::chrono::milliseconds(static_cast<long long>(ms));
+    auto it = rate_limits_.find(key);
+    if (it == rate_limits_.end())
+      it = rate_limits_
+               .emplace(key, RateLimit{.backoff = Backoff(BackoffPolicy{.initial = options_.backoff_initial,
+                                                                        .max = options_.backoff_max,
+                                                                        .jitter = false})})
+               .first;
+    delay = it->second.backoff.Next();
+    it->second.until = Now() + delay;
   }
   AddAfter(key, delay);
 }
 
 void WorkQueue::Forget(const TuningKey& key) {
   std::lock_guard<std::mutex> lock(mu_);
-  failures_.erase(key);
+  rate_limits_.erase(key);
 }
 
 int WorkQueue::Requeues(const TuningKey& key) const {
   std::lock_guard<std::mutex> lock(mu_);
-  auto it = failures_.find(key);
-  return it == failures_.end() ? 0 : it->second;
+  auto it = rate_limits_.find(key);
+  return it == rate_limits_.end() ? 0 : it->second.backoff.failures();
+}
+
+std::chrono::milliseconds WorkQueue::RateLimitedFor(const TuningKey& key) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = rate_limits_.find(key);
+  if (it == rate_limits_.end()) return std::chrono::milliseconds(0);
+  return std::max(std::chrono::milliseconds(0),
+                  std::chrono::ceil<std::chrono::milliseconds>(it->second.until - Now()));
 }
 
 void WorkQueue::PromoteDueLocked(Clock::time_point now) {

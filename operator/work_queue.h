@@ -8,12 +8,15 @@
 //    into one, and the key is queued again at Done.
 //  - Delayed: AddAfter(key, d) queues the key once `d` has passed; of several delays pending
 //    for one key the earliest wins, so periodic requeues never pile up.
-//  - Rate-limited: AddRateLimited(key) delays by initial * 2^n, at most `max`, where n counts
-//    the key's AddRateLimited calls since its last Forget(key).
+//  - Rate-limited: the operator's one rate limiter. AddRateLimited(key) delays by the key's
+//    Backoff (base/backoff.h, no jitter): backoff_initial * 2^n, at most backoff_max, where n
+//    counts the key's AddRateLimited calls since its last Forget(key). An Add meanwhile still
+//    queues the key at once; RateLimitedFor(key) tells its worker that the key's delay has not
+//    passed, and the delayed entry brings the key back when it has.
 //  - Bounded: each key is at most once in each of ready / waiting / processing, and has at most
 //    one failure count: memory is O(keys).
 //
-// Time: "now" comes from the injected clock (steady_clock when empty). Delays are judged
+// Time: "now" is the injected clock's steady time (base/clock.h). Delays are judged
 // against it whenever the queue is read (TryGet, Get, Depth); a blocked Get also sleeps until
 // the earliest delay would pass on the real clock, so with a fake clock tests read with TryGet.
 //
@@ -31,6 +34,8 @@
 #include <set>
 #include <stop_token>
 
+#include "base/backoff.h"
+#include "base/clock.h"
 #include "operator/tuning_key.h"
 
 namespace graintune::op {
@@ -38,7 +43,7 @@ namespace graintune::op {
 struct WorkQueueOptions {
   std::chrono::milliseconds backoff_initial{500};
   std::chrono::milliseconds backoff_max{std::chrono::minutes(5)};
-  std::function<std::chrono::steady_clock::time_point()> now;  // empty: steady_clock
+  const Clock* clock = &RealClock();  // never null
 };
 
 // How many keys are where, for metrics.
@@ -61,6 +66,9 @@ class WorkQueue {
   void Forget(const TuningKey& key);
   // AddRateLimited calls since the key's last Forget.
   int Requeues(const TuningKey& key) const;
+  // How long the delay of the key's last AddRateLimited (since its last Forget) has still to
+  // run; zero once it has passed.
+  std::chrono::milliseconds RateLimitedFor(const TuningKey& key) const;
 
   // The next ready key, marked processing; nullopt when none is ready now.
   std::optional<TuningKey> TryGet();
@@ -86,7 +94,11 @@ class WorkQueue {
   std::set<TuningKey> processing_;
   std::map<TuningKey, Clock::time_point> delayed_;                  // key -> when due
   std::set<std::pair<Clock::time_point, TuningKey>> delayed_order_;  // earliest first
-  std::map<TuningKey, int> failures_;
+  struct RateLimit {
+    Backoff backoff;
+    Clock::time_point until{};
+  };
+  std::map<TuningKey, RateLimit> rate_limits_;
   bool shut_down_ = false;
 };
 

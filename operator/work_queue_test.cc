@@ -5,6 +5,8 @@
 
 #include <thread>
 
+#include "base/fake_clock.h"
+
 namespace graintune::op {
 namespace {
 
@@ -13,8 +15,8 @@ using namespace std::chrono_literals;
 class WorkQueueTest : public ::testing::Test {
  protected:
   WorkQueueTest()
-      : queue_({.backoff_initial = 1s, .backoff_max = 5s, .now = [this] { return now_; }}) {}
-  std::chrono::steady_clock::time_point now_{};
+      : queue_({.backoff_initial = 1s, .backoff_max = 5s, .clock = &clock_}) {}
+  FakeClock clock_;
   WorkQueue queue_;
   const TuningKey a_{"team-a", "llama"}, b_{"team-b", "gemma"};
 };
@@ -55,9 +57,9 @@ TEST_F(WorkQueueTest, AddAfterQueuesTheKeyOnceItsDelayHasPassed) {
   queue_.AddAfter(a_, 5s);
   EXPECT_EQ(queue_.TryGet(), std::nullopt);
   EXPECT_EQ(queue_.Depth().delayed, 1u);
-  now_ += 4999ms;
+  clock_.Advance(4999ms);
   EXPECT_EQ(queue_.TryGet(), std::nullopt);
-  now_ += 1ms;
+  clock_.Advance(1ms);
   EXPECT_EQ(queue_.TryGet(), a_);
   EXPECT_EQ(queue_.Depth().delayed, 0u);
 }
@@ -67,17 +69,17 @@ TEST_F(WorkQueueTest, OfSeveralDelaysForOneKeyTheEarliestWinsAndTheyDoNotPileUp)
   queue_.AddAfter(a_, 3s);
   queue_.AddAfter(a_, 7s);
   EXPECT_EQ(queue_.Depth().delayed, 1u);
-  now_ += 3s;
+  clock_.Advance(3s);
   ASSERT_EQ(queue_.TryGet(), a_);
   queue_.Done(a_);
-  now_ += 1h;
+  clock_.Advance(1h);
   EXPECT_EQ(queue_.TryGet(), std::nullopt) << "a later delay of the same key fired as well";
 }
 
 TEST_F(WorkQueueTest, ADelayedKeyAlreadyQueuedIsHandedOutOnce) {
   queue_.AddAfter(a_, 1s);
   queue_.Add(a_);
-  now_ += 1s;
+  clock_.Advance(1s);
   EXPECT_EQ(queue_.TryGet(), a_);
   EXPECT_EQ(queue_.TryGet(), std::nullopt);
 }
@@ -85,9 +87,9 @@ TEST_F(WorkQueueTest, ADelayedKeyAlreadyQueuedIsHandedOutOnce) {
 TEST_F(WorkQueueTest, AddRateLimitedBacksOffExponentiallyUpToTheCapUntilForget) {
   auto due_after = [&](std::chrono::milliseconds expected) {
     queue_.AddRateLimited(a_);
-    now_ += expected - 1ms;
+    clock_.Advance(expected - 1ms);
     EXPECT_EQ(queue_.TryGet(), std::nullopt) << "due before " << expected.count() << " ms";
-    now_ += 1ms;
+    clock_.Advance(1ms);
     std::optional<TuningKey> got = queue_.TryGet();
     EXPECT_EQ(got, a_) << "not due after " << expected.count() << " ms";
     if (got) queue_.Done(*got);
@@ -108,6 +110,27 @@ TEST_F(WorkQueueTest, AnEventDuringBackoffIsReconciledAtOnce) {
   queue_.AddRateLimited(a_);
   queue_.Add(a_);  // the key's pod changed
   EXPECT_EQ(queue_.TryGet(), a_);
+}
+
+TEST_F(WorkQueueTest, RateLimitedHoldsUntilTheDelayPassesAndTheDelayedEntryBringsTheKeyBack) {
+  EXPECT_EQ(queue_.RateLimitedFor(a_), 0ms);
+  queue_.AddRateLimited(a_);  // 1 s
+  queue_.Add(a_);             // an event meanwhile: handed out, and told it is still held
+  ASSERT_EQ(queue_.TryGet(), a_);
+  EXPECT_EQ(queue_.RateLimitedFor(a_), 1s);
+  EXPECT_EQ(queue_.RateLimitedFor(b_), 0ms);
+  queue_.Done(a_);
+  clock_.Advance(999ms);
+  EXPECT_EQ(queue_.RateLimitedFor(a_), 1ms);
+  EXPECT_EQ(queue_.TryGet(), std::nullopt);
+  clock_.Advance(1ms);
+  EXPECT_EQ(queue_.RateLimitedFor(a_), 0ms);
+  EXPECT_EQ(queue_.TryGet(), a_);
+  queue_.Done(a_);
+  queue_.AddRateLimited(a_);  // 2 s, until Forget
+  EXPECT_EQ(queue_.RateLimitedFor(a_), 2s);
+  queue_.Forget(a_);
+  EXPECT_EQ(queue_.RateLimitedFor(a_), 0ms);
 }
 
 TEST_F(WorkQueueTest, ShutDownWakesABlockedGetAndDropsLaterAdds) {

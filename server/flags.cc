@@ -1,8 +1,10 @@
 #include "server/flags.h"
 
+#include <algorithm>
 #include <charconv>
 #include <cstdlib>
 #include <iostream>
+#include <sstream>
 
 #include "base/log.h"
 #include "base/numbers.h"
@@ -40,6 +42,17 @@ Result<Flags> Flags::Parse(const std::vector<std::string>& args, const std::set<
   return flags;
 }
 
+Result<Flags> Flags::ParseDeclared(const std::vector<std::string>& args,
+                                   const std::vector<FlagSpec>& specs) {
+  std::set<std::string> values, booleans;
+  for (const FlagSpec& f : specs) (f.value_name.empty() ? booleans : values).insert(f.name);
+  Result<Flags> flags = Parse(args, values, booleans);
+  if (!flags.ok()) return flags;
+  for (const FlagSpec& f : specs)
+    if (!f.default_text.empty()) flags->defaults_[f.name] = f.default_text;
+  return flags;
+}
+
 void SetUpLogging(const std::string& program, const Flags& flags) {
   SetLogProgram(program);
   Result<LogLevel> level = ParseLogLevel(flags.Get("log-level").value_or("info"));
@@ -58,9 +71,9 @@ void ExitWithHelpIfAsked(int argc, char** argv, std::string_view usage) {
 }
 
 std::optional<std::string> Flags::Get(const std::string& name) const {
-  auto it = values_.find(name);
-  if (it == values_.end()) return std::nullopt;
-  return it->second.back();
+  if (auto it = values_.find(name); it != values_.end()) return it->second.back();
+  if (auto it = defaults_.find(name); it != defaults_.end()) return it->second;
+  return std::nullopt;
 }
 
 std::vector<std::string> Flags::All(const std::string& name) const {
@@ -128,6 +141,68 @@ std::optional<std::chrono::seconds> ParseDuration(const std::string& text) {
 void ExitWithUsageError(const std::string& program, const std::string& message) {
   std::cerr << program << ": " << message << "\n";
   std::exit(2);
+}
+
+namespace {
+
+const FlagSpec kLogLevelFlag{.name = "log-level", .value_name = "error|warning|info|debug",
+                             .default_text = "info", .help = "what is logged (debug: a line per request)"};
+
+std::vector<FlagSpec> WithLogLevel(const ServerCommand& command) {
+  std::vector<FlagSpec> specs = command.flags;
+  specs.push_back(kLogLevelFlag);
+  return specs;
+}
+
+std::string Synopsis(const FlagSpec& f) {
+  std::string s = "--" + f.name;
+  if (!f.value_name.empty()) s += " " + f.value_name;
+  if (!f.required) s = "[" + s + "]";
+  return f.repeated ? s + "..." : s;
+}
+
+}  // namespace
+
+std::string UsageText(const ServerCommand& command) {
+  const std::vector<FlagSpec> specs = WithLogLevel(command);
+  std::ostringstream text;
+  text << command.program << ": " << command.summary << "\n\nusage:\n  " << command.program;
+  const size_t indent = command.program.size() + 3;  // under the first flag
+  size_t column = indent - 1;
+  for (const FlagSpec& f : specs) {
+    const std::string part = Synopsis(f);
+    if (column + 1 + part.size() > 100 && column > indent) {
+      text << "\n" << std::string(indent, ' ');
+      column = indent;
+    } else {
+      text << " ";
+      ++column;
+    }
+    text << part;
+    column += part.size();
+  }
+  std::vector<std::string> left;
+  size_t width = 0;
+  for (const FlagSpec& f : specs) {
+    left.push_back("--" + f.name + (f.value_name.empty() ? "" : " " + f.value_name));
+    width = std::max(width, left.back().size());
+  }
+  text << "\n\nflags:\n";
+  for (size_t i = 0; i < specs.size(); ++i) {
+    text << "  " << left[i] << std::string(width + 2 - left[i].size(), ' ') << specs[i].help;
+    if (!specs[i].default_text.empty()) text << " (default: " << specs[i].default_text << ")";
+    text << "\n";
+  }
+  return text.str();
+}
+
+Flags ParseServerFlags(const ServerCommand& command, int argc, char** argv) {
+  ExitWithHelpIfAsked(argc, argv, UsageText(command));
+  Flags flags = ExitOnUsageError(command.program, Flags::ParseDeclared(Arguments(argc, argv), WithLogLevel(command)));
+  if (!flags.positional().empty())
+    ExitWithUsageError(command.program, "unexpected argument '" + flags.positional().front() + "'");
+  SetUpLogging(command.program, flags);
+  return flags;
 }
 
 std::vector<std::string> Arguments(int argc, char** argv) {

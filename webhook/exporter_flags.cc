@@ -4,15 +4,21 @@
 
 namespace graintune::webhook {
 
-const std::vector<std::string>& ExporterValueFlags() {
-  static const std::vector<std::string> kFlags = {"exporter-image", "exporter-port",
-                                                  "exporter-cpu-request", "exporter-memory-request",
-                                                  "exporter-memory-limit"};
-  return kFlags;
-}
-
-const std::vector<std::string>& ExporterBooleanFlags() {
-  static const std::vector<std::string> kFlags = {"no-exporter", "share-process-namespace"};
+const std::vector<server::FlagSpec>& ExporterFlagSpecs() {
+  static const ExporterInjection kDefault;
+  static const std::vector<server::FlagSpec> kFlags = {
+      {.name = "no-exporter", .help = "do not add the exporter sidecar"},
+      {.name = "exporter-image", .value_name = "IMAGE", .default_text = kDefault.image,
+       .help = "the exporter sidecar's image"},
+      {.name = "exporter-port", .value_name = "PORT", .default_text = std::to_string(kDefault.port),
+       .help = "the exporter sidecar's port"},
+      {.name = "share-process-namespace", .help = "let the exporter see Grain's worker processes"},
+      {.name = "exporter-cpu-request", .value_name = "QUANTITY", .default_text = kDefault.cpu_request,
+       .help = "the exporter sidecar's cpu request"},
+      {.name = "exporter-memory-request", .value_name = "QUANTITY",
+       .default_text = kDefault.memory_request, .help = "the exporter sidecar's memory request"},
+      {.name = "exporter-memory-limit", .value_name = "QUANTITY", .default_text = kDefault.memory_limit,
+       .help = "the exporter sidecar's memory limit"}};
   return kFlags;
 }
 

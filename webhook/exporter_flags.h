@@ -20,9 +20,9 @@
 
 namespace graintune::webhook {
 
-// The value flags above (for Flags::Parse's `known`) and the booleans.
-const std::vector<std::string>& ExporterValueFlags();
-const std::vector<std::string>& ExporterBooleanFlags();
+// The flags above, declared once (defaults: ExporterInjection's), for the webhook's command and
+// `graintune explain`.
+const std::vector<server::FlagSpec>& ExporterFlagSpecs();
 
 // nullopt when --no-exporter; else the injection with the flags given over the defaults.
 Result<std::optional<ExporterInjection>> ExporterFromFlags(const server::Flags& flags);

@@ -8,9 +8,7 @@ namespace graintune::webhook {
 namespace {
 
 Result<std::optional<ExporterInjection>> From(const std::vector<std::string>& args) {
-  const std::set<std::string> values(ExporterValueFlags().begin(), ExporterValueFlags().end());
-  const std::set<std::string> booleans(ExporterBooleanFlags().begin(), ExporterBooleanFlags().end());
-  Result<server::Flags> flags = server::Flags::Parse(args, values, booleans);
+  Result<server::Flags> flags = server::Flags::ParseDeclared(args, ExporterFlagSpecs());
   if (!flags.ok()) return flags.status();
   return ExporterFromFlags(*flags);
 }

@@ -14,8 +14,9 @@ size_t DataBytes(const std::optional<nlohmann::json>& data) {
 
 }  // namespace
 
-ConfigMapFetcher::ConfigMapFetcher(Fetch fetch, ConfigMapFetcherOptions options, Clock now)
-    : fetch_(std::move(fetch)), options_(options), now_(std::move(now)) {}
+ConfigMapFetcher::ConfigMapFetcher(Fetch fetch, ConfigMapFetcherOptions options,
+                                   const Clock& clock)
+    : fetch_(std::move(fetch)), options_(options), clock_(clock) {}
 
 std::optional<std::string> ConfigMapFetcher::ValueOf(const std::optional<nlohmann::json>& data,
                                                      const std::string& key) {
@@ -32,7 +33,7 @@ Result<std::optional<nlohmann::json>> ConfigMapFetcher::Lookup(const std::string
     std::lock_guard<std::mutex> lock(mu_);
     auto it = entries_.find(id);
     if (it != entries_.end()) {
-      if (now_() - it->second.fetched < options_.ttl) {
+      if (clock_.SteadyNow() - it->second.fetched < options_.ttl) {
         lru_.splice(lru_.begin(), lru_, it->second.lru);
         return it->second.data;
       }
@@ -76,7 +77,7 @@ void ConfigMapFetcher::Insert(const Key& key, std::optional<nlohmann::json> data
          (entries_.size() >= options_.max_entries || bytes_ + bytes > options_.max_bytes))
     Evict(entries_.find(lru_.back()));
   lru_.push_front(key);
-  entries_[key] = Entry{std::move(data), bytes, now_(), lru_.begin()};
+  entries_[key] = Entry{std::move(data), bytes, clock_.SteadyNow(), lru_.begin()};
   bytes_ += bytes;
 }
 

@@ -26,6 +26,7 @@
 #include <string>
 #include <utility>
 
+#include "base/clock.h"
 #include "workload/sources.h"
 
 namespace graintune::workload {
@@ -41,10 +42,9 @@ class ConfigMapFetcher : public ConfigMapSource {
   // The ConfigMap's `data` (an object of strings), nullopt when it does not exist.
   using Fetch = std::function<Result<std::optional<nlohmann::json>>(const std::string& ns,
                                                                     const std::string& name)>;
-  using Clock = std::function<std::chrono::steady_clock::time_point()>;
-
+  // `clock` (steady time) judges the ttl.
   explicit ConfigMapFetcher(Fetch fetch, ConfigMapFetcherOptions options = {},
-                            Clock now = [] { return std::chrono::steady_clock::now(); });
+                            const Clock& clock = RealClock());
 
   Result<std::optional<std::string>> Get(const std::string& ns, const std::string& name,
                                          const std::string& key) override;
@@ -73,7 +73,7 @@ class ConfigMapFetcher : public ConfigMapSource {
 
   Fetch fetch_;
   ConfigMapFetcherOptions options_;
-  Clock now_;
+  const Clock& clock_;
   mutable std::mutex mu_;
   std::map<Key, Entry> entries_;
   std::list<Key> lru_;  // most recent first

@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include "base/fake_clock.h"
+
 namespace graintune::workload {
 namespace {
 
@@ -25,18 +27,11 @@ struct FakeApi {
   }
 };
 
-struct FakeClock {
-  std::chrono::steady_clock::time_point t{};
-  ConfigMapFetcher::Clock AsClock() {
-    return [this] { return t; };
-  }
-};
-
 TEST(ConfigMapFetcherTest, OneFetchServesEveryPodUntilTheTtl) {
   FakeApi api;
   api.objects["ml/cfg"] = {{"base.yml", "grain_worker_count: -1\n"}};
   FakeClock clock;
-  ConfigMapFetcher fetcher(api.AsFetch(), {.ttl = milliseconds(10000)}, clock.AsClock());
+  ConfigMapFetcher fetcher(api.AsFetch(), {.ttl = milliseconds(10000)}, clock);
   for (int pod = 0; pod < 64; ++pod) {
     Result<std::optional<std::string>> v = fetcher.Get("ml", "cfg", "base.yml");
     ASSERT_TRUE(v.ok());
@@ -47,7 +42,7 @@ TEST(ConfigMapFetcherTest, OneFetchServesEveryPodUntilTheTtl) {
   EXPECT_EQ(api.calls, 1);
   // An edit is seen once the entry expires.
   api.objects["ml/cfg"]["base.yml"] = "grain_worker_count: 8\n";
-  clock.t += milliseconds(10001);
+  clock.Advance(milliseconds(10001));
   EXPECT_EQ(**fetcher.Get("ml", "cfg", "base.yml"), "grain_worker_count: 8\n");
   EXPECT_EQ(api.calls, 2);
 }
@@ -55,7 +50,7 @@ TEST(ConfigMapFetcherTest, OneFetchServesEveryPodUntilTheTtl) {
 TEST(ConfigMapFetcherTest, NotFoundIsCachedErrorsAreNot) {
   FakeApi api;
   FakeClock clock;
-  ConfigMapFetcher fetcher(api.AsFetch(), {}, clock.AsClock());
+  ConfigMapFetcher fetcher(api.AsFetch(), {}, clock);
   EXPECT_FALSE(*fetcher.Get("ml", "absent", "k"));
   EXPECT_FALSE(*fetcher.Get("ml", "absent", "k"));
   EXPECT_EQ(api.calls, 1);
@@ -74,7 +69,7 @@ TEST(ConfigMapFetcherTest, MemoryIsBoundedByEntriesAndBytes) {
   for (int i = 0; i < 100; ++i)
     api.objects["ml/cm" + std::to_string(i)] = {{"k", std::string(1000, 'x')}};
   FakeClock clock;
-  ConfigMapFetcher by_count(api.AsFetch(), {.max_entries = 10}, clock.AsClock());
+  ConfigMapFetcher by_count(api.AsFetch(), {.max_entries = 10}, clock);
   for (int i = 0; i < 100; ++i) ASSERT_TRUE(by_count.Get("ml", "cm" + std::to_string(i), "k").ok());
   EXPECT_EQ(by_count.entries(), 10u);
   // The most recent stay: cm99 is served from the cache, cm0 is fetched again.
@@ -84,7 +79,7 @@ TEST(ConfigMapFetcherTest, MemoryIsBoundedByEntriesAndBytes) {
   ASSERT_TRUE(by_count.Get("ml", "cm0", "k").ok());
   EXPECT_EQ(api.calls, calls + 1);
 
-  ConfigMapFetcher by_bytes(api.AsFetch(), {.max_bytes = 5000}, clock.AsClock());
+  ConfigMapFetcher by_bytes(api.AsFetch(), {.max_bytes = 5000}, clock);
   for (int i = 0; i < 100; ++i) ASSERT_TRUE(by_bytes.Get("ml", "cm" + std::to_string(i), "k").ok());
   EXPECT_LE(by_bytes.bytes(), 5000u);
   EXPECT_EQ(by_bytes.entries(), 4u);  // 1,000 bytes of data and ~70 of bookkeeping each

@@ -4,7 +4,7 @@
 #include <nlohmann/json.hpp>
 #include <set>
 
-#include "operator/tuning_reconciler.h"
+#include "base/rfc3339.h"
 
 namespace graintune::bench {
 
@@ -35,7 +35,7 @@ Result<RequestCounts> CountRequests(const std::string& log_path, const std::stri
     const nlohmann::json e = nlohmann::json::parse(line, nullptr, false);
     if (!e.is_object() || !e.contains("user") || !e["user"].is_object()) continue;
     if (e["user"].value("username", "") != user) continue;
-    const std::optional<std::time_t> at = op::ParseRfc3339(e.value("requestReceivedTimestamp", ""));
+    const std::optional<std::time_t> at = ParseRfc3339(e.value("requestReceivedTimestamp", ""));
     if (!at || *at < lo || *at >= hi) continue;
     if (!seen.insert(e.value("auditID", "")).second) continue;
     ++counts.by_verb[e.value("verb", "?")];

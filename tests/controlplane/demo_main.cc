@@ -264,10 +264,10 @@ int main(int argc, char** argv) {
       return 1;
     }
   }
-  PodRunner runner(cp, maxtext ? PodRunnerOptions{.exporter_binary = build_dir + "/operator/graintune-exporter",
+  PodRunner runner(cp, maxtext ? PodRunnerOptions{.exporter_binary = build_dir + "/exporter/graintune-exporter",
                                                   .own_trainer = MaxTextTrainer(*maxtext),
                                                   .ns = kMaxTextDemoNamespace}
-                              : PodRunnerOptions{.exporter_binary = build_dir + "/operator/graintune-exporter",
+                              : PodRunnerOptions{.exporter_binary = build_dir + "/exporter/graintune-exporter",
                                                  .trainer_binary = build_dir + "/tests/emulator/trainer_emulator",
                                                  .time_scale = 0.05, .steps = 40});
   runner.Start();

@@ -5,7 +5,7 @@
 #include <filesystem>
 #include <fstream>
 
-#include "operator/maxtext_metrics.h"
+#include "telemetry/maxtext_metrics.h"
 #include "tests/controlplane/tpu_nodes.h"
 
 namespace graintune::testing {
@@ -175,10 +175,10 @@ bool RunsWithWorkers(const std::string& command, int workers) {
 MetricsFileRead ReadMaxTextMetricsFile(const std::string& path) {
   MetricsFileRead read;
   std::ifstream file(path);
-  std::vector<op::StepSample> steps;
+  std::vector<telemetry::StepSample> steps;
   for (std::string line; std::getline(file, line);) {
     ++read.lines;
-    Result<op::MetricsLine> parsed = op::ParseMetricsLine(line);
+    Result<telemetry::MetricsLine> parsed = telemetry::ParseMetricsLine(line);
     if (!parsed.ok()) {
       read.malformed.push_back(parsed.error() + ": " + line);
     } else if (parsed->sample) {
@@ -186,7 +186,7 @@ MetricsFileRead ReadMaxTextMetricsFile(const std::string& path) {
     }
   }
   std::sort(steps.begin(), steps.end(), [](const auto& a, const auto& b) { return a.step < b.step; });
-  for (const op::StepSample& s : steps) read.step_seconds.push_back(s.step_time_seconds);
+  for (const telemetry::StepSample& s : steps) read.step_seconds.push_back(s.step_time_seconds);
   if (!steps.empty()) {
     read.first_step = steps.front().step;
     read.last_step = steps.back().step;

@@ -23,7 +23,7 @@
 #include "kube/config.h"
 #include "operator/exporter_scraper.h"
 #include "operator/pod_facts.h"
-#include "operator/step_log.h"
+#include "telemetry/step_log.h"
 #include "tests/controlplane/maxtext_attempt.h"
 #include "tests/controlplane/maxtext_workload.h"
 #include "tests/controlplane/operator_under_test.h"
@@ -77,7 +77,7 @@ class MaxTextE2E : public ::testing::Test {
     // MaxText trains for kTinySteps steps and exits; the pod stays Running (KWOK) until failed.
     ASSERT_TRUE(WaitFor([&] {
       seen.most_grain_processes = std::max(seen.most_grain_processes, GrainWorkers(Descendants(*pid), kMaxTextTrainerPattern));
-      if (Result<op::StepsDocument> doc = exporter_steps(); doc.ok() && doc->process)
+      if (Result<telemetry::StepsDocument> doc = exporter_steps(); doc.ok() && doc->process)
         seen.exporter_workers = std::max(seen.exporter_workers, doc->process->workers);
       return ProcessEnded(*pid);
     }, std::chrono::seconds(420))) << TailOfFile(dir + "/trainer.log");
@@ -90,7 +90,7 @@ class MaxTextE2E : public ::testing::Test {
     // The exporter has read the whole file once its /steps holds every step.
     std::string last_answer;
     ASSERT_TRUE(WaitFor([&] {
-      Result<op::StepsDocument> doc = exporter_steps();
+      Result<telemetry::StepsDocument> doc = exporter_steps();
       last_answer = doc.ok() ? std::to_string(doc->steps.size()) + " steps" : doc.error();
       if (!doc.ok() || doc->steps.size() != seen.step_seconds.size()) return false;
       seen.exporter_malformed = doc->malformed_lines;

@@ -26,8 +26,8 @@
 #include <regex>
 #include <sstream>
 
-#include "operator/last_step_message.h"
-#include "operator/maxtext_metrics.h"
+#include "telemetry/last_step_message.h"
+#include "telemetry/maxtext_metrics.h"
 #include "tests/controlplane/maxtext_workload.h"
 #include "tests/controlplane/operator_under_test.h"
 #include "tests/controlplane/pod_runner.h"
@@ -61,7 +61,7 @@ std::vector<long> StepsInFile(const std::string& path) {
   std::vector<long> steps;
   std::ifstream in(path);
   for (std::string line; std::getline(in, line);)
-    if (Result<op::MetricsLine> l = op::ParseMetricsLine(line); l.ok() && l->sample) steps.push_back(l->sample->step);
+    if (Result<telemetry::MetricsLine> l = telemetry::ParseMetricsLine(line); l.ok() && l->sample) steps.push_back(l->sample->step);
   return steps;
 }
 
@@ -157,7 +157,7 @@ class MaxTextResume : public ::testing::Test {
     // The exporter polls every 100 ms here: its message catches up with the file's last step.
     const std::vector<long> steps = StepsInFile(a.dir + "/metrics.jsonl");
     ASSERT_FALSE(steps.empty()) << TailOfFile(a.dir + "/trainer.log");
-    ASSERT_TRUE(WaitFor([&] { return op::ParseLastStepMessage(ReadAll(message_file)) == steps.back(); },
+    ASSERT_TRUE(WaitFor([&] { return telemetry::ParseLastStepMessage(ReadAll(message_file)) == steps.back(); },
                         std::chrono::seconds(30)))
         << "the exporter's termination message: " << ReadAll(message_file);
     ASSERT_TRUE(cp_->Kubectl({"annotate", "pod", "-n", ns_, a.pod,

@@ -26,7 +26,7 @@ struct FedPod {
   ChildProcess exporter, trainer;
 };
 
-Result<StepsDocument> Steps(int port) {
+Result<telemetry::StepsDocument> Steps(int port) {
   kube::ClientConfig c;
   c.server = "http://127.0.0.1:" + std::to_string(port);
   c.allow_plain_http = true;
@@ -34,7 +34,7 @@ Result<StepsDocument> Steps(int port) {
   if (!client.ok()) return client.error().ToStatus();
   kube::ApiResult<std::string> body = (*client)->GetRaw("/steps");
   if (!body.ok()) return body.error().ToStatus();
-  return ParseStepsDocument(*body);
+  return telemetry::ParseStepsDocument(*body);
 }
 
 TEST(PrometheusSource, TrialsFromTheQueryApiAgreeWithTheExporter) {
@@ -100,7 +100,7 @@ TEST(PrometheusSource, TrialsFromTheQueryApiAgreeWithTheExporter) {
   for (const auto& p : pods) {
     Result<Trial> from_prom = TrialFromPrometheus(**client, p->uid, run_seconds, 0, p->workers, 65536);
     ASSERT_TRUE(from_prom.ok()) << from_prom.error() << "\n" << testing::TailOfFile(dir + "/prometheus.log");
-    Result<StepsDocument> doc = Steps(p->port);
+    Result<telemetry::StepsDocument> doc = Steps(p->port);
     ASSERT_TRUE(doc.ok()) << doc.error();
     Result<Trial> direct = TrialFromSteps(0, p->workers, *doc, 65536, 2);
     ASSERT_TRUE(direct.ok()) << direct.error();

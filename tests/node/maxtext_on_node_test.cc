@@ -105,7 +105,7 @@ class MaxTextOnNode : public ::testing::Test {
           }
           seen.most_grain_processes =
               std::max(seen.most_grain_processes, GrainWorkers(Descendants(running.shell), kMaxTextTrainerPattern));
-          if (Result<op::StepsDocument> doc = exporter_steps(); doc.ok() && doc->process)
+          if (Result<telemetry::StepsDocument> doc = exporter_steps(); doc.ok() && doc->process)
             seen.exporter_workers = std::max(seen.exporter_workers, doc->process->workers);
           read = ReadMaxTextMetricsFile(file);
           return static_cast<int>(read.step_seconds.size()) >= kTinySteps;
@@ -125,7 +125,7 @@ class MaxTextOnNode : public ::testing::Test {
     std::string last_answer;
     const bool exported = WaitFor(
         [&] {
-          Result<op::StepsDocument> doc = exporter_steps();
+          Result<telemetry::StepsDocument> doc = exporter_steps();
           last_answer = doc.ok() ? std::to_string(doc->steps.size()) + " steps" : doc.error();
           if (!doc.ok() || doc->steps.size() != seen.step_seconds.size()) return false;
           seen.exporter_malformed = doc->malformed_lines;

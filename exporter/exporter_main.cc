@@ -6,7 +6,7 @@
 //   /healthz
 // on a configurable address and port (TPU pods often use host networking).
 //
-// Flags: kUsage below (also `graintune-exporter --help`).
+// Flags: ExporterCommand() below (also `graintune-exporter --help`).
 #include <prometheus/gauge.h>
 #include <prometheus/histogram.h>
 #include <prometheus/counter.h>
@@ -21,10 +21,10 @@
 #include <iostream>
 #include <thread>
 
-#include "operator/last_step_message.h"
-#include "operator/metrics_file_follower.h"
-#include "operator/process_stats.h"
-#include "operator/step_log.h"
+#include "telemetry/last_step_message.h"
+#include "exporter/metrics_file_follower.h"
+#include "exporter/process_stats.h"
+#include "telemetry/step_log.h"
 #include "base/log.h"
 #include "server/flags.h"
 #include "server/https_server.h"
@@ -34,15 +34,25 @@ namespace {
 std::atomic<bool> g_stop{false};
 void OnSignal(int) { g_stop = true; }
 
-constexpr char kProgram[] = "graintune-exporter";
-constexpr char kUsage[] = R"(graintune-exporter: the sidecar graintune adds to tuned pods; serves their steps.
-
-usage:
-  graintune-exporter --metrics-file PATH [--bind-address A] [--port N]
-                     [--poll-interval-ms N] [--proc-root /proc] [--trainer-pattern MaxText]
-                     [--termination-message-path /dev/termination-log]
-                     [--log-level error|warning|info|debug]
-)";
+const graintune::server::ServerCommand& ExporterCommand() {
+  using graintune::server::FlagSpec;
+  static const graintune::server::ServerCommand kCommand{
+      .program = "graintune-exporter",
+      .summary = "the sidecar graintune adds to tuned pods; serves their steps.",
+      .flags = {
+          {.name = "metrics-file", .value_name = "PATH", .help = "MaxText's metrics_file, followed as it grows",
+           .required = true},
+          {.name = "bind-address", .value_name = "A", .default_text = "0.0.0.0", .help = "address to serve on"},
+          {.name = "port", .value_name = "N", .default_text = "9431", .help = "/steps, /metrics and /healthz (HTTP)"},
+          {.name = "poll-interval-ms", .value_name = "N", .default_text = "500",
+           .help = "the metrics file and /proc are read this often (10-60000)"},
+          {.name = "proc-root", .value_name = "DIR", .default_text = "/proc", .help = "where the pod's processes are seen"},
+          {.name = "trainer-pattern", .value_name = "TEXT", .default_text = "MaxText",
+           .help = "the trainer's command line contains this (case ignored)"},
+          {.name = "termination-message-path", .value_name = "PATH",
+           .help = "the last step is kept here (the pod's terminationMessagePath, /dev/termination-log)"}}};
+  return kCommand;
+}
 
 long SinceParameter(const std::string& target) {
   const size_t q = target.find("since=");
@@ -79,10 +89,10 @@ class ExporterMetrics {
                                0.05, 0.1, 0.25, 0.5, 1, 1.5, 2, 2.5, 3, 3.5, 4, 4.25, 4.5, 4.75, 5,
                                5.5, 6, 7, 8, 9, 10, 12, 15, 20, 30, 45, 60, 120});
   }
-  void Observe(const std::vector<graintune::op::StepSample>& samples) {
+  void Observe(const std::vector<graintune::telemetry::StepSample>& samples) {
     for (const auto& s : samples) steps_->Observe(s.step_time_seconds);
   }
-  std::string Render(const graintune::op::StepLog::Totals& t) {
+  std::string Render(const graintune::telemetry::StepLog::Totals& t) {
     run_->Set(t.run);
     lines_->Set(static_cast<double>(t.lines));
     malformed_->Set(static_cast<double>(t.malformed));
@@ -109,30 +119,22 @@ class ExporterMetrics {
 }  // namespace
 
 int main(int argc, char** argv) {
-  graintune::server::ExitWithHelpIfAsked(argc, argv, kUsage);
   using namespace graintune;
-  const server::Flags flags = server::ExitOnUsageError(
-      kProgram, server::Flags::Parse(server::Arguments(argc, argv),
-                                     {"log-level", "metrics-file", "bind-address", "port", "poll-interval-ms",
-                                      "proc-root", "trainer-pattern", "termination-message-path"}));
-  if (!flags.positional().empty())
-    server::ExitWithUsageError(kProgram, "unexpected argument '" + flags.positional().front() + "'");
-  server::SetUpLogging(kProgram, flags);
+  const std::string& program = ExporterCommand().program;
+  const server::Flags flags = server::ParseServerFlags(ExporterCommand(), argc, argv);
   server::HttpsServerOptions options;
-  options.bind_address = flags.Get("bind-address").value_or("0.0.0.0");
-  options.port = static_cast<unsigned short>(
-      server::ExitOnUsageError(kProgram, flags.IntegerIn("port", 1, 65535)).value_or(9431));
+  options.bind_address = *flags.Get("bind-address");
+  options.port = static_cast<unsigned short>(*server::ExitOnUsageError(program, flags.IntegerIn("port", 1, 65535)));
   options.threads = 1;
   options.max_body_bytes = 4096;  // it takes no request bodies
   const std::string metrics_file = flags.Get("metrics-file").value_or("");
-  const std::string proc_root = flags.Get("proc-root").value_or("/proc");
-  const std::string pattern = flags.Get("trainer-pattern").value_or("MaxText");
-  const int poll_ms =
-      server::ExitOnUsageError(kProgram, flags.IntegerIn("poll-interval-ms", 10, 60000)).value_or(500);
+  const std::string proc_root = *flags.Get("proc-root");
+  const std::string pattern = *flags.Get("trainer-pattern");
+  const int poll_ms = *server::ExitOnUsageError(program, flags.IntegerIn("poll-interval-ms", 10, 60000));
   if (metrics_file.empty())
-    server::ExitWithUsageError(kProgram, "--metrics-file is required");
+    server::ExitWithUsageError(program, "--metrics-file is required");
   const char* uid = std::getenv("GRAINTUNE_POD_UID");
-  op::StepLog log(20000, uid ? uid : "");
+  telemetry::StepLog log(20000, uid ? uid : "");
   ExporterMetrics metrics;
   std::mutex metrics_mu;
   server::HttpsServer server(options, [&](const server::HttpRequest& r) -> server::HttpResponse {
@@ -154,30 +156,30 @@ int main(int argc, char** argv) {
             << options.bind_address << ":" << server.port();
   std::signal(SIGTERM, OnSignal);
   std::signal(SIGINT, OnSignal);
-  op::MetricsFileFollower follower(metrics_file);
-  op::ProcessSampler sampler(proc_root, pattern);
+  exporter::MetricsFileFollower follower(metrics_file);
+  exporter::ProcessSampler sampler(proc_root, pattern);
   // The last step, kept in the termination message as it moves: the kubelet reads the file
   // whenever the sidecar stops, so a SIGKILL loses nothing written before it.
   const std::string termination_path = flags.Get("termination-message-path").value_or("");
   long written_step = -1;
   auto write_last_step = [&] {
-    const op::StepLog::Totals t = log.totals();
+    const telemetry::StepLog::Totals t = log.totals();
     if (termination_path.empty() || !t.last || t.last->step == written_step) return;
     std::ofstream out(termination_path, std::ios::trunc);
-    out << op::LastStepMessage(t.last->step);
+    out << telemetry::LastStepMessage(t.last->step);
     if (out.flush()) written_step = t.last->step;
     else LogLine(LogLevel::kWarning) << "cannot write " << termination_path;
   };
   for (bool stopping = false; !stopping;) {
     stopping = g_stop;  // after a stop, one more read of the file, then out
-    op::MetricsFileFollower::Update u = follower.Poll();
+    exporter::MetricsFileFollower::Update u = follower.Poll();
     if (u.restarted) log.Restart();
     log.Add(u.samples, u.lines, u.malformed);
     {
       std::lock_guard<std::mutex> lock(metrics_mu);
       metrics.Observe(u.samples);
     }
-    if (std::optional<op::ProcessFigures> p = sampler.Sample(std::chrono::steady_clock::now()))
+    if (std::optional<telemetry::ProcessFigures> p = sampler.Sample(std::chrono::steady_clock::now()))
       log.SetProcess(*p);
     write_last_step();
     if (!stopping) std::this_thread::sleep_for(std::chrono::milliseconds(poll_ms));

@@ -1,8 +1,8 @@
-#include "operator/last_step_message.h"
+#include "telemetry/last_step_message.h"
 
 #include <nlohmann/json.hpp>
 
-namespace graintune::op {
+namespace graintune::telemetry {
 
 std::string LastStepMessage(long last_step) {
   return nlohmann::json{{"lastStep", last_step}}.dump() + "\n";
@@ -19,4 +19,4 @@ std::optional<long> ParseLastStepMessage(const std::string& message) {
   return v;
 }
 
-}  // namespace graintune::op
+}  // namespace graintune::telemetry

@@ -13,16 +13,16 @@
 #include <string>
 #include <vector>
 
-#include "operator/maxtext_metrics.h"
+#include "telemetry/maxtext_metrics.h"
 
-namespace graintune::op {
+namespace graintune::exporter {
 
 class MetricsFileFollower {
  public:
   explicit MetricsFileFollower(std::string path, size_t max_line_bytes = 1u << 20);
 
   struct Update {
-    std::vector<StepSample> samples;
+    std::vector<telemetry::StepSample> samples;
     int lines = 0;       // complete lines read
     int malformed = 0;   // of which could not be used
     bool restarted = false;  // the file was truncated or replaced: samples are of a new run
@@ -39,7 +39,7 @@ class MetricsFileFollower {
   long last_step_ = -1;   // of the current run; -1 before its first step
   std::string run_name_;  // of the current run's last step line that named one
 
-  void Take(const MetricsLine& line, Update& u);
+  void Take(const telemetry::MetricsLine& line, Update& u);
 };
 
-}  // namespace graintune::op
+}  // namespace graintune::exporter

@@ -17,7 +17,7 @@
 
 #include "base/status.h"
 
-namespace graintune::op {
+namespace graintune::telemetry {
 
 struct StepSample {
   long step = 0;
@@ -38,4 +38,4 @@ struct MetricsLine {
 // no error; a non-finite tflops or tokens figure reads as absent.
 Result<MetricsLine> ParseMetricsLine(std::string_view line);
 
-}  // namespace graintune::op
+}  // namespace graintune::telemetry

@@ -1,8 +1,8 @@
-#include "operator/step_log.h"
+#include "telemetry/step_log.h"
 
 #include <cmath>
 
-namespace graintune::op {
+namespace graintune::telemetry {
 
 void StepLog::Restart() {
   std::lock_guard<std::mutex> lock(mu_);
@@ -148,4 +148,4 @@ Result<StepsDocument> ParseStepsDocument(const std::string& body) {
   return out;
 }
 
-}  // namespace graintune::op
+}  // namespace graintune::telemetry

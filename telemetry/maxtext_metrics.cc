@@ -1,9 +1,9 @@
-#include "operator/maxtext_metrics.h"
+#include "telemetry/maxtext_metrics.h"
 
 #include <cmath>
 #include <nlohmann/json.hpp>
 
-namespace graintune::op {
+namespace graintune::telemetry {
 namespace {
 
 // `line` with Python's bare NaN, Infinity and -Infinity outside strings replaced by null
@@ -81,4 +81,4 @@ Result<MetricsLine> ParseMetricsLine(std::string_view line) {
   return out;
 }
 
-}  // namespace graintune::op
+}  // namespace graintune::telemetry

@@ -11,7 +11,7 @@
 #include <optional>
 #include <string>
 
-namespace graintune::op {
+namespace graintune::telemetry {
 
 std::string LastStepMessage(long last_step);
 
@@ -22,4 +22,4 @@ std::optional<long> ParseLastStepMessage(const std::string& message);
 // The largest message read (the kubelet's own cap).
 inline constexpr size_t kMaxTerminationMessageBytes = 4096;
 
-}  // namespace graintune::op
+}  // namespace graintune::telemetry

@@ -14,23 +14,17 @@
 #include <string>
 
 #include "base/status.h"
+#include "telemetry/process_figures.h"
 
-namespace graintune::op {
+namespace graintune::exporter {
 
-struct ProcessFigures {
-  int workers = 0;
-  double worker_busy_fraction = -1;  // cpu time of the workers / (wall time x workers)
-  double worker_memory_bytes = 0;    // peak RSS of the largest worker
-  double trainer_memory_bytes = 0;   // peak RSS of the trainer
-  double trainer_cpu_cores = -1;     // cores the trainer used between two samples
-};
 
 class ProcessSampler {
  public:
   ProcessSampler(std::string proc_root = "/proc", std::string trainer_pattern = "MaxText");
   // Reads /proc now. nullopt when no trainer process is visible (not started, or the pod does
   // not share its PID namespace). Rates need two samples; the first has them at -1.
-  std::optional<ProcessFigures> Sample(std::chrono::steady_clock::time_point now);
+  std::optional<telemetry::ProcessFigures> Sample(std::chrono::steady_clock::time_point now);
 
  private:
   struct Ticks {
@@ -43,4 +37,4 @@ class ProcessSampler {
   std::optional<Ticks> last_;
 };
 
-}  // namespace graintune::op
+}  // namespace graintune::exporter

@@ -1,15 +1,15 @@
-#include "operator/metrics_file_follower.h"
+#include "exporter/metrics_file_follower.h"
 
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
-namespace graintune::op {
+namespace graintune::exporter {
 
 MetricsFileFollower::MetricsFileFollower(std::string path, size_t max_line_bytes)
     : path_(std::move(path)), max_line_bytes_(max_line_bytes) {}
 
-void MetricsFileFollower::Take(const MetricsLine& line, Update& u) {
+void MetricsFileFollower::Take(const telemetry::MetricsLine& line, Update& u) {
   if (!line.sample) return;
   const bool renamed = !line.run_name.empty() && !run_name_.empty() && line.run_name != run_name_;
   if (last_step_ >= 0 && (line.sample->step <= last_step_ || renamed)) {
@@ -56,7 +56,7 @@ MetricsFileFollower::Update MetricsFileFollower::Poll() {
       start = static_cast<size_t>(i) + 1;
       if (partial_.empty()) continue;
       ++u.lines;
-      if (Result<MetricsLine> line = ParseMetricsLine(partial_); line.ok()) {
+      if (Result<telemetry::MetricsLine> line = telemetry::ParseMetricsLine(partial_); line.ok()) {
         Take(*line, u);
       } else {
         ++u.malformed;
@@ -75,4 +75,4 @@ MetricsFileFollower::Update MetricsFileFollower::Poll() {
   return u;
 }
 
-}  // namespace graintune::op
+}  // namespace graintune::exporter

@@ -1,4 +1,4 @@
-#include "operator/process_stats.h"
+#include "exporter/process_stats.h"
 
 #include <unistd.h>
 
@@ -11,7 +11,7 @@
 #include <sstream>
 #include <vector>
 
-namespace graintune::op {
+namespace graintune::exporter {
 namespace {
 
 namespace fs = std::filesystem;
@@ -76,7 +76,7 @@ std::string Lowercase(std::string text) {
 ProcessSampler::ProcessSampler(std::string proc_root, std::string trainer_pattern)
     : root_(std::move(proc_root)), pattern_(Lowercase(std::move(trainer_pattern))) {}
 
-std::optional<ProcessFigures> ProcessSampler::Sample(std::chrono::steady_clock::time_point now) {
+std::optional<telemetry::ProcessFigures> ProcessSampler::Sample(std::chrono::steady_clock::time_point now) {
   std::map<int, Proc> procs;
   std::error_code ec;
   // Processes come and go while /proc is read: the non-throwing increment, and an entry that
@@ -115,7 +115,7 @@ std::optional<ProcessFigures> ProcessSampler::Sample(std::chrono::steady_clock::
   for (auto it = descendants.begin(); it != descendants.end();)
     it = IsMultiprocessingHelper(procs[*it].cmdline) ? descendants.erase(it) : std::next(it);
 
-  ProcessFigures f;
+  telemetry::ProcessFigures f;
   f.workers = static_cast<int>(descendants.size());
   f.trainer_memory_bytes = trainer->hwm_bytes;
   Ticks ticks{trainer->ticks, {}, now};
@@ -143,4 +143,4 @@ std::optional<ProcessFigures> ProcessSampler::Sample(std::chrono::steady_clock::
   return f;
 }
 
-}  // namespace graintune::op
+}  // namespace graintune::exporter

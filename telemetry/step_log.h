@@ -14,10 +14,10 @@
 #include <string>
 #include <vector>
 
-#include "operator/maxtext_metrics.h"
-#include "operator/process_stats.h"
+#include "telemetry/maxtext_metrics.h"
+#include "telemetry/process_figures.h"
 
-namespace graintune::op {
+namespace graintune::telemetry {
 
 class StepLog {
  public:
@@ -70,4 +70,4 @@ inline constexpr double kMaxWorkersSeen = 100000;
 inline constexpr double kMaxMemoryBytes = 1e15;
 inline constexpr double kMaxCpuCores = 100000;
 
-}  // namespace graintune::op
+}  // namespace graintune::telemetry
