@@ -9,11 +9,21 @@
 # GRAINTUNE_REQUIRE_CONTROLPLANE=1 turns a missing control plane into a failure, never a skip.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# Each stage prints its wall time on stderr ("test.sh: <stage> took N s"), the figures
+# docs/development.md quotes for a cold and a warm run.
+STAGE_STARTED=$SECONDS
+stage_done() {
+  echo "test.sh: $1 took $((SECONDS - STAGE_STARTED)) s" >&2
+  STAGE_STARTED=$SECONDS
+}
 bash scripts/setup.sh
+stage_done "Debian packages"
 BUILD_DIR="${BUILD_DIR:-build}"
 cmake -S . -B "$BUILD_DIR" -G Ninja -DGRAINTUNE_WERROR=ON -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
 ninja -C "$BUILD_DIR"
+stage_done "build"
 GRAINTUNE_CONTROLPLANE_BIN="$(bash scripts/controlplane/build.sh | tail -n 1)"
+stage_done "control plane"
 export GRAINTUNE_CONTROLPLANE_BIN GRAINTUNE_REQUIRE_CONTROLPLANE=1
 # The images the node tests install with helm (docs/images.md): built from the Dockerfile once
 # per source change (~10 min cold on 2 cores, under 1 s when cached); exports
@@ -22,13 +32,18 @@ IMAGE_VARIABLES="$(bash scripts/image.sh)"
 set -a
 eval "$IMAGE_VARIABLES"
 set +a
+stage_done "image"
 # MaxText's own trainer for the maxtext label (tests/e2e/maxtext_e2e_test.cc): a pinned virtual
 # environment (~1.4 GB from PyPI the first time), a corpus and a tokenizer made from this
 # machine's text, all cached under ~/.cache/graintune; exports GRAINTUNE_MAXTEXT_*.
 . scripts/lib/python_env.sh
 . scripts/lib/maxtext_trainer.sh
 export_maxtext_trainer_env
+stage_done "MaxText environment"
+# ctest ends with its own "Label Time Summary" (seconds per label).
 (cd "$BUILD_DIR" && ctest --output-on-failure --timeout 900 "$@")
+stage_done "ctest"
 # Then every fuzz target for GRAINTUNE_FUZZ_SECONDS each (README "Fuzzing"): ~6 min on 2 cores
 # from a cold clang build, ~3 min once build-fuzz/ exists.
 bash scripts/fuzz.sh "${GRAINTUNE_FUZZ_SECONDS:-30}"
+stage_done "fuzz"
