@@ -453,16 +453,20 @@ Plan PlanInPlace(json& object, WorkloadKind kind, const std::string& ns, Planner
   }
 
   // Reinvocation (or a pod made from a template graintune already set) with the same value
-  // for the same attempt keeps the reason it was given: the value's story does not change
-  // because a later look would word it differently (e.g. without "attempt 0 ended").
+  // for the same attempt keeps the reason and the sources it was given: the value's story
+  // does not change because a later look would word it differently (e.g. without "attempt 0
+  // ended") or would find it in the run's own pinned value rather than in learned figures.
   auto given = [&](const char* key) {
     auto it = object_annotations.find(key);
     return it == object_annotations.end() ? std::string() : it->second;
   };
   if (given(workload::kWorkerCountAnnotation) == std::to_string(plan.workers) &&
       given(workload::kAttemptAnnotation) == std::to_string(plan.attempt) &&
-      !given(workload::kReasonAnnotation).empty())
+      !given(workload::kReasonAnnotation).empty()) {
     plan.reason = given(workload::kReasonAnnotation);
+    if (plan.learned_from.empty())
+      plan.learned_from = workload::SplitLearnedFrom(given(workload::kLearnedFromAnnotation));
+  }
 
   if (budget && !budget->Charge(0)) {
     plan.warnings = {budget->Warning()};

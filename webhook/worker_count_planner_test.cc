@@ -106,6 +106,36 @@ TEST_F(PlannerTest, ReinvocationIsANoOp) {
   EXPECT_EQ(second.mutated, first.mutated);
 }
 
+// A restarted child Job of a checkpointed JobSet whose value learned from another namespace:
+// admitted again as the API server stores it, the pinned value is its own, and the
+// learned-from it was given stays (found by the admission fuzzer).
+TEST_F(PlannerTest, ReinvocationOfAPinnedRunKeepsWhereItsValueWasLearned) {
+  json job = SeedJob();
+  job["metadata"]["labels"] = {{"jobset.sigs.k8s.io/jobset-name", "llama"},
+                               {"jobset.sigs.k8s.io/restart-attempt", "2"}};
+  std::string& script = job["spec"]["template"]["spec"]["containers"][0]["command"][2].get_ref<std::string&>();
+  script += " run_name=llama base_output_directory=gs://bucket/runs dataset_type=grain grain_train_files=/data/c4/*.array_record";
+  const Plan alone = Run(job, workload::WorkloadKind::kJob);
+  ASSERT_FALSE(alone.demand_key.empty());
+  history_.PutGrainTuning({{"metadata", {{"namespace", "team-b"}, {"name", "llama-b"}}},
+                           {"spec", {{"tuningKey", "llama-b"}}},
+                           {"status", {{"learned", {{"machineType", "ct6e-standard-4t"},
+                                                    {"fedTokensPerSecondPerHost", 3000},
+                                                    {"demandKey", alone.demand_key}}}}}});
+  Policy shares_b;
+  shares_b.learn_from.namespaces = {"team-b"};
+  policies_ = workload::FixedPolicy(shares_b);
+  const Plan first = Run(job, workload::WorkloadKind::kJob);
+  ASSERT_EQ(first.outcome, PlanOutcome::kTuned) << (first.warnings.empty() ? "" : first.warnings[0]);
+  ASSERT_EQ(first.learned_from, std::vector<std::string>{"team-b/llama-b"});
+  ASSERT_TRUE(first.resume.pins_workers) << first.resume.why;
+
+  const Plan second = Run(first.mutated, workload::WorkloadKind::kJob);
+  EXPECT_FALSE(second.changed) << second.patch.dump();
+  EXPECT_EQ(second.mutated, first.mutated);
+  EXPECT_EQ(second.learned_from, first.learned_from);
+}
+
 TEST_F(PlannerTest, NoMinusOneNoChange) {
   json job = SeedJob();
   std::string& script = job["spec"]["template"]["spec"]["containers"][0]["command"][2].get_ref<std::string&>();

@@ -2,6 +2,7 @@
 
 #include <map>
 
+#include "workload/kubernetes_expansion.h"
 #include "workload/pod_templates.h"
 
 namespace graintune::workload {
@@ -12,17 +13,28 @@ using json = nlohmann::json;
 // The fieldRef xpk (and JobSet's own docs) use for JOBSET_NAME.
 constexpr char kJobSetNameField[] = "metadata.annotations['jobset.sigs.k8s.io/jobset-name']";
 
+// What $(NAME) expands to when NAME is `v` (null: not defined).
+KubernetesVariable ReferenceTo(const EnvVariable* v, bool may_set_any) {
+  if (!v) return may_set_any ? KubernetesVariable{KubernetesVariable::Kind::kUnknown, ""} : KubernetesVariable{};
+  if (!v->value) return {KubernetesVariable::Kind::kUnknown, ""};
+  return {KubernetesVariable::Kind::kKnown, *v->value};
+}
+
 class EnvBuilder {
  public:
   void Set(EnvVariable v) {
-    auto it = index_.find(v.name);
-    if (it != index_.end()) {
+    auto it = out_.index.find(v.name);
+    if (it != out_.index.end()) {
       out_.variables[it->second] = std::move(v);
       return;
     }
     if (out_.variables.size() >= kMaxEnvVariables) return MaySetAny("over 4096 variables");
-    index_[v.name] = out_.variables.size();
+    out_.index[v.name] = out_.variables.size();
     out_.variables.push_back(std::move(v));
+  }
+  // A $(NAME) reference as the kubelet resolves it from the variables set so far.
+  KubernetesVariable Lookup(const std::string& name) const {
+    return ReferenceTo(out_.Find(name), out_.may_set_any);
   }
   void MaySetAny(std::string why) {
     if (!out_.may_set_any) out_.may_set_any_why = std::move(why);
@@ -32,7 +44,6 @@ class EnvBuilder {
 
  private:
   ContainerEnv out_;
-  std::map<std::string, size_t> index_;
 };
 
 void AddEnvFrom(const json& from, const std::string& ns, ConfigMapSource* configmaps,
@@ -63,10 +74,12 @@ void AddEnv(const json& var, size_t i, const std::string& ns, ConfigMapSource* c
   const std::string name = StringField(var, "name");
   if (name.empty()) return;
   if (auto v = var.find("value"); v != var.end() && v->is_string()) {
-    const std::string text = v->get<std::string>();
-    // Kubernetes expands $(VAR) in env values: not read here.
-    if (text.find("$(") != std::string::npos) return env.Set({name, std::nullopt, "", "env"});
-    return env.Set({name, text, "/env/" + std::to_string(i) + "/value", "env"});
+    // The kubelet expands $(VAR) in env values from the variables defined before this one.
+    const KubernetesExpanded e = ExpandKubernetesReferences(
+        v->get<std::string>(), [&](const std::string& ref) { return env.Lookup(ref); });
+    if (!e.unknown_reference.empty()) return env.Set({name, std::nullopt, "", "env (" + e.unknown_reference + ")"});
+    // A value built from other variables cannot be rewritten where it was written.
+    return env.Set({name, e.text, e.changed ? "" : "/env/" + std::to_string(i) + "/value", "env"});
   }
   auto from = var.find("valueFrom");
   if (from == var.end() || !from->is_object()) return env.Set({name, "", "", "env"});
@@ -94,9 +107,17 @@ void AddEnv(const json& var, size_t i, const std::string& ns, ConfigMapSource* c
 }  // namespace
 
 const EnvVariable* ContainerEnv::Find(const std::string& name) const {
+  if (index.size() == variables.size()) {
+    auto it = index.find(name);
+    return it == index.end() ? nullptr : &variables[it->second];
+  }
   for (const EnvVariable& v : variables)
     if (v.name == name) return &v;
   return nullptr;
+}
+
+KubernetesVariable ContainerEnv::Reference(const std::string& name) const {
+  return ReferenceTo(Find(name), may_set_any);
 }
 
 ContainerEnv ResolveContainerEnv(const json& container, const std::string& ns,

@@ -3,8 +3,8 @@
 //
 // Kubernetes' order: every envFrom source in turn (a later one wins), then every env entry (a
 // later one wins over anything before). What is resolved:
-//   env[i].value                      the literal (one holding a Kubernetes $(VAR) reference
-//                                     is unknown)
+//   env[i].value                      the literal, with the kubelet's $(VAR) references to
+//                                     variables before it expanded (kubernetes_expansion.h)
 //   env[i].valueFrom.configMapKeyRef  the key's data; a missing key of an optional ref is unset
 //   env[i].valueFrom.fieldRef         JOBSET_NAME's JobSet name (as xpk sets it), when given
 //   envFrom[i].configMapRef           every key of the ConfigMap, with the entry's prefix
@@ -15,12 +15,14 @@
 // Bounded: at most kMaxEnvVariables variables are kept (the rest: may_set_any). Never throws.
 #pragma once
 
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include <nlohmann/json.hpp>
 
+#include "workload/kubernetes_expansion.h"
 #include "workload/sources.h"
 
 namespace graintune::workload {
@@ -40,8 +42,13 @@ struct ContainerEnv {
   std::vector<EnvVariable> variables;  // each name once, as the process sees it
   bool may_set_any = false;            // an envFrom graintune could not read
   std::string may_set_any_why;
+  // name -> index in `variables`, kept by ResolveContainerEnv (Find reads it when it is
+  // complete, else scans: a ContainerEnv built by hand works too).
+  std::map<std::string, size_t> index;
 
   const EnvVariable* Find(const std::string& name) const;
+  // A $(NAME) reference in the container's command or args, as the kubelet resolves it.
+  KubernetesVariable Reference(const std::string& name) const;
 };
 
 // `configmaps` may be null (only literals are read; every reference is unknown). `jobset_name`

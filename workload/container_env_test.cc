@@ -32,10 +32,27 @@ TEST(ContainerEnvTest, ResolvesLiteralsConfigMapsAndTheJobSetName) {
   EXPECT_EQ(env.Find("P_ARGS")->value, "dataset_type=grain");
   EXPECT_EQ(env.Find("POD")->value, std::nullopt);
   EXPECT_EQ(env.Find("TOKEN")->value, std::nullopt);
-  EXPECT_EQ(env.Find("REF")->value, std::nullopt);
+  // The kubelet expands $(A) from the entries before REF (A=1, not the later A=2); a value
+  // that is not the written text has no pointer to edit.
+  EXPECT_EQ(env.Find("REF")->value, "1/x");
+  EXPECT_EQ(env.Find("REF")->pointer, "");
   EXPECT_FALSE(env.may_set_any);
   // Without sources, references are set to something unknown.
   EXPECT_EQ(ResolveContainerEnv(c, "ns", nullptr, "").Find("RUN")->value, std::nullopt);
+}
+
+// A reference to a variable whose value is unknown is unknown; a reference to one that is not
+// defined stays as written, and $$ is a literal $, as the kubelet does.
+TEST(ContainerEnvTest, ReferencesFollowTheKubeletsExpansion) {
+  const json c = json::parse(R"J({"env": [
+            {"name": "POD", "valueFrom": {"fieldRef": {"fieldPath": "metadata.name"}}},
+            {"name": "DIR", "value": "gs://b/$(POD)"},
+            {"name": "LATER", "value": "$(NOT_YET)-$$(POD)-$(UNDEFINED)"},
+            {"name": "NOT_YET", "value": "x"}]})J");
+  const ContainerEnv env = ResolveContainerEnv(c, "ns", nullptr, "");
+  EXPECT_EQ(env.Find("DIR")->value, std::nullopt);
+  EXPECT_EQ(env.Find("LATER")->value, "$(NOT_YET)-$(POD)-$(UNDEFINED)");
+  EXPECT_EQ(env.Find("NOT_YET")->value, "x");
 }
 
 TEST(ContainerEnvTest, WhatCannotBeReadIsUnknownNeverAnError) {

@@ -2,8 +2,10 @@
 
 #include <algorithm>
 #include <cctype>
+#include <map>
 #include <set>
 
+#include "workload/kubernetes_expansion.h"
 #include "workload/shell_expansion.h"
 #include "workload/shell_words.h"
 
@@ -135,27 +137,54 @@ namespace {
 // Reads one `bash -c` script: its variables, then each word as bash expands it.
 class ScriptReader {
  public:
-  ScriptReader(const ContainerEnv& env, std::string pointer, ContainerOverrides& out)
-      : pointer_(std::move(pointer)), out_(out) {
+  // `first_start`: how many MaxText starts scripts before this one held.
+  ScriptReader(const ContainerEnv& env, std::string pointer, size_t first_start, ContainerOverrides& out)
+      : pointer_(std::move(pointer)), first_start_(first_start), out_(out) {
     for (const EnvVariable& v : env.variables) {
       if (v.value) variables_.SetFromEnv(v.name, *v.value);
       else variables_.SetUnknown(v.name);
     }
   }
 
-  void Read(const std::string& script) {
+  // The MaxText starts it found, in order: whether each runs train_compile.
+  std::vector<bool> Read(const std::string& script) {
     const std::vector<ShellWord> words = SplitShellWords(script, MayMatter);
-    for (const ShellWord& w : words)
-      if (MentionsMaxText(w.text) || NamesTrainer(w.text)) maxtext_commands_.insert(w.command);
+    FindCommands(words);
     for (const ShellWord& w : words) {
       std::string name;
       size_t value_start = 0;
       if (w.assignment_position && ParseShellAssignment(w, name, value_start)) Assign(w, name, value_start);
       else ReadWord(w);
     }
+    return start_compiles_only_;
   }
 
  private:
+  // Which commands mention MaxText, and which of those start it (name a trainer or
+  // train_compile): each of the latter is one start.
+  void FindCommands(const std::vector<ShellWord>& words) {
+    std::map<size_t, bool> starts;  // command -> runs train_compile
+    for (const ShellWord& w : words) {
+      if (MentionsMaxText(w.text) || NamesTrainer(w.text)) maxtext_commands_.insert(w.command);
+      const bool compiles = w.text.find("train_compile") != std::string::npos;
+      if (compiles || NamesTrainer(w.text)) starts[w.command] = starts[w.command] || compiles;
+    }
+    for (const auto& [command, compiles] : starts) {
+      start_of_command_[command] = first_start_ + start_compiles_only_.size();
+      start_compiles_only_.push_back(compiles);
+    }
+  }
+
+  size_t StartOf(const ShellWord& w) const {
+    auto it = start_of_command_.find(w.command);
+    return it == start_of_command_.end() ? kEveryStart : it->second;
+  }
+
+  void Add(const Assignment& a, const ShellWord& w) {
+    AddAssignment(out_, a, OverrideLocation::kScript, pointer_);
+    out_.overrides.back().start = StartOf(w);
+  }
+
   // NAME=value: a variable for the words after it (an M_ name is also MaxText's env).
   void Assign(const ShellWord& w, const std::string& name, size_t value_start) {
     ShellWord value;
@@ -171,13 +200,13 @@ class ScriptReader {
     }
     if (!MaxTextKeyFromEnv(name).empty()) {
       if (!e.known) {
-        out_.unknown.push_back({MaxTextKeyFromEnv(name), false, NextOrder(out_), Why(w, e)});
+        out_.unknown.push_back({MaxTextKeyFromEnv(name), false, NextOrder(out_), Why(w, e), StartOf(w)});
       } else {
         ShellWord whole{name + "=" + v.text, {}, {}, w.command, w.position, true};
         whole.raw_offset.assign(name.size() + 1, kNotInScript);
         whole.raw_offset.insert(whole.raw_offset.end(), v.raw_offset.begin(), v.raw_offset.end());
         Assignment a;
-        if (ParseAssignment(whole, a)) AddAssignment(out_, a, OverrideLocation::kScript, pointer_);
+        if (ParseAssignment(whole, a)) Add(a, w);
       }
     }
     variables_.Set(name, std::move(v));
@@ -190,17 +219,14 @@ class ScriptReader {
       // does not run MaxText.
       if (w.position == 0 || !maxtext_commands_.count(w.command)) return;
       Assignment a;
-      ShellWord prefix;
-      prefix.text = LiteralPrefix(w);
-      prefix.raw_offset.assign(prefix.text.size(), 0);
-      const bool keyed = ParseArgAssignment(prefix.text, a);
-      out_.unknown.push_back({keyed ? a.key : "", false, NextOrder(out_), Why(w, e)});
+      const bool keyed = ParseArgAssignment(LiteralPrefix(w), a);
+      out_.unknown.push_back({keyed ? a.key : "", false, NextOrder(out_), Why(w, e), StartOf(w)});
       return;
     }
     for (const ShellWord& field : e.fields) {
       Assignment a;
       if (ParseAssignment(field, a)) {
-        AddAssignment(out_, a, OverrideLocation::kScript, pointer_);
+        Add(a, w);
       } else if (!out_.config && IsConfigPath(field.text)) {
         out_.config = ConfigArgument{field.text, pointer_, w.raw_offset.back() + 1, OverrideLocation::kScript};
       }
@@ -213,9 +239,12 @@ class ScriptReader {
   }
 
   std::string pointer_;
+  size_t first_start_;
   ContainerOverrides& out_;
   ShellVariables variables_;
   std::set<size_t> maxtext_commands_;
+  std::map<size_t, size_t> start_of_command_;
+  std::vector<bool> start_compiles_only_;
 };
 
 // MaxText's M_ variables in the container's environment.
@@ -244,6 +273,80 @@ void ReadEnvironment(const ContainerEnv& env, ContainerOverrides& out) {
 
 }  // namespace
 
+namespace {
+
+// Maps [begin, end) of the kubelet-expanded text back to the text as written; false when those
+// characters do not sit there side by side (some came from a variable).
+bool MapToWritten(const KubernetesExpanded& e, size_t& begin, size_t& end) {
+  if (!e.changed) return true;
+  if (begin == end) {
+    const size_t before = begin == 0 ? 0 : e.raw_offset[begin - 1];
+    if (before == kNotInScript) return false;
+    begin = end = begin == 0 ? 0 : before + 1;
+    return true;
+  }
+  for (size_t i = begin; i < end; ++i)
+    if (e.raw_offset[i] == kNotInScript || e.raw_offset[i] != e.raw_offset[begin] + (i - begin)) return false;
+  const size_t length = end - begin;
+  begin = e.raw_offset[begin];
+  end = begin + length;
+  return true;
+}
+
+// Moves what a reader found in `pointer`'s expanded text (from overrides[first] on) back to
+// offsets in the text as written.
+void MapBack(const KubernetesExpanded& e, const std::string& pointer, size_t first, ContainerOverrides& out) {
+  if (!e.changed) return;
+  for (size_t i = first; i < out.overrides.size(); ++i) {
+    Override& o = out.overrides[i];
+    if (o.pointer != pointer) continue;
+    if (!MapToWritten(e, o.value_begin, o.value_end)) o.replaceable = false;
+  }
+  if (out.config && out.config->pointer == pointer) {
+    size_t begin = out.config->end, end = out.config->end;
+    if (MapToWritten(e, begin, end)) out.config->end = begin;
+  }
+}
+
+// One exec-form argv element (not a script), as the kubelet expanded it.
+void ReadArg(const KubernetesExpanded& e, const std::string& pointer, bool program, ContainerOverrides& out) {
+  Assignment a;
+  const bool keyed = ParseArgAssignment(e.text, a);
+  if (!e.unknown_reference.empty()) {
+    if (program) return;  // $(PYTHON) carries no key
+    const std::string prefix = e.text.substr(0, e.text.find(e.unknown_reference));
+    Assignment k;
+    const bool prefixed = ParseArgAssignment(prefix, k);
+    out.unknown.push_back({prefixed ? k.key : "", false, NextOrder(out),
+                           "the argument " + e.text.substr(0, 80) + " refers to " + e.unknown_reference +
+                               ", whose value graintune cannot see"});
+    return;
+  }
+  if (keyed) {
+    AddAssignment(out, a, OverrideLocation::kArg, pointer);
+    if (!MapToWritten(e, out.overrides.back().value_begin, out.overrides.back().value_end))
+      out.overrides.back().replaceable = false;
+  } else if (!out.config && IsConfigPath(e.text)) {
+    out.config = ConfigArgument{e.text, pointer, e.text.size(), OverrideLocation::kArg};
+    MapBack(e, pointer, out.overrides.size(), out);
+  }
+}
+
+}  // namespace
+
+ContainerOverrides ContainerOverrides::OfStart(size_t start) const {
+  ContainerOverrides one = *this;
+  auto other = [start](size_t s) { return s != kEveryStart && s != start; };
+  std::erase_if(one.overrides, [&](const Override& o) { return other(o.start); });
+  std::erase_if(one.unknown, [&](const UnknownKey& u) { return other(u.start); });
+  one.starts = 1;
+  if (start < start_compiles_only.size()) {
+    one.aot_compile_only = start_compiles_only[start];
+    one.start_compiles_only = {start_compiles_only[start]};
+  }
+  return one;
+}
+
 ContainerOverrides ScanContainer(const nlohmann::json& container, const ContainerEnv* env) {
   ContainerOverrides out;
   if (!container.is_object()) return out;
@@ -252,6 +355,7 @@ ContainerOverrides ScanContainer(const nlohmann::json& container, const Containe
     literal_env = ResolveContainerEnv(container, "", nullptr, "");
     env = &literal_env;
   }
+  const auto reference = [env](const std::string& name) { return env->Reference(name); };
 
   // argv = command ++ args, remembering where each element lives.
   struct Element {
@@ -268,14 +372,20 @@ ContainerOverrides ScanContainer(const nlohmann::json& container, const Containe
   }
   bool next_is_script = false;
   bool mentions_compile = false, mentions_trainer = false;
+  std::vector<bool> script_starts;
   for (size_t i = 0; i < argv.size(); ++i) {
-    const Element& e = argv[i];
+    const Element& written = argv[i];
+    const KubernetesExpanded e = ExpandKubernetesReferences(written.text, reference);
     out.invokes_maxtext = out.invokes_maxtext || MentionsMaxText(e.text);
     mentions_compile = mentions_compile || e.text.find("train_compile") != std::string::npos;
     mentions_trainer = mentions_trainer || NamesTrainer(e.text);
     if (next_is_script) {
       next_is_script = false;
-      ScriptReader(*env, e.pointer, out).Read(e.text);
+      const size_t first = out.overrides.size();
+      // An unknown $(NAME) stays in the script, where bash reads it as a command substitution.
+      const std::vector<bool> starts = ScriptReader(*env, written.pointer, script_starts.size(), out).Read(e.text);
+      script_starts.insert(script_starts.end(), starts.begin(), starts.end());
+      MapBack(e, written.pointer, first, out);
       continue;
     }
     if (i + 1 < argv.size() && IsShellDashC(e.text, argv[i + 1].text)) {
@@ -283,14 +393,15 @@ ContainerOverrides ScanContainer(const nlohmann::json& container, const Containe
       ++i;  // skip the -c flag
       continue;
     }
-    Assignment a;
-    if (ParseArgAssignment(e.text, a)) {
-      AddAssignment(out, a, OverrideLocation::kArg, e.pointer);
-    } else if (!out.config && IsConfigPath(e.text)) {
-      out.config = ConfigArgument{e.text, e.pointer, e.text.size(), OverrideLocation::kArg};
-    }
+    ReadArg(e, written.pointer, i == 0, out);
   }
   out.aot_compile_only = mentions_compile && !mentions_trainer;
+  if (script_starts.empty()) {
+    out.start_compiles_only = {out.aot_compile_only};
+  } else {
+    out.starts = script_starts.size();
+    out.start_compiles_only = std::move(script_starts);
+  }
   ReadEnvironment(*env, out);
   return out;
 }

@@ -14,6 +14,14 @@
 // makes the key it might carry unknown: its own key when written before the expansion
 // (`run_name=$RUN`), else every key (`$ARGS`). An M_ variable set to something graintune cannot
 // see makes its key unknown, and an envFrom it cannot read every key not on the command line.
+// Before any of this, the kubelet's own $(VAR) expansion of command and args is applied, from the
+// container's env (workload/kubernetes_expansion.h); a reference to a variable graintune cannot
+// see makes what it may carry unknown, as above.
+//
+// A script may start MaxText more than once (a smoke run, then the run: `train ... && train
+// ...`). Each command that names a trainer or train_compile is one MaxText start; the words of a
+// start's command belong to it alone (Override::start), while argv words outside a script, env
+// and the script's own assignments reach every start. OfStart(i) is what start i sees.
 // Pure: works on nlohmann::json values, never throws on malformed containers (non-string
 // elements are skipped).
 #pragma once
@@ -29,6 +37,9 @@
 
 namespace graintune::workload {
 
+// Override::start for a word every MaxText start of the container sees.
+inline constexpr size_t kEveryStart = static_cast<size_t>(-1);
+
 // Where in a container an override was found.
 enum class OverrideLocation { kArg, kScript, kEnv };
 std::string ToString(OverrideLocation location);  // "args", "script", "env"
@@ -42,6 +53,7 @@ struct Override {
   size_t value_end = 0;
   bool replaceable = true;  // false when quoting splits the value, or it is not written here
   size_t order = 0;         // the position among all overrides and unknown keys, argv order
+  size_t start = kEveryStart;  // the MaxText start whose command holds it
 };
 
 // A key some word may set to a value graintune cannot see.
@@ -50,6 +62,7 @@ struct UnknownKey {
   bool env = false;  // in the environment (M_*), else on the command line
   size_t order = 0;
   std::string why;   // e.g. "$ARGS cannot be expanded ($(cat /args))"
+  size_t start = kEveryStart;
 };
 
 // What the container says of one key: the last word that sets it wins (argv over env).
@@ -74,6 +87,13 @@ struct ContainerOverrides {
   // Runs MaxText's ahead-of-time compiler (train_compile) and no trainer: nothing it does
   // trains, reads data or checkpoints (maxtext 0.2.5 trainers/pre_train/train_compile.py).
   bool aot_compile_only = false;
+  // MaxText starts in a script (see above): 1 for exec-form args, and for a script that names no
+  // trainer at all. start_compiles_only[i]: start i runs train_compile.
+  size_t starts = 1;
+  std::vector<bool> start_compiles_only;
+
+  // What MaxText start `start` sees: the words of its own command and those of every start.
+  ContainerOverrides OfStart(size_t start) const;
 
   // Last value of `key` across argv and env (argv wins, as MaxText raises on both); the words
   // graintune could read only (Lookup says whether an unknown word may set it).

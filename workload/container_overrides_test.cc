@@ -125,5 +125,74 @@ TEST(ContainerOverridesTest, MEnvFromConfigMapsAndUnknownSources) {
   for (const Override& ov : o.overrides) EXPECT_FALSE(ov.replaceable) << ov.key;  // not written here
 }
 
+TEST(ContainerOverridesTest, TheKubeletsVariableReferencesInArgsAreExpandedFirst) {
+  json c = json::parse(R"J({"command": ["python3", "-m", "MaxText.train", "base.yml"],
+    "env": [{"name": "DS", "value": "grain"}, {"name": "RUN", "value": "r-kexp"}],
+    "args": ["dataset_type=$(DS)", "run_name=$(RUN)", "grain_worker_count=-1", "note=$$(RUN)"]})J");
+  const ContainerOverrides o = ScanContainer(c);
+  EXPECT_EQ(*o.Value("dataset_type"), "grain");
+  EXPECT_EQ(*o.Value("run_name"), "r-kexp");
+  EXPECT_EQ(*o.Value("note"), "$(RUN)");
+  for (const Override& ov : o.overrides) {
+    if (ov.key == "grain_worker_count") {
+      EXPECT_TRUE(ov.replaceable);
+    }
+    if (ov.key == "dataset_type") {
+      EXPECT_FALSE(ov.replaceable) << "its value is not written there";
+    }
+  }
+}
+
+TEST(ContainerOverridesTest, AReferenceToAValueGraintuneCannotSeeMakesItsKeyUnknown) {
+  json c = json::parse(R"J({"command": ["python3", "-m", "MaxText.train", "base.yml"],
+    "env": [{"name": "RUN", "valueFrom": {"secretKeyRef": {"name": "s", "key": "k"}}}],
+    "args": ["run_name=$(RUN)", "grain_worker_count=-1"]})J");
+  const ContainerOverrides o = ScanContainer(c);
+  EXPECT_EQ(o.Lookup("run_name").kind, KeyState::Kind::kUnknown);
+  EXPECT_EQ(o.Lookup("dataset_type").kind, KeyState::Kind::kUnset);
+}
+
+TEST(ContainerOverridesTest, AScriptsValueMovedByTheKubeletIsRewrittenWhereItIsWritten) {
+  // The kubelet turns $$ into $ before bash runs: offsets must point into the text as written.
+  json c = json::parse(R"J({"env": [{"name": "DS", "value": "grain"}],
+    "command": ["bash", "-c", "X=$$HOME; python3 -m MaxText.train base.yml dataset_type=$(DS) grain_worker_count=-1"]})J");
+  const ContainerOverrides o = ScanContainer(c);
+  EXPECT_EQ(*o.Value("dataset_type"), "grain");
+  bool found = false;
+  for (const Override& ov : o.overrides) {
+    if (ov.key != "grain_worker_count") continue;
+    found = true;
+    EXPECT_TRUE(ov.replaceable);
+    EXPECT_EQ(c["command"][2].get<std::string>().substr(ov.value_begin, ov.value_end - ov.value_begin), "-1");
+  }
+  EXPECT_TRUE(found);
+}
+
+TEST(ContainerOverridesTest, EachMaxTextStartOfAScriptSeesItsOwnWords) {
+  json c = {{"command", {"bash", "-c",
+      "export M_STEPS=5\n"
+      "python3 -m maxtext.trainers.pre_train.train base.yml run_name=smoke enable_checkpointing=false grain_worker_count=-1 &&\n"
+      "python3 -m maxtext.trainers.pre_train.train base.yml run_name=real grain_worker_count=-1"}}};
+  const ContainerOverrides o = ScanContainer(c);
+  ASSERT_EQ(o.starts, 2u);
+  const ContainerOverrides smoke = o.OfStart(0), real = o.OfStart(1);
+  EXPECT_EQ(*smoke.Value("run_name"), "smoke");
+  EXPECT_EQ(*smoke.Value("enable_checkpointing"), "false");
+  EXPECT_EQ(*real.Value("run_name"), "real");
+  EXPECT_FALSE(real.Value("enable_checkpointing"));
+  EXPECT_EQ(*real.Value("steps"), "5");  // the script's own assignment reaches every start
+}
+
+TEST(ContainerOverridesTest, TrainCompileBeforeTheTrainerIsAStartOfItsOwn) {
+  json c = {{"command", {"bash", "-c",
+      "python3 -m maxtext.trainers.pre_train.train_compile base.yml grain_worker_count=-1; "
+      "python3 -m maxtext.trainers.pre_train.train base.yml grain_worker_count=-1"}}};
+  const ContainerOverrides o = ScanContainer(c);
+  ASSERT_EQ(o.starts, 2u);
+  EXPECT_TRUE(o.OfStart(0).aot_compile_only);
+  EXPECT_FALSE(o.OfStart(1).aot_compile_only);
+  EXPECT_FALSE(o.aot_compile_only);
+}
+
 }  // namespace
 }  // namespace graintune::workload

@@ -13,7 +13,9 @@ long FilesPerHost(long files, long hosts) { return files >= hosts ? std::max(fil
 
 }  // namespace
 
-WorkerLimit MaxTextWorkerLimit(const WorkerLimitQuery& q) {
+namespace {
+
+WorkerLimit LimitOfOneStart(const WorkerLimitQuery& q) {
   const std::optional<std::string> dataset_type = EffectiveValue(q.config, "dataset_type");
   if (!dataset_type)
     return Unknown("graintune cannot read dataset_type, and MaxText accepts at most 1 worker for hf");
@@ -51,6 +53,27 @@ WorkerLimit MaxTextWorkerLimit(const WorkerLimitQuery& q) {
           "MaxText accepts at most the " + kind + " per host (" + std::to_string(files) + " over " +
               std::to_string(hosts) + " hosts: " + std::to_string(per_host) + ")",
           true};
+}
+
+}  // namespace
+
+WorkerLimit MaxTextWorkerLimit(const WorkerLimitQuery& q) {
+  const ContainerOverrides& all = q.config.overrides;
+  if (all.starts <= 1) return LimitOfOneStart(q);
+  // Several MaxText starts in one script: the value written must pass every start that sees it.
+  const char* key = q.eval ? "grain_worker_count_eval" : "grain_worker_count";
+  WorkerLimit strictest;
+  for (size_t i = 0; i < all.starts; ++i) {
+    const ContainerOverrides start = all.OfStart(i);
+    const RunResumeQuery config{start, q.config.config, q.config.view, q.config.jobset_name};
+    if (!MaySeeMinusOne(config, key)) continue;
+    WorkerLimit limit = LimitOfOneStart({config, q.eval, q.data_files, q.hosts});
+    if (limit.kind == WorkerLimit::Kind::kUnknown) return limit;
+    if (limit.kind == WorkerLimit::Kind::kAtMost &&
+        (strictest.kind != WorkerLimit::Kind::kAtMost || limit.at_most < strictest.at_most))
+      strictest = std::move(limit);
+  }
+  return strictest;
 }
 
 }  // namespace graintune::workload

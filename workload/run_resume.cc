@@ -186,7 +186,9 @@ std::string HeldBecauseUnknown(const RunResumeQuery& query, const std::string& k
 
 }  // namespace
 
-RunResume ResumeOf(const RunResumeQuery& query) {
+namespace {
+
+RunResume ResumeOfOneStart(const RunResumeQuery& query) {
   const EffectiveConfig config(query);
   RunResume r;
   bool per_start_minute = false;
@@ -227,6 +229,55 @@ RunResume ResumeOf(const RunResumeQuery& query) {
     r.why += "; run_name is unset, so the directory is named by the start minute and an attempt "
              "restarted within that minute resumes it";
   return r;
+}
+
+}  // namespace
+
+bool MaySeeMinusOne(const RunResumeQuery& query, const std::string& key) {
+  const std::optional<std::string> value = EffectiveValue(query, key);
+  if (!value) return true;
+  const std::optional<double> n = ParseFiniteNumber(*value);
+  return !n || *n == -1;
+}
+
+RunResume ResumeOf(const RunResumeQuery& query) {
+  if (query.overrides.starts <= 1) return ResumeOfOneStart(query);
+  // A script that starts MaxText more than once: each start that sees the value decides for
+  // itself, and the value holds when any of them restores an iterator (a smoke run with
+  // checkpointing off never frees the run that follows it).
+  std::vector<RunResume> seen;
+  std::vector<size_t> numbers;
+  for (size_t i = 0; i < query.overrides.starts; ++i) {
+    const ContainerOverrides start = query.overrides.OfStart(i);
+    const RunResumeQuery q{start, query.config, query.view, query.jobset_name};
+    if (!MaySeeMinusOne(q, "grain_worker_count")) continue;
+    seen.push_back(ResumeOfOneStart(q));
+    numbers.push_back(i + 1);
+  }
+  if (seen.empty()) return ResumeOfOneStart(query);
+  const std::string of = " of " + std::to_string(query.overrides.starts);
+  const RunResume* pinned = nullptr;
+  for (size_t i = 0; i < seen.size(); ++i) {
+    if (!seen[i].pins_workers) continue;
+    if (pinned && pinned->checkpoint_dir != seen[i].checkpoint_dir) {
+      RunResume both = *pinned;
+      both.checkpoint_dir.clear();
+      both.why = "the script starts MaxText " + std::to_string(query.overrides.starts) +
+                 " times and two starts restore Grain's iterator from different directories (" +
+                 pinned->checkpoint_dir + ", " + seen[i].checkpoint_dir +
+                 "): graintune cannot tell which is the run, and the value holds";
+      return both;
+    }
+    if (!pinned) {
+      pinned = &seen[i];
+      seen[i].why = "MaxText start " + std::to_string(numbers[i]) + of + ": " + seen[i].why;
+    }
+  }
+  if (pinned) return *pinned;
+  RunResume last = seen.back();
+  last.why = "no MaxText start of the script restores an iterator; the last (start " +
+             std::to_string(numbers.back()) + of + "): " + last.why;
+  return last;
 }
 
 std::optional<std::string> EffectiveValue(const RunResumeQuery& query, const std::string& key) {

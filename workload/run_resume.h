@@ -76,7 +76,13 @@ struct RunResume {
                                  // steps - 1 ended early)
 };
 
+// For a container whose script starts MaxText more than once (ContainerOverrides::starts), each
+// start that may see grain_worker_count=-1 is judged on its own config, and the value pins when
+// any of them pins (two pinning starts with different directories: pinned, no directory).
 RunResume ResumeOf(const RunResumeQuery& query);
+
+// Whether `key` may be -1 in the config of `query` (graintune cannot tell counts as may).
+bool MaySeeMinusOne(const RunResumeQuery& query, const std::string& key);
 
 // One key of the effective config the rule above reads (overrides, mounted file, MaxText's
 // default); nullopt when graintune cannot tell.

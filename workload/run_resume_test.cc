@@ -227,5 +227,43 @@ TEST(RunResumeTest, ADefaultFilledFromTheContainersEnv) {
   EXPECT_FALSE(r.pins_workers) << r.why;
 }
 
+TEST(RunResumeTest, ASmokeStartWithCheckpointingOffNeverFreesTheRunAfterIt) {
+  const json c = {{"command", {"bash", "-c",
+      "python3 -m maxtext.trainers.pre_train.train base.yml dataset_type=grain run_name=smoke "
+      "enable_checkpointing=false base_output_directory=/tmp/s grain_worker_count=-1 && "
+      "python3 -m maxtext.trainers.pre_train.train base.yml dataset_type=grain run_name=real "
+      "base_output_directory=gs://b/runs grain_worker_count=-1"}}};
+  const RunResume r = Read(c);
+  EXPECT_TRUE(r.pins_workers);
+  EXPECT_EQ(r.checkpoint_dir, "gs://b/runs/real/checkpoints");
+  EXPECT_NE(r.why.find("start 2 of 2"), std::string::npos) << r.why;
+}
+
+TEST(RunResumeTest, AStartThatDoesNotSeeMinusOneDoesNotDecide) {
+  const json c = {{"command", {"bash", "-c",
+      "python3 -m MaxText.train base.yml dataset_type=grain run_name=a base_output_directory=gs://b grain_worker_count=4; "
+      "python3 -m MaxText.train base.yml dataset_type=grain enable_checkpointing=false grain_worker_count=-1"}}};
+  EXPECT_FALSE(Read(c).pins_workers);
+}
+
+TEST(RunResumeTest, TwoStartsRestoringFromTwoDirectoriesHoldWithNoDirectory) {
+  const json c = {{"command", {"bash", "-c",
+      "python3 -m MaxText.train base.yml dataset_type=grain run_name=a base_output_directory=gs://b grain_worker_count=-1; "
+      "python3 -m MaxText.train base.yml dataset_type=grain run_name=b base_output_directory=gs://b grain_worker_count=-1"}}};
+  const RunResume r = Read(c);
+  EXPECT_TRUE(r.pins_workers);
+  EXPECT_EQ(r.checkpoint_dir, "");
+  EXPECT_NE(r.why.find("cannot tell"), std::string::npos) << r.why;
+}
+
+TEST(RunResumeTest, TheKubeletsExpansionOfArgsDecidesTheDataset) {
+  const json c = json::parse(R"J({"command": ["python3", "-m", "maxtext.trainers.pre_train.train", "base.yml"],
+    "env": [{"name": "RUN", "value": "r-kexp"}, {"name": "DS", "value": "grain"}],
+    "args": ["dataset_type=$(DS)", "base_output_directory=gs://b/runs", "run_name=$(RUN)", "grain_worker_count=-1"]})J");
+  const RunResume r = Read(c);
+  EXPECT_TRUE(r.pins_workers) << r.why;
+  EXPECT_EQ(r.checkpoint_dir, "gs://b/runs/r-kexp/checkpoints");
+}
+
 }  // namespace
 }  // namespace graintune::workload
