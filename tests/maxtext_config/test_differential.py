@@ -38,15 +38,6 @@ def loader():
 # Differences graintune still has, each an open bug with its reason. strict: once graintune is
 # fixed the case passes, and the test then fails until its entry is removed here.
 KNOWN_DIFFERENCES = {
-    "kubernetes-var-expansion.yaml":
-        "unsafe: Kubernetes' own $(VAR) expansion in exec-form args is not modelled; "
-        "dataset_type=$(DS) is read literally, as not Grain",
-    "script-two-starts.yaml":
-        "unsafe: a script with two MaxText starts is judged by its first (a smoke run with "
-        "checkpointing off), not by the run that checkpoints",
-    "env-configmapkeyref.yaml":
-        "directory: run_name from a valueFrom.configMapKeyRef is not expanded into the checkpoint "
-        "directory (the value holds, but the run is not recorded)",
     "script-command-substitution.yaml":
         "directory: a command substitution in run_name holds the value without saying it cannot "
         "read the directory",
