@@ -8,7 +8,10 @@
 //      checkpoint and trains every step to `steps` - 1, with no "Training stopped".
 //   2. Elastic: with grain_use_elastic_iterator=true packing=false the restart gets the
 //      recommended, different value and still reaches `steps` - 1.
-//   3. The hazard: a checkpoint written with 1 worker outside graintune, resumed under graintune
+//   3. Resubmitted: the JobSet is deleted mid-run and another JobSet with the same run_name is
+//      created after graintune's webhook and operator restart: it keeps the deleted run's value
+//      and resumes to the end.
+//   4. The hazard: a checkpoint written with 1 worker outside graintune, resumed under graintune
 //      with its own pick (2 on this machine): MaxText stops early with exit 0, and graintune
 //      reports EndedEarly (the condition, a Warning Event). If a later MaxText trains on, the test
 //      says so. (Resuming with fewer workers than the checkpoint's fails otherwise: 3 -> 2 raises
@@ -124,18 +127,19 @@ class MaxTextResume : public ::testing::Test {
   void Apply(const std::string& extra_args) {
     Result<std::string> applied = cp_->Kubectl(
         {"apply", "-f", "-"},
-        TinyMaxTextJobSet(*maxtext_, {.ns = ns_, .name = kJobSet, .out_dir = out_dir_, .steps = kSteps,
+        TinyMaxTextJobSet(*maxtext_, {.ns = ns_, .name = jobset_, .out_dir = out_dir_, .steps = kSteps,
                                       .extra_args = extra_args}));
     ASSERT_TRUE(applied.ok()) << applied.error();
   }
 
+  // The run's directory: run_name is the first JobSet's name (a resubmitted JobSet names it).
   std::string CheckpointDir() const { return out_dir_ + "/" + kJobSet + "/checkpoints"; }
 
   // Waits for `attempt`'s pod and its MaxText process.
   Attempt WaitForAttempt(int attempt) {
     Attempt a;
     EXPECT_TRUE(WaitFor([&] {
-      const std::vector<Json> pods = AttemptPods(*cp_, ns_, kJobSet, attempt);
+      const std::vector<Json> pods = AttemptPods(*cp_, ns_, jobset_, attempt);
       if (pods.size() != 1) return false;
       a.pod = pods[0]["metadata"].value("name", "");
       a.workers = WorkerCountOf(pods[0]);
@@ -166,7 +170,7 @@ class MaxTextResume : public ::testing::Test {
   }
 
   std::optional<Json> Tuning() {
-    auto r = cp_->AdminClient()->Get(kube::resources::kGrainTunings, ns_, kJobSet);
+    auto r = cp_->AdminClient()->Get(kube::resources::kGrainTunings, ns_, jobset_);
     if (!r.ok()) return std::nullopt;
     return *r;
   }
@@ -225,6 +229,7 @@ class MaxTextResume : public ::testing::Test {
   std::optional<MaxTextEnv> maxtext_;
   ControlPlane* cp_ = nullptr;
   std::string ns_, out_dir_;
+  std::string jobset_ = kJobSet;  // the JobSet (and its GrainTuning) the helpers follow
   std::unique_ptr<WebhookUnderTest> webhook_;
   ChildProcess operator_;
   std::unique_ptr<PodRunner> runner_;
@@ -266,6 +271,70 @@ TEST_F(MaxTextResume, APinnedCheckpointResumesWithItsValueAndReachesItsLastStep)
   const std::string events = Text(cp_->Kubectl({"get", "events", "-n", ns_, "--field-selector", "reason=ValuePinned"}));
   EXPECT_NE(events.find("attempt 1 keeps 1 workers"), std::string::npos) << events;
   std::printf("ValuePinned: %s\n", Condition(*gt, "ValuePinned").value("message", "").c_str());
+}
+
+// xpk's way to resume: the JobSet (maxRestarts 0 or spent) is deleted and a JobSet of another
+// name with the same run_name is created. Between the two, graintune's webhook and operator
+// restart (as a helm upgrade rolls them). The new JobSet is a new workload with its own first
+// pick, but it restores the deleted one's checkpoint: it gets the deleted run's value, not the
+// more the operator measured it needed, and MaxText resumes from the checkpoint and trains to
+// its last step.
+TEST_F(MaxTextResume, ResubmitAnotherJobSetOfTheSameRunAfterAnUpgradeKeepsTheRunsValue) {
+  Start("resubmit", 1);
+  if (HasFatalFailure() || IsSkipped()) return;
+  Apply(kCheckpointing);
+  if (HasFatalFailure()) return;
+  const Attempt a0 = WaitForAttempt(0);
+  if (HasFatalFailure()) return;
+  ASSERT_EQ(a0.workers, 1);
+  ASSERT_TRUE(cp_->Kubectl({"apply", "-f", "-"}, NamespacePolicy(ns_, 64)).ok());
+  ASSERT_TRUE(WaitFor([&] {
+    const std::vector<long> steps = StepsInFile(a0.dir + "/metrics.jsonl");
+    std::optional<Json> gt = Tuning();
+    return !steps.empty() && steps.back() >= 12 && gt &&
+           gt->value("/status/trials/0/samples"_json_pointer, 0) >= 8;
+  }, std::chrono::seconds(300))) << TailOfFile(a0.dir + "/trainer.log") << TuningYaml();
+  ASSERT_TRUE(std::filesystem::exists(CheckpointDir() + "/10")) << CheckpointDir();
+
+  // Deleted mid-run: its pods go, and with them MaxText.
+  ASSERT_TRUE(cp_->Kubectl({"delete", "jobset", "-n", ns_, kJobSet, "--cascade=foreground", "--wait=true",
+                            "--timeout=120s"}).ok());
+  ASSERT_TRUE(WaitFor([&] { return ProcessEnded(a0.pid); }, std::chrono::seconds(120)))
+      << "MaxText still runs after its JobSet was deleted";
+  std::optional<Json> gt;
+  ASSERT_TRUE(WaitFor([&] {
+    gt = Tuning();
+    return gt && gt->value("/status/runs/0/checkpointDir"_json_pointer, "") == CheckpointDir() &&
+           gt->value("/status/nextRun/workers"_json_pointer, 0) > 1;
+  }, std::chrono::seconds(60))) << TuningYaml();
+  const int next_run = gt->value("/status/nextRun/workers"_json_pointer, 0);
+
+  // The upgrade: both restart, the webhook with a new certificate and registration.
+  webhook_.reset();
+  operator_.Stop();
+  auto webhook = WebhookUnderTest::Start(*cp_, {.binary = GRAINTUNE_WEBHOOK_BIN});
+  ASSERT_TRUE(webhook.ok()) << webhook.error();
+  webhook_ = std::move(*webhook);
+  auto op = StartOperatorUnderTest(*cp_, GRAINTUNE_OPERATOR_BIN, "op-" + ns_ + "-upgraded");
+  ASSERT_TRUE(op.ok()) << op.error();
+  operator_ = std::move(*op);
+
+  // The resubmission: another name, the same run_name (the later duplicate wins in MaxText).
+  jobset_ = "tiny-resubmitted";
+  Apply(std::string(kCheckpointing) + " run_name=" + kJobSet);
+  if (HasFatalFailure()) return;
+  const Attempt b0 = WaitForAttempt(0);
+  if (HasFatalFailure()) return;
+  std::printf("resubmitted JobSet: %d workers (the deleted run's 1; its next run would get %d)\n",
+              b0.workers, next_run);
+  EXPECT_EQ(b0.workers, 1) << "a resume with another count stops MaxText early";
+  const std::vector<Json> pods = AttemptPods(*cp_, ns_, jobset_, 0);
+  ASSERT_EQ(pods.size(), 1u);
+  const std::string reason = pods[0].value("/metadata/annotations/graintune.dev~1reason"_json_pointer, "");
+  EXPECT_NE(reason.find(CheckpointDir()), std::string::npos) << reason;
+  FinishAttempt(b0);
+  if (HasFatalFailure()) return;
+  ExpectResumedToTheEnd(b0);
 }
 
 TEST_F(MaxTextResume, AnElasticCheckpointResumesWithTheRecommendedValue) {
