@@ -167,7 +167,9 @@ Result<TuningInputs> ReadPodTuningInputs(const nlohmann::json& pod, const std::s
     return Status::Error("the pod has no spec");
   const nlohmann::json& spec = pod["spec"];
   const nlohmann::json& meta = MetadataOf(pod);
-  for (const char* list : {"initContainers", "containers"}) {
+  // The trainer is a regular container; an init container that passes the key too (a smoke
+  // run, an AOT compile) runs other settings and only decides when no regular container does.
+  for (const char* list : {"containers", "initContainers"}) {
     if (!spec.contains(list) || !spec[list].is_array()) continue;
     for (const nlohmann::json& c : spec[list]) {
       if (!c.is_object()) continue;

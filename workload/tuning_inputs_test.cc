@@ -116,6 +116,21 @@ TEST_F(ReadPodTuningInputsTest, XpkPathwaysHeadIsSizedFromItsOwnLimitsOnACpuHost
   EXPECT_NE(unsized.error().find("set cpu and memory limits"), std::string::npos) << unsized.error();
 }
 
+// A smoke run in an init container (a smaller batch) does not stand for the trainer.
+TEST_F(ReadPodTuningInputsTest, TheTrainerNotASmokeInitContainerGivesTheInputs) {
+  json pod = TunedPod();
+  pod["spec"]["containers"][0]["command"].push_back("per_device_batch_size=8");
+  const Result<TuningInputs> alone = Read(pod);
+  ASSERT_TRUE(alone.ok()) << alone.error();
+  pod["spec"]["initContainers"][0]["command"] = {"python3", "-m", "MaxText.train", "/etc/maxtext/base.yml",
+                                                 "per_device_batch_size=1", "steps=2", "grain_worker_count=9"};
+  pod["spec"]["initContainers"][0]["volumeMounts"] = pod["spec"]["containers"][0]["volumeMounts"];
+  const Result<TuningInputs> with_smoke = Read(pod);
+  ASSERT_TRUE(with_smoke.ok()) << with_smoke.error();
+  EXPECT_GT(alone->demand.tokens_per_step_per_host, 0);
+  EXPECT_EQ(with_smoke->demand.tokens_per_step_per_host, alone->demand.tokens_per_step_per_host);
+}
+
 TEST_F(ReadPodTuningInputsTest, AnEnvOverrideCountsAsMaxTextsContainer) {
   json pod = TunedPod();
   pod["spec"]["containers"][0]["command"] = {"python3", "-m", "MaxText.train"};
