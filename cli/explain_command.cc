@@ -207,42 +207,36 @@ void PrintText(const json& report, std::ostream& out) {
   }
 }
 
-}  // namespace
-
-int RunExplain(const Args& args, std::istream& in, std::ostream& out, std::ostream& err) {
-  const Result<CommandLine> line = ParseCommandLine(ExplainSpec(), args);
-  if (std::optional<int> code = HelpOrUsageError(ExplainSpec(), line, out, err)) return *code;
-  const server::Flags& flags = line->flags;
-  const auto fail = [&](const std::string& message) {
-    err << "graintune explain: " << message << "\n";
-    return 2;
-  };
-
-  std::vector<std::string> paths = line->positionals;
-  for (const std::string& f : flags.All("filename")) paths.push_back(f);
+// The manifests named on the command line (FILE... and -f), read in order.
+Result<std::vector<Input>> ReadInputs(const CommandLine& line, std::istream& in) {
+  std::vector<std::string> paths = line.positionals;
+  for (const std::string& f : line.flags.All("filename")) paths.push_back(f);
   if (paths.empty())
-    return fail("no manifest given: FILE, -f FILE, or - for stdin\nSee 'graintune explain --help'.");
-  if (std::count(paths.begin(), paths.end(), "-") > 1) return fail("stdin ('-') given twice");
+    return Status::Error("no manifest given: FILE, -f FILE, or - for stdin\nSee 'graintune explain --help'.");
+  if (std::count(paths.begin(), paths.end(), "-") > 1) return Status::Error("stdin ('-') given twice");
   std::vector<Input> inputs;
   for (const std::string& path : paths) {
     Result<Input> input = ReadInput(path, in);
-    if (!input.ok()) return fail(input.error());
+    if (!input.ok()) return input.status();
     inputs.push_back(std::move(*input));
   }
+  return inputs;
+}
 
+// What the webhook would read from the cluster, taken from the inputs and the flags instead.
+struct ExplainSources {
   std::unique_ptr<NodeShapeSource> shapes = std::make_unique<MachineTypeTableShapes>();
-  if (std::optional<std::string> type = flags.Get("machine-type")) {
-    Result<MachineType> found = MachineTypeOrSlice(*type, nullptr);
-    if (!found.ok()) return fail(found.error());
-    shapes = std::make_unique<FixedShape>(HostShapeOf(*found));
-  }
-
   InMemoryHistory history;
   InMemoryConfigMaps configmaps;
-  std::vector<json> policy_objects;
+  std::optional<StaticPolicies> policies;
+  std::optional<ExporterInjection> exporter;
+};
+
+// The GrainTunePolicies of --policy files.
+Status ReadPolicyFiles(const server::Flags& flags, std::istream& in, std::vector<json>& policy_objects) {
   for (const std::string& path : flags.All("policy")) {
     Result<Input> input = ReadInput(path, in);
-    if (!input.ok()) return fail("--policy " + input.error());
+    if (!input.ok()) return Status::Error("--policy " + input.error());
     size_t policies = 0;
     for (json& doc : input->documents) {
       if (doc.is_object() && doc.value("kind", "") == "GrainTunePolicy") {
@@ -250,102 +244,147 @@ int RunExplain(const Args& args, std::istream& in, std::ostream& out, std::ostre
         ++policies;
       }
     }
-    if (policies == 0) return fail("--policy " + input->name + ": no GrainTunePolicy in it");
+    if (policies == 0) return Status::Error("--policy " + input->name + ": no GrainTunePolicy in it");
   }
+  return Status::Ok();
+}
+
+// The GrainTunings (history), ConfigMaps and GrainTunePolicies among the inputs.
+void ReadClusterObjects(const std::vector<Input>& inputs, ExplainSources& sources,
+                        std::vector<json>& policy_objects) {
   for (const Input& input : inputs) {
     for (const json& doc : input.documents) {
       if (!doc.is_object()) continue;
       const std::string kind = doc.value("kind", "");
+      const json meta = doc.value("metadata", json::object());
       if (kind == "GrainTunePolicy") policy_objects.push_back(doc);
       if (kind == "GrainTuning") {
-        const json meta = doc.value("metadata", json::object());
         if (const std::string key = workload::SpecOf(doc).tuning_key; !key.empty())
-          history.Put(meta.value("namespace", "default"), key, workload::HistoryFromGrainTuning(doc));
-        history.PutGrainTuning(doc);
-        continue;
+          sources.history.Put(meta.value("namespace", "default"), key, workload::HistoryFromGrainTuning(doc));
+        sources.history.PutGrainTuning(doc);
       }
       if (kind != "ConfigMap") continue;
-      const json meta = doc.value("metadata", json::object());
       const json data = doc.value("data", json::object());
       for (const auto& [key, value] : data.items()) {
         if (value.is_string())
-          configmaps.Put(meta.value("namespace", "default"), meta.value("name", ""), key,
-                         value.get<std::string>());
+          sources.configmaps.Put(meta.value("namespace", "default"), meta.value("name", ""), key,
+                                 value.get<std::string>());
       }
     }
   }
+}
+
+Status LoadSources(const server::Flags& flags, const std::vector<Input>& inputs, std::istream& in,
+                   ExplainSources& sources) {
+  if (std::optional<std::string> type = flags.Get("machine-type")) {
+    Result<MachineType> found = MachineTypeOrSlice(*type, nullptr);
+    if (!found.ok()) return found.status();
+    sources.shapes = std::make_unique<FixedShape>(HostShapeOf(*found));
+  }
+  std::vector<json> policy_objects;
+  if (Status s = ReadPolicyFiles(flags, in, policy_objects); !s.ok()) return s;
+  ReadClusterObjects(inputs, sources, policy_objects);
   if (policy_objects.empty()) policy_objects.push_back(ChartDefaultPolicyObject());
   Result<StaticPolicies> policies = StaticPolicies::FromObjects(policy_objects);
-  if (!policies.ok()) return fail(policies.error());
+  if (!policies.ok()) return policies.status();
+  sources.policies = std::move(*policies);
+  Result<std::optional<ExporterInjection>> exporter = webhook::ExporterFromFlags(flags);
+  if (!exporter.ok()) return exporter.status();
+  sources.exporter = *exporter;
+  return Status::Ok();
+}
 
-  Result<std::optional<ExporterInjection>> exporter_flags = webhook::ExporterFromFlags(flags);
-  if (!exporter_flags.ok()) return fail(exporter_flags.error());
-  const std::optional<ExporterInjection>& exporter = *exporter_flags;
+// One report entry: what the planner made of an object.
+json EntryOf(const Plan& plan, const std::string& object, const std::string& file,
+             const Policy& policy, const std::string& ns) {
+  json entry = {{"object", object},
+                {"file", file},
+                {"outcome", ToString(plan.outcome)},
+                {"policy", policy.name},
+                {"workers", plan.workers},
+                {"reason", plan.reason},
+                {"warnings", plan.warnings},
+                {"patch", plan.patch}};
+  if (plan.eval_workers > 0) entry["eval_workers"] = plan.eval_workers;
+  if (!plan.host.machine_type.empty() || plan.host.cpu_cores > 0) {
+    entry["host"] = {{"source", plan.host.source}, {"cpu_cores", plan.host.cpu_cores},
+                     {"memory_bytes", plan.host.memory_bytes},
+                     {"tpu_chips", plan.host.tpu_chips}};
+    entry["demand_key"] = plan.demand_key;
+    entry["learned_from"] = plan.learned_from;
+    entry["learning_spans"] = policy.learn_from.Describe(ns);
+    entry["resume"] = workload::ToJson(plan.resume);
+  }
+  json found = json::array();
+  for (const Finding& f : plan.findings) {
+    found.push_back({{"container", f.container}, {"where", f.site}, {"key", f.key},
+                     {"pointer", f.pointer}, {"before", f.before}, {"value", f.value},
+                     {"resume", workload::ToJson(f.resume)}});
+  }
+  entry["found"] = found;
+  return entry;
+}
 
-  Result<std::optional<int>> attempt = flags.IntegerIn("attempt", 0, 1000000);
-  if (!attempt.ok()) return fail(attempt.error());
+// Plans one object as the webhook would and appends its entry to `report`; returns the plan.
+// `label` names the object in the report when it is not its own name (an attempt's pod).
+Plan ExplainObject(const json& doc, WorkloadKind kind, const std::string& file, const std::string& label,
+                   ExplainSources& sources, json& report) {
+  const json meta = doc.value("metadata", json::object());
+  const std::string ns = meta.value("namespace", "default");
+  const Policy policy = sources.policies->PolicyFor(ns, workload::StringMap(meta, "labels"));
+  Plan plan = PlanWorkerCount(doc, kind, ns,
+                              PlannerSources{*sources.shapes, sources.history, sources.configmaps,
+                                             *sources.policies},
+                              sources.exporter ? &*sources.exporter : nullptr);
+  const std::string name = label.empty() ? meta.value("name", "") : label;
+  report.push_back(EntryOf(plan, ToString(kind) + " " + ns + "/" + name, file, policy, ns));
+  return plan;
+}
 
+// Each workload of the inputs, and with `attempt` the pods of that attempt: a JobSet's child
+// Job for that restart, then its pod; a Job's retry pod.
+json ExplainInputs(const std::vector<Input>& inputs, std::optional<int> attempt, ExplainSources& sources) {
   json report = json::array();
-  // Plans one object as the webhook would, appends its entry, and returns the plan.
-  auto explain = [&](const json& doc, WorkloadKind kind, const std::string& file,
-                     const std::string& label) {
-      const json meta = doc.value("metadata", json::object());
-      const std::string ns = meta.value("namespace", "default");
-      const Policy policy = policies->PolicyFor(ns, workload::StringMap(meta, "labels"));
-      Plan plan = PlanWorkerCount(doc, kind, ns,
-                                  PlannerSources{*shapes, history, configmaps, *policies},
-                                  exporter ? &*exporter : nullptr);
-      json entry = {{"object", ToString(kind) + " " + ns + "/" + (label.empty() ? meta.value("name", "") : label)},
-                    {"file", file},
-                    {"outcome", ToString(plan.outcome)},
-                    {"policy", policy.name},
-                    {"workers", plan.workers},
-                    {"reason", plan.reason},
-                    {"warnings", plan.warnings},
-                    {"patch", plan.patch}};
-      if (!plan.host.machine_type.empty() || plan.host.cpu_cores > 0) {
-        entry["host"] = {{"source", plan.host.source}, {"cpu_cores", plan.host.cpu_cores},
-                         {"memory_bytes", plan.host.memory_bytes},
-                         {"tpu_chips", plan.host.tpu_chips}};
-      }
-      if (plan.eval_workers > 0) entry["eval_workers"] = plan.eval_workers;
-      if (!plan.host.machine_type.empty() || plan.host.cpu_cores > 0) {
-        entry["demand_key"] = plan.demand_key;
-        entry["learned_from"] = plan.learned_from;
-        entry["learning_spans"] = policy.learn_from.Describe(ns);
-      }
-      if (!plan.host.machine_type.empty() || plan.host.cpu_cores > 0)
-        entry["resume"] = workload::ToJson(plan.resume);
-      json found = json::array();
-      for (const Finding& f : plan.findings) {
-        found.push_back({{"container", f.container}, {"where", f.site}, {"key", f.key},
-                         {"pointer", f.pointer}, {"before", f.before}, {"value", f.value},
-                         {"resume", workload::ToJson(f.resume)}});
-      }
-      entry["found"] = found;
-      report.push_back(entry);
-      return plan;
-  };
   for (const Input& input : inputs) {
     for (const json& doc : input.documents) {
       if (!doc.is_object()) continue;
       const WorkloadKind kind =
           workload::KindOf(workload::GroupOf(doc.value("apiVersion", "")), doc.value("kind", ""));
       if (kind == WorkloadKind::kOther) continue;
-      const Plan plan = explain(doc, kind, input.name, "");
-      if (!*attempt || kind == WorkloadKind::kPod) continue;
-      // Attempt N's pods: a JobSet's child Job for that restart, then its pod; a Job's retry pod.
+      const Plan plan = ExplainObject(doc, kind, input.name, "", sources, report);
+      if (!attempt || kind == WorkloadKind::kPod) continue;
       const std::string name = doc.value("metadata", json::object()).value("name", "");
-      const std::string suffix = " (attempt " + std::to_string(**attempt) + ")";
+      const std::string suffix = " (attempt " + std::to_string(*attempt) + ")";
       json job = plan.mutated;
       if (kind == WorkloadKind::kJobSet)
-        for (const json& child : AttemptJobs(plan.mutated, **attempt))
-          job = explain(child, WorkloadKind::kJob, input.name, child["metadata"]["name"].get<std::string>() + suffix).mutated;
-      explain(AttemptPod(job, name, kind == WorkloadKind::kJobSet, **attempt), WorkloadKind::kPod,
-              input.name, name + "-pod" + suffix);
+        for (const json& child : AttemptJobs(plan.mutated, *attempt))
+          job = ExplainObject(child, WorkloadKind::kJob, input.name,
+                              child["metadata"]["name"].get<std::string>() + suffix, sources, report)
+                    .mutated;
+      ExplainObject(AttemptPod(job, name, kind == WorkloadKind::kJobSet, *attempt), WorkloadKind::kPod,
+                    input.name, name + "-pod" + suffix, sources, report);
     }
   }
+  return report;
+}
 
+}  // namespace
+
+int RunExplain(const Args& args, std::istream& in, std::ostream& out, std::ostream& err) {
+  const Result<CommandLine> line = ParseCommandLine(ExplainSpec(), args);
+  if (std::optional<int> code = HelpOrUsageError(ExplainSpec(), line, out, err)) return *code;
+  const auto fail = [&](const std::string& message) {
+    err << "graintune explain: " << message << "\n";
+    return 2;
+  };
+  const Result<std::vector<Input>> inputs = ReadInputs(*line, in);
+  if (!inputs.ok()) return fail(inputs.error());
+  ExplainSources sources;
+  if (Status s = LoadSources(line->flags, *inputs, in, sources); !s.ok()) return fail(s.message());
+  Result<std::optional<int>> attempt = line->flags.IntegerIn("attempt", 0, 1000000);
+  if (!attempt.ok()) return fail(attempt.error());
+
+  const json report = ExplainInputs(*inputs, *attempt, sources);
   if (line->output != OutputFormat::kText) {
     WriteStructured(report, line->output, out);
     return 0;

@@ -71,8 +71,12 @@ Result<MachineType> MachineTypeOrSlice(const std::string& text, std::optional<Sl
   return *type;
 }
 
-Result<TuningSetup> TuningFromFlags(const server::Flags& flags) {
-  TuningSetup setup;
+namespace {
+
+// The host: --machine-type (or a slice), or --host-cpu with --host-memory; `machine_type` is the
+// type named, if any.
+Status HostFromFlags(const server::Flags& flags, TuningSetup& setup,
+                     std::optional<MachineType>& machine_type) {
   std::optional<double> host_cpu, host_memory;
   for (Status s : {Take(flags.Number("host-cpu"), host_cpu),
                    Take(QuantityFlag(flags, "host-memory"), host_memory)}) {
@@ -84,18 +88,16 @@ Result<TuningSetup> TuningFromFlags(const server::Flags& flags) {
     return Status::Error("--host-cpu must be in (0, 4096]");
   if (host_memory && !(*host_memory > 0)) return Status::Error("--host-memory must be > 0");
 
-  std::optional<std::string> machine = flags.Get("machine-type");
-  std::optional<MachineType> machine_type;
-  if (machine) {
+  if (std::optional<std::string> machine = flags.Get("machine-type")) {
     Result<MachineType> type = MachineTypeOrSlice(*machine, &setup.slice);
     if (!type.ok()) return type.status();
     machine_type = *type;
+    setup.inputs.host = HostShapeOf(*machine_type);
   } else if (!host_cpu) {
     return Status::Error(
         "--machine-type (e.g. ct6e-standard-4t or v6e-32) or --host-cpu with --host-memory is "
         "required");
   }
-  if (machine_type) setup.inputs.host = HostShapeOf(*machine_type);
   if (host_cpu) {
     // A host the table does not know (or a measured one): its allocatable figures as given,
     // the chip generation of --machine-type when one was named too.
@@ -103,7 +105,12 @@ Result<TuningSetup> TuningFromFlags(const server::Flags& flags) {
     setup.inputs.host.memory_bytes = *host_memory;
     setup.inputs.host.source = "--host-cpu/--host-memory";
   }
+  return Status::Ok();
+}
 
+// The workload's MaxText settings and chips, and the demand estimated from them.
+Status DemandFromFlags(const server::Flags& flags, const std::optional<MachineType>& machine_type,
+                       TuningSetup& setup) {
   WorkloadShape& w = setup.workload;
   std::optional<int> chips;
   for (Status s : {Take(flags.Integer("tpu-chips"), chips),
@@ -122,7 +129,7 @@ Result<TuningSetup> TuningFromFlags(const server::Flags& flags) {
           (*chips > machine_type->tpu_chips ? "; no pod on one can use that many"
                                             : "; the estimate is for the chips given"));
   }
-  if (!machine) {
+  if (!machine_type) {
     if (!chips) return Status::Error("--tpu-chips is required with --host-cpu (chips per host)");
     setup.inputs.host.tpu_chips = *chips;
   }
@@ -138,7 +145,11 @@ Result<TuningSetup> TuningFromFlags(const server::Flags& flags) {
   Result<Demand> demand = EstimateDemand(w, setup.inputs.host);
   if (!demand.ok()) return demand.status();
   setup.inputs.demand = *demand;
+  return Status::Ok();
+}
 
+// The dataset's per-worker profile: its kind, and the measured rate and memory if given.
+Status ProfileFromFlags(const server::Flags& flags, TuningSetup& setup) {
   DatasetKind kind = DatasetKind::kRawText;
   if (std::optional<std::string> k = flags.Get("dataset-kind")) {
     Result<DatasetKind> parsed = ParseDatasetKind(*k);
@@ -154,8 +165,11 @@ Result<TuningSetup> TuningFromFlags(const server::Flags& flags) {
     return Status::Error("--tokens-per-second-per-worker must be in (0, 1e9)");
   if (memory && !(*memory > 0)) return Status::Error("--worker-memory must be > 0");
   setup.inputs.profile = ProfileWithOverrides(kind, rate, memory);
+  return Status::Ok();
+}
 
-  Policy& policy = setup.inputs.policy;
+// The chart's default policy with the policy flags on top.
+Status PolicyFromFlags(const server::Flags& flags, Policy& policy) {
   policy = ChartDefaultPolicy();
   std::optional<int> min_workers, max_workers;
   std::optional<double> safety;
@@ -175,6 +189,18 @@ Result<TuningSetup> TuningFromFlags(const server::Flags& flags) {
     policy.objective = *parsed;
   }
   if (Status s = Validate(policy); !s.ok()) return Status::Error("policy: " + s.message());
+  return Status::Ok();
+}
+
+}  // namespace
+
+Result<TuningSetup> TuningFromFlags(const server::Flags& flags) {
+  TuningSetup setup;
+  std::optional<MachineType> machine_type;
+  if (Status s = HostFromFlags(flags, setup, machine_type); !s.ok()) return s;
+  if (Status s = DemandFromFlags(flags, machine_type, setup); !s.ok()) return s;
+  if (Status s = ProfileFromFlags(flags, setup); !s.ok()) return s;
+  if (Status s = PolicyFromFlags(flags, setup.inputs.policy); !s.ok()) return s;
   return setup;
 }
 

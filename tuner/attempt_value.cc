@@ -30,51 +30,61 @@ int AttemptNumber(const std::optional<TuningHistory>& history, const AttemptQuer
   return query.attempt;
 }
 
-}  // namespace
+std::string Bounded(std::string reason) {
+  if (reason.size() > kMaxReasonBytes) reason.resize(kMaxReasonBytes);
+  return reason;
+}
 
-AttemptValue ValueForAttempt(const TuningInputs& inputs,
-                             const std::optional<TuningHistory>& history,
-                             const AttemptQuery& query) {
-  if (query.pins_workers) {
-    AttemptValue v;
-    std::string new_run;
-    v.attempt = AttemptNumber(history, query, new_run);
-    const RunRecord* run = nullptr;
-    if (history)
-      if (auto it = history->runs.find(query.checkpoint_dir); it != history->runs.end())
-        run = &it->second;
-    if (run && run->workers > 0) {
-      v.workers = run->workers;
-    } else if (query.only_applied_values && query.written_workers && *query.written_workers > 0) {
-      // A JobSet reinvoked after graintune set its templates: nothing to change.
-      if (query.announces_first_attempt) {
-        v.keep_as_written = true;
-        return v;
-      }
-      v.workers = *query.written_workers;
-    } else if (history && history->next_run_workers && *history->next_run_workers > 0) {
-      v.workers = *history->next_run_workers;
-      v.reason = "first attempt of run " + query.checkpoint_dir + ": " + history->next_run_reason +
-                 "; the run keeps this value (its checkpoints will hold Grain's iterator)";
-    } else {
-      // The run's first value, with nothing learned for it: decided as a value kept for a
-      // whole run (decision.h), by the rules below.
-      AttemptQuery unpinned = query;
-      unpinned.pins_workers = false;
-      TuningInputs whole_run = inputs;
-      whole_run.lifetime = ValueLifetime::kRun;
-      v = ValueForAttempt(whole_run, history, unpinned);
-      if (v.keep_as_written) return v;
-      v.reason += "; the run keeps this value (its checkpoints will hold Grain's iterator)";
-      new_run.clear();  // the unpinned rules said it already
+AttemptValue FreeValue(const TuningInputs& inputs, const std::optional<TuningHistory>& history,
+                       const AttemptQuery& query);
+
+// Rule 0 (attempt_value.h): an attempt of a run that restores Grain's iterator gets the run's
+// value: the one it was started with, else the one graintune wrote into the object, else the
+// value learned for the workload's next run, else a value decided to last the whole run.
+AttemptValue PinnedValue(const TuningInputs& inputs, const std::optional<TuningHistory>& history,
+                         const AttemptQuery& query) {
+  AttemptValue v;
+  std::string new_run;
+  v.attempt = AttemptNumber(history, query, new_run);
+  const RunRecord* run = nullptr;
+  if (history)
+    if (auto it = history->runs.find(query.checkpoint_dir); it != history->runs.end())
+      run = &it->second;
+  if (run && run->workers > 0) {
+    v.workers = run->workers;
+  } else if (query.only_applied_values && query.written_workers && *query.written_workers > 0) {
+    // A JobSet reinvoked after graintune set its templates: nothing to change.
+    if (query.announces_first_attempt) {
+      v.keep_as_written = true;
+      return v;
     }
-    if (v.reason.empty())
-      v.reason = PinnedRunReason(query.checkpoint_dir, v.attempt, v.workers,
-                                 history ? history->next_run_workers : std::nullopt);
-    v.reason = new_run + v.reason;
-    if (v.reason.size() > kMaxReasonBytes) v.reason.resize(kMaxReasonBytes);
-    return v;
+    v.workers = *query.written_workers;
+  } else if (history && history->next_run_workers && *history->next_run_workers > 0) {
+    v.workers = *history->next_run_workers;
+    v.reason = "first attempt of run " + query.checkpoint_dir + ": " + history->next_run_reason +
+               "; the run keeps this value (its checkpoints will hold Grain's iterator)";
+  } else {
+    // The run's first value, with nothing learned for it: decided as a value kept for a whole
+    // run (decision.h), by the free rules.
+    AttemptQuery unpinned = query;
+    unpinned.pins_workers = false;
+    TuningInputs whole_run = inputs;
+    whole_run.lifetime = ValueLifetime::kRun;
+    v = FreeValue(whole_run, history, unpinned);
+    if (v.keep_as_written) return v;
+    v.reason += "; the run keeps this value (its checkpoints will hold Grain's iterator)";
+    new_run.clear();  // the free rules said it already
   }
+  if (v.reason.empty())
+    v.reason = PinnedRunReason(query.checkpoint_dir, v.attempt, v.workers,
+                               history ? history->next_run_workers : std::nullopt);
+  v.reason = Bounded(new_run + v.reason);
+  return v;
+}
+
+// Rules 1-6 (attempt_value.h): an attempt whose value may change.
+AttemptValue FreeValue(const TuningInputs& inputs, const std::optional<TuningHistory>& history,
+                       const AttemptQuery& query) {
   AttemptValue v;
   std::string new_run;
   v.attempt = AttemptNumber(history, query, new_run);
@@ -112,9 +122,16 @@ AttemptValue ValueForAttempt(const TuningInputs& inputs,
     v.reason = d.reason;
     v.decision = std::move(d);
   }
-  v.reason = new_run + v.reason;
-  if (v.reason.size() > kMaxReasonBytes) v.reason.resize(kMaxReasonBytes);
+  v.reason = Bounded(new_run + v.reason);
   return v;
+}
+
+}  // namespace
+
+AttemptValue ValueForAttempt(const TuningInputs& inputs,
+                             const std::optional<TuningHistory>& history,
+                             const AttemptQuery& query) {
+  return query.pins_workers ? PinnedValue(inputs, history, query) : FreeValue(inputs, history, query);
 }
 
 WorkerSplit SplitWithEval(int workers, int ceiling) {

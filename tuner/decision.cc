@@ -158,11 +158,11 @@ Budgets ComputeBudgets(const TuningInputs& in) {
   return b;
 }
 
-Decision Decide(const TuningInputs& in, const std::vector<Trial>& trials) {
-  Budgets budgets = ComputeBudgets(in);
-  const std::string measured_note = ApplyMeasurements(in, trials, budgets);
+namespace {
 
-  // An OOMKilled attempt caps the count clearly below it (15%, at least one worker).
+// Caps budgets.ceiling clearly below every OOMKilled attempt (15%, at least one worker);
+// returns the note of the cap that bound, "" when none did.
+std::string CapBelowOomKills(const std::vector<Trial>& trials, Budgets& budgets) {
   std::string oom_note;
   for (const Trial& t : trials) {
     if (!t.oom_killed) continue;
@@ -173,175 +173,220 @@ Decision Decide(const TuningInputs& in, const std::vector<Trial>& trials) {
                  std::to_string(cap);
     }
   }
+  return oom_note;
+}
 
+// The trials that measured a steady throughput.
+std::vector<Trial> UsableTrials(const std::vector<Trial>& trials) {
   std::vector<Trial> usable;
   for (const Trial& t : trials) {
     if (!t.oom_killed && t.samples >= kMinSteadySamples && t.workers > 0 &&
         t.tokens_per_second_per_host > 0)
       usable.push_back(t);
   }
+  return usable;
+}
 
-  if (usable.empty()) {
-    Decision d = FirstPick(in, budgets);
-    if (!oom_note.empty()) d.reason = oom_note + "; " + d.reason;
-    FillBuffer(in, d);
-    return d;
+bool Tried(const std::vector<Trial>& usable, int workers) {
+  return std::any_of(usable.begin(), usable.end(), [&](const Trial& t) { return t.workers == workers; });
+}
+
+// What the usable trials show together.
+struct Evidence {
+  double busy_margin = 0;  // taken off each busy share read
+  double rate = 0;         // tokens/s per worker
+  bool rate_measured = false;  // by a saturated trial, else a lower bound
+  double best = 0;             // the best tokens/s per host seen
+  const Trial* fewest_at_best = nullptr;  // the value to keep when the chips were fed
+  const Trial* top = nullptr;             // most workers tried
+  bool fed_at_estimate = false, spare_seen = false, plateau = false;
+
+  bool Fed() const { return plateau || spare_seen || fed_at_estimate; }
+  std::string RateText() const {
+    return Compact(rate) + " tok/s per worker " + (rate_measured ? "measured" : "(lower bound)");
   }
+};
 
-  Decision d;
-  d.budgets = budgets;
+// Per-worker throughput: a saturated trial (data-bound, or workers busy most of the time)
+// measures it; otherwise the trials only bound it from below.
+void ReadRate(const std::vector<Trial>& usable, Evidence& e) {
+  for (const Trial& t : usable) {
+    if (IsSaturated(t) && (!e.rate_measured || RateOf(t, e.busy_margin) > e.rate)) {
+      e.rate = RateOf(t, e.busy_margin);
+      e.rate_measured = true;
+    }
+  }
+  if (!e.rate_measured)
+    for (const Trial& t : usable) e.rate = std::max(e.rate, RateOf(t, e.busy_margin));
+}
+
+// The value to keep: the fewest workers within noise of the best, among the trials that showed
+// spare capacity when there are any (a saturated trial's throughput can look close to the best
+// only by measurement noise). When every trial that looked fed ran clearly below the best (its
+// busy share read low): the fewest workers at the best, saturated or not.
+const Trial* FewestAtBest(const std::vector<Trial>& usable, double best, double noise) {
+  bool any_fed = false;
+  for (const Trial& t : usable) any_fed = any_fed || !IsSaturated(t);
+  const Trial* fewest = nullptr;
+  for (const Trial& t : usable)
+    if (t.tokens_per_second_per_host >= best * (1 - noise) && (!any_fed || !IsSaturated(t)) &&
+        (!fewest || t.workers < fewest->workers))
+      fewest = &t;
+  if (!fewest)
+    for (const Trial& t : usable)
+      if (t.tokens_per_second_per_host >= best * (1 - noise) && (!fewest || t.workers < fewest->workers))
+        fewest = &t;
+  return fewest;
+}
+
+Evidence ReadEvidence(const TuningInputs& in, const std::vector<Trial>& trials,
+                      const std::vector<Trial>& usable) {
+  Evidence e;
   // Each trial with a busy share is an independent reading: the margin shrinks as they add up.
   int busy_readings = 0;
   for (const Trial& t : trials) busy_readings += !t.oom_killed && t.worker_busy_fraction > 0;
-  const double busy_margin = in.lifetime == ValueLifetime::kRun && busy_readings > 0
-                                 ? kRunBusyShareMargin / std::sqrt(busy_readings) : 0;
+  e.busy_margin = in.lifetime == ValueLifetime::kRun && busy_readings > 0
+                      ? kRunBusyShareMargin / std::sqrt(busy_readings) : 0;
   const double noise = in.policy.noise_tolerance;
-  const double safety = Safety(in.policy);
   const double estimate = in.demand.tokens_per_second_per_host;
-
-  // Per-worker throughput: a saturated trial (data-bound, or workers busy most of the time)
-  // measures it; otherwise the trials only bound it from below.
-  double rate = 0;
-  bool rate_measured = false;
-  for (const Trial& t : usable) {
-    if (IsSaturated(t) && (!rate_measured || RateOf(t, busy_margin) > rate)) {
-      rate = RateOf(t, busy_margin);
-      rate_measured = true;
-    }
-  }
-  if (!rate_measured) {
-    for (const Trial& t : usable) rate = std::max(rate, RateOf(t, busy_margin));
-  }
-  d.per_worker_tokens_per_second = rate;
-
-  double best = 0;
-  for (const Trial& t : usable) best = std::max(best, t.tokens_per_second_per_host);
-  bool any_fed = false;
-  for (const Trial& t : usable) any_fed = any_fed || !IsSaturated(t);
-  // The value to keep: the fewest workers within noise of the best, among the trials that
-  // showed spare capacity when there are any (a saturated trial's throughput can look close
-  // to the best only by measurement noise).
-  const Trial* fewest_at_best = nullptr;
-  const Trial* top = nullptr;  // most workers tried
-  bool fed_at_estimate = false, spare_seen = false, plateau = false;
+  ReadRate(usable, e);
+  for (const Trial& t : usable) e.best = std::max(e.best, t.tokens_per_second_per_host);
+  e.fewest_at_best = FewestAtBest(usable, e.best, noise);
   // The compute step measured while a prefetch buffer lasted (the fastest such pace seen).
   double buffered = 0;
   for (const Trial& t : usable)
     if (t.buffered_step_seconds > 0.05 && (buffered == 0 || t.buffered_step_seconds < buffered))
       buffered = t.buffered_step_seconds;
   for (const Trial& t : usable) {
-    if (t.tokens_per_second_per_host >= best * (1 - noise) && (!any_fed || !IsSaturated(t)) &&
-        (!fewest_at_best || t.workers < fewest_at_best->workers))
-      fewest_at_best = &t;
-  }
-  // Every trial that looked fed ran clearly below the best (its busy share read low): the
-  // fewest workers at the best, saturated or not.
-  if (!fewest_at_best)
-    for (const Trial& t : usable)
-      if (t.tokens_per_second_per_host >= best * (1 - noise) &&
-          (!fewest_at_best || t.workers < fewest_at_best->workers))
-        fewest_at_best = &t;
-  for (const Trial& t : usable) {
-    if (!top || t.workers > top->workers) top = &t;
+    if (!e.top || t.workers > e.top->workers) e.top = &t;
     // Not saturated and at the estimated demand: nothing suggests more workers would help.
-    fed_at_estimate = fed_at_estimate || (!IsSaturated(t) && t.tokens_per_second_per_host >=
-                                                                 estimate * (1 - noise));
+    e.fed_at_estimate = e.fed_at_estimate ||
+                        (!IsSaturated(t) && t.tokens_per_second_per_host >= estimate * (1 - noise));
     // Not saturated and steadily at the buffered pace: the chips were fed, whatever the
     // (optimistic) estimate said.
-    fed_at_estimate = fed_at_estimate || (!IsSaturated(t) && buffered > 0 && t.samples > 0 &&
-                                          t.step_seconds_p50 <= buffered * (1 + noise));
+    e.fed_at_estimate = e.fed_at_estimate || (!IsSaturated(t) && buffered > 0 && t.samples > 0 &&
+                                              t.step_seconds_p50 <= buffered * (1 + noise));
     // Workers measured idle a good share of the time: the pipeline had capacity to spare.
-    spare_seen = spare_seen || (!IsSaturated(t) && t.worker_busy_fraction >= 0);
-    for (const Trial& u : usable) {
-      plateau = plateau || (t.workers < u.workers &&
-                            u.tokens_per_second_per_host <= t.tokens_per_second_per_host * (1 + noise));
-    }
+    e.spare_seen = e.spare_seen || (!IsSaturated(t) && t.worker_busy_fraction >= 0);
+    for (const Trial& u : usable)
+      e.plateau = e.plateau || (t.workers < u.workers &&
+                                u.tokens_per_second_per_host <= t.tokens_per_second_per_host * (1 + noise));
   }
-  const bool estimate_reached = best >= estimate * (1 - noise);
-  const std::string rate_text =
-      Compact(rate) + " tok/s per worker " + (rate_measured ? "measured" : "(lower bound)");
+  return e;
+}
 
-  if (plateau || spare_seen || fed_at_estimate) {
-    // The chips were fed at `best`: that is the demand, measured (tokens per step over the
-    // measured compute step), not the FLOPs estimate. Keep the fewest workers that reached it,
-    // trimmed to what the measured demand and a measured per-worker rate call for.
-    d.needed_workers = best / rate;
-    d.workers = fewest_at_best->workers;
-    d.phase = Phase::kConverged;
-    d.reason = "attempt " + std::to_string(fewest_at_best->attempt) + " kept the chips fed at " +
-               Compact(best) + " tok/s/host with " + std::to_string(d.workers) + " workers (" +
-               (plateau ? "more workers gained nothing" : spare_seen ? "workers had time to spare"
-                                                                  : "estimated demand reached") +
-               "); " + rate_text;
-    // The most workers measured starved (saturated below the best): a trim stays above it, so
-    // a trim that starved is undone by the next decision.
-    const Trial* starved = nullptr;
-    for (const Trial& t : usable)
-      if (IsSaturated(t) && t.tokens_per_second_per_host < best * (1 - noise) &&
-          (!starved || t.workers > starved->workers))
-        starved = &t;
-    if (rate_measured || spare_seen) {
-      // The per-worker rate nearest the trimmed count: workers contend, so the rate of the most
-      // workers measured starved (a trim that starved, say) beats one measured with fewer.
-      const double trim_rate = starved ? std::min(rate, RateOf(*starved, busy_margin)) : rate;
-      const double trim_safety = TrimSafety(in.policy);
-      int fewer = CeilInt(best / trim_rate * trim_safety);
-      std::string floor_text;
-      if (starved && fewer <= starved->workers) {
-        fewer = starved->workers + 1;
-        floor_text = ", above the " + std::to_string(starved->workers) + " that starved";
-      }
-      fewer = std::max(fewer, in.policy.min_workers);
-      // Worth an attempt only when it saves a tenth of the workers (at least one).
-      if (d.workers - fewer >= std::max(1, CeilInt(0.1 * d.workers))) {
-        d.reason += "; measured demand " + Compact(best) + " tok/s/host / " + Compact(trim_rate) +
-                    " x" + Fixed(trim_safety, 2) + " -> " + std::to_string(fewer) + floor_text;
-        d.workers = fewer;
-        bool tried = false;
-        for (const Trial& t : usable) tried = tried || t.workers == fewer;
-        if (!tried) d.phase = Phase::kExploring;
-      } else if (starved && starved->workers < d.workers) {
-        d.reason += "; " + std::to_string(starved->workers) + " workers starved";
-      }
-    }
-    if (d.workers > budgets.ceiling) {
-      d.workers = budgets.ceiling;
-      d.phase = Phase::kExploring;
-      d.reason += "; " + (oom_note.empty() ? "budget " + std::to_string(budgets.ceiling) : oom_note);
-    }
-    d.reason += " -> " + std::to_string(d.workers);
-    FillBuffer(in, d);
-    return d;
+// A fed decision's trim to what the measured demand and a measured per-worker rate call for,
+// worth an attempt only when it saves a tenth of the workers (at least one). The most workers
+// measured starved (saturated below the best) bound it from below, so a trim that starved is
+// undone by the next decision.
+void TrimToMeasuredDemand(const TuningInputs& in, const std::vector<Trial>& usable,
+                          const Evidence& e, Decision& d) {
+  const double noise = in.policy.noise_tolerance;
+  const Trial* starved = nullptr;
+  for (const Trial& t : usable)
+    if (IsSaturated(t) && t.tokens_per_second_per_host < e.best * (1 - noise) &&
+        (!starved || t.workers > starved->workers))
+      starved = &t;
+  if (!e.rate_measured && !e.spare_seen) return;
+  // The per-worker rate nearest the trimmed count: workers contend, so the rate of the most
+  // workers measured starved (a trim that starved, say) beats one measured with fewer.
+  const double trim_rate = starved ? std::min(e.rate, RateOf(*starved, e.busy_margin)) : e.rate;
+  const double trim_safety = TrimSafety(in.policy);
+  int fewer = CeilInt(e.best / trim_rate * trim_safety);
+  std::string floor_text;
+  if (starved && fewer <= starved->workers) {
+    fewer = starved->workers + 1;
+    floor_text = ", above the " + std::to_string(starved->workers) + " that starved";
   }
+  fewer = std::max(fewer, in.policy.min_workers);
+  if (d.workers - fewer >= std::max(1, CeilInt(0.1 * d.workers))) {
+    d.reason += "; measured demand " + Compact(e.best) + " tok/s/host / " + Compact(trim_rate) +
+                " x" + Fixed(trim_safety, 2) + " -> " + std::to_string(fewer) + floor_text;
+    d.workers = fewer;
+    if (!Tried(usable, fewer)) d.phase = Phase::kExploring;
+  } else if (starved && starved->workers < d.workers) {
+    d.reason += "; " + std::to_string(starved->workers) + " workers starved";
+  }
+}
 
-  // Not shown fed: jump to what the measured rate and the demand imply. When the estimate is
-  // already reached yet the workers stay saturated, the chips are faster than estimated.
+// The chips were fed at `best`: that is the demand, measured (tokens per step over the measured
+// compute step), not the FLOPs estimate. Keep the fewest workers that reached it, trimmed.
+Decision KeepFed(const TuningInputs& in, const Budgets& budgets, const std::vector<Trial>& usable,
+                 const Evidence& e, const std::string& oom_note) {
+  Decision d;
+  d.budgets = budgets;
+  d.per_worker_tokens_per_second = e.rate;
+  d.needed_workers = e.best / e.rate;
+  d.workers = e.fewest_at_best->workers;
+  d.phase = Phase::kConverged;
+  d.reason = "attempt " + std::to_string(e.fewest_at_best->attempt) + " kept the chips fed at " +
+             Compact(e.best) + " tok/s/host with " + std::to_string(d.workers) + " workers (" +
+             (e.plateau ? "more workers gained nothing" : e.spare_seen ? "workers had time to spare"
+                                                                      : "estimated demand reached") +
+             "); " + e.RateText();
+  TrimToMeasuredDemand(in, usable, e, d);
+  if (d.workers > budgets.ceiling) {
+    d.workers = budgets.ceiling;
+    d.phase = Phase::kExploring;
+    d.reason += "; " + (oom_note.empty() ? "budget " + std::to_string(budgets.ceiling) : oom_note);
+  }
+  d.reason += " -> " + std::to_string(d.workers);
+  return d;
+}
+
+// Not shown fed: jump to what the measured rate and the demand imply. When the estimate is
+// already reached yet the workers stay saturated, the chips are faster than estimated.
+Decision JumpToDemand(const TuningInputs& in, const Budgets& budgets, const std::vector<Trial>& usable,
+                      const Evidence& e, const std::string& measured_note, const std::string& oom_note) {
+  Decision d;
+  d.budgets = budgets;
+  d.per_worker_tokens_per_second = e.rate;
+  const double estimate = in.demand.tokens_per_second_per_host;
+  const double safety = Safety(in.policy);
   double demand = estimate;
   std::string demand_text = "demand " + Compact(demand) + " tok/s/host (" + in.demand.basis + ")";
-  if (estimate_reached) {
-    demand = 2 * best;
-    demand_text = "still saturated at " + Compact(best) +
+  if (e.best >= estimate * (1 - in.policy.noise_tolerance)) {
+    demand = 2 * e.best;
+    demand_text = "still saturated at " + Compact(e.best) +
                   " tok/s/host, above the estimated demand: assume twice that";
   }
-  d.needed_workers = demand / rate;
+  const Trial& top = *e.top;
+  d.needed_workers = demand / e.rate;
   int want = CeilInt(d.needed_workers * safety);
-  want = std::max(want, top->workers + std::max(1, top->workers / 4));  // a real jump, never +1
-  d.reason = "attempt " + std::to_string(top->attempt) + " with " + std::to_string(top->workers) +
-             " workers reached " + Compact(top->tokens_per_second_per_host) + " tok/s/host (" +
-             (IsDataBound(*top) ? "data-bound" : "workers busy, not shown fed") + "): " +
-             rate_text + "; " + demand_text + ", x" + Fixed(safety, 2) + " -> " +
+  want = std::max(want, top.workers + std::max(1, top.workers / 4));  // a real jump, never +1
+  d.reason = "attempt " + std::to_string(top.attempt) + " with " + std::to_string(top.workers) +
+             " workers reached " + Compact(top.tokens_per_second_per_host) + " tok/s/host (" +
+             (IsDataBound(top) ? "data-bound" : "workers busy, not shown fed") + "): " +
+             e.RateText() + "; " + demand_text + ", x" + Fixed(safety, 2) + " -> " +
              std::to_string(want) + "; " + BudgetText(budgets, in);
   if (!measured_note.empty()) d.reason += " (" + measured_note + ")";
   if (!oom_note.empty()) d.reason += "; " + oom_note;
   d.workers = Bound(want, budgets.ceiling, in, d.reason);
-  bool tried = false;
-  for (const Trial& t : usable) tried = tried || t.workers == d.workers;
-  if (d.workers <= top->workers || tried) {
-    d.workers = std::min(std::max(d.workers, fewest_at_best->workers), budgets.ceiling);
+  if (d.workers <= top.workers || Tried(usable, d.workers)) {
+    d.workers = std::min(std::max(d.workers, e.fewest_at_best->workers), budgets.ceiling);
     d.phase = Phase::kConverged;
     d.reason += " -> " + std::to_string(d.workers) + " (budget reached: cannot gain)";
   } else {
     d.reason += " -> " + std::to_string(d.workers);
+  }
+  return d;
+}
+
+}  // namespace
+
+Decision Decide(const TuningInputs& in, const std::vector<Trial>& trials) {
+  Budgets budgets = ComputeBudgets(in);
+  const std::string measured_note = ApplyMeasurements(in, trials, budgets);
+  const std::string oom_note = CapBelowOomKills(trials, budgets);
+  const std::vector<Trial> usable = UsableTrials(trials);
+  Decision d;
+  if (usable.empty()) {
+    d = FirstPick(in, budgets);
+    if (!oom_note.empty()) d.reason = oom_note + "; " + d.reason;
+  } else {
+    const Evidence e = ReadEvidence(in, trials, usable);
+    d = e.Fed() ? KeepFed(in, budgets, usable, e, oom_note)
+                : JumpToDemand(in, budgets, usable, e, measured_note, oom_note);
   }
   FillBuffer(in, d);
   return d;

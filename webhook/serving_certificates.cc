@@ -59,27 +59,97 @@ bool OwnedBy(const json& object, const json& owner) {
   return false;
 }
 
+// A new CA and a serving certificate for o.dns_names signed by it.
+Result<Pair> IssuePair(const ServingCertificateOptions& o) {
+  Result<server::CertificateAuthority> ca = server::GenerateCertificateAuthority("graintune-webhook-ca", o.valid_days);
+  if (!ca.ok()) return ca.status();
+  Result<server::SignedCertificate> cert = server::IssueCertificate(
+      *ca, {.common_name = o.dns_names.empty() ? "graintune-webhook" : o.dns_names.front(),
+            .dns_names = o.dns_names, .server = true, .valid_days = o.valid_days});
+  if (!cert.ok()) return cert.status();
+  return Pair{ca->cert_pem, cert->cert_pem, cert->key_pem};
+}
+
+// The Secret holding `pair`, owned by `owner` when there is one; conditional on `read`'s
+// resourceVersion when it replaces the Secret read.
+json SecretOf(const ServingCertificateOptions& o, const Pair& pair, const std::optional<json>& owner,
+              const kube::ApiResult<json>& read) {
+  json body = {{"apiVersion", "v1"},
+               {"kind", "Secret"},
+               {"type", "kubernetes.io/tls"},
+               {"metadata", {{"name", o.secret_name}, {"namespace", o.secret_namespace},
+                             {"labels", {{"app.kubernetes.io/managed-by", "graintune-webhook"}}}}},
+               {"data", {{"ca.crt", Base64Encode(pair.ca)},
+                         {"tls.crt", Base64Encode(pair.cert)},
+                         {"tls.key", Base64Encode(pair.key)}}}};
+  if (owner) body["metadata"]["ownerReferences"] = json::array({*owner});
+  if (read.ok())
+    body["metadata"]["resourceVersion"] = read->value("metadata", json::object()).value("resourceVersion", "");
+  return body;
+}
+
+// Issues a pair and writes it to the Secret. Replace is conditional on the version read, Create
+// on the name being free: when two replicas race, exactly one write succeeds, and the other
+// uses the winner's pair. `secret` becomes the Secret as stored.
+Result<Pair> IssueAndStore(kube::Client& client, const ServingCertificateOptions& o,
+                           const std::optional<json>& owner, kube::ApiResult<json>& secret,
+                           bool& issued) {
+  Result<Pair> fresh = IssuePair(o);
+  if (!fresh.ok()) return fresh.status();
+  const json body = SecretOf(o, *fresh, owner, secret);
+  kube::ApiResult<json> written =
+      secret.ok() ? client.Replace(kube::resources::kSecrets, o.secret_namespace, body)
+                  : client.Create(kube::resources::kSecrets, o.secret_namespace, body);
+  if (written.ok()) {
+    issued = true;
+    secret = written;
+    return fresh;
+  }
+  if (!written.error().IsConflict()) return written.error().ToStatus();
+  secret = client.Get(kube::resources::kSecrets, o.secret_namespace, o.secret_name);
+  if (!secret.ok()) return secret.error().ToStatus();
+  return FromSecret(*secret);
+}
+
+// Every webhook of the configuration trusts `ca`.
+Status TrustCa(kube::Client& client, const json& configuration, const std::string& name,
+               const std::string& ca) {
+  const std::string bundle = Base64Encode(ca);
+  json patch = json::array();
+  const json hooks = configuration.value("webhooks", json::array());
+  for (size_t i = 0; i < hooks.size(); ++i)
+    if (hooks[i].value("clientConfig", json::object()).value("caBundle", "") != bundle)
+      patch.push_back({{"op", "add"},
+                       {"path", "/webhooks/" + std::to_string(i) + "/clientConfig/caBundle"},
+                       {"value", bundle}});
+  if (patch.empty()) return Status::Ok();
+  kube::ApiResult<json> r = client.Patch(kube::resources::kMutatingWebhookConfigurations, "", name,
+                                         kube::PatchType::kJson, patch);
+  return r.ok() ? Status::Ok() : r.error().ToStatus();
+}
+
+// The webhook configuration, when it exists; its absence is `missing` (Helm may create it after
+// the webhook starts), any other error the result.
+Result<std::optional<json>> ConfigurationOf(kube::Client& client, const std::string& name,
+                                            std::optional<Status>& missing) {
+  if (name.empty()) return std::optional<json>();
+  kube::ApiResult<json> cfg = client.Get(kube::resources::kMutatingWebhookConfigurations, "", name);
+  if (cfg.ok()) return std::optional<json>(*cfg);
+  if (!cfg.error().IsNotFound()) return cfg.error().ToStatus();
+  missing = cfg.error().ToStatus();
+  return std::optional<json>();
+}
+
 }  // namespace
 
 Result<bool> EnsureServingCertificate(kube::Client& client, const ServingCertificateOptions& o) {
   const long renew = std::chrono::duration_cast<std::chrono::seconds>(o.renew_before).count();
-  // The configuration first: it owns the Secret. Helm may create it after the webhook starts,
-  // so a missing one does not stop the pair from being issued and served; it is reported at
-  // the end and the next call finishes the job.
-  std::optional<json> configuration;
+  // The configuration first: it owns the Secret. A missing one does not stop the pair from
+  // being issued and served; it is reported at the end and the next call finishes the job.
   std::optional<Status> trust_error;
-  if (!o.webhook_configuration.empty()) {
-    kube::ApiResult<json> cfg =
-        client.Get(kube::resources::kMutatingWebhookConfigurations, "", o.webhook_configuration);
-    if (cfg.ok()) {
-      configuration = *cfg;
-    } else if (cfg.error().IsNotFound()) {
-      trust_error = cfg.error().ToStatus();
-    } else {
-      return cfg.error().ToStatus();
-    }
-  }
-  const std::optional<json> owner = configuration ? OwnerReferenceTo(*configuration) : std::nullopt;
+  Result<std::optional<json>> configuration = ConfigurationOf(client, o.webhook_configuration, trust_error);
+  if (!configuration.ok()) return configuration.status();
+  const std::optional<json> owner = *configuration ? OwnerReferenceTo(**configuration) : std::nullopt;
 
   bool issued = false;
   std::optional<Pair> pair;
@@ -94,64 +164,14 @@ Result<bool> EnsureServingCertificate(kube::Client& client, const ServingCertifi
     return secret.error().ToStatus();
   }
   if (!pair) {
-    Result<server::CertificateAuthority> ca = server::GenerateCertificateAuthority("graintune-webhook-ca", o.valid_days);
-    if (!ca.ok()) return ca.status();
-    Result<server::SignedCertificate> cert = server::IssueCertificate(
-        *ca, {.common_name = o.dns_names.empty() ? "graintune-webhook" : o.dns_names.front(),
-              .dns_names = o.dns_names, .server = true, .valid_days = o.valid_days});
-    if (!cert.ok()) return cert.status();
-    Pair fresh{ca->cert_pem, cert->cert_pem, cert->key_pem};
-    json body = {{"apiVersion", "v1"},
-                 {"kind", "Secret"},
-                 {"type", "kubernetes.io/tls"},
-                 {"metadata", {{"name", o.secret_name}, {"namespace", o.secret_namespace},
-                               {"labels", {{"app.kubernetes.io/managed-by", "graintune-webhook"}}}}},
-                 {"data", {{"ca.crt", Base64Encode(fresh.ca)},
-                           {"tls.crt", Base64Encode(fresh.cert)},
-                           {"tls.key", Base64Encode(fresh.key)}}}};
-    if (owner) body["metadata"]["ownerReferences"] = json::array({*owner});
-    // Replace is conditional on the version we read, Create on the name being free: when two
-    // replicas race, exactly one write succeeds.
-    if (secret.ok())
-      body["metadata"]["resourceVersion"] =
-          secret->value("metadata", json::object()).value("resourceVersion", "");
-    kube::ApiResult<json> written =
-        secret.ok() ? client.Replace(kube::resources::kSecrets, o.secret_namespace, body)
-                    : client.Create(kube::resources::kSecrets, o.secret_namespace, body);
-    if (written.ok()) {
-      pair = fresh;
-      issued = true;
-      secret = written;
-    } else if (written.error().IsConflict()) {
-      // Another replica wrote first: use its pair.
-      secret = client.Get(kube::resources::kSecrets, o.secret_namespace, o.secret_name);
-      if (!secret.ok()) return secret.error().ToStatus();
-      Result<Pair> p = FromSecret(*secret);
-      if (!p.ok()) return p.status();
-      pair = *p;
-    } else {
-      return written.error().ToStatus();
-    }
+    Result<Pair> stored = IssueAndStore(client, o, owner, secret, issued);
+    if (!stored.ok()) return stored.status();
+    pair = *stored;
   }
   for (Status s : {WriteAtomically(o.cert_file, pair->cert), WriteAtomically(o.key_file, pair->key)})
     if (!s.ok()) return s;
-
-  // Trust: every webhook of the configuration gets the CA.
-  if (configuration) {
-    const std::string bundle = Base64Encode(pair->ca);
-    json patch = json::array();
-    const json hooks = configuration->value("webhooks", json::array());
-    for (size_t i = 0; i < hooks.size(); ++i)
-      if (hooks[i].value("clientConfig", json::object()).value("caBundle", "") != bundle)
-        patch.push_back({{"op", "add"},
-                         {"path", "/webhooks/" + std::to_string(i) + "/clientConfig/caBundle"},
-                         {"value", bundle}});
-    if (!patch.empty()) {
-      kube::ApiResult<json> r = client.Patch(kube::resources::kMutatingWebhookConfigurations, "",
-                                             o.webhook_configuration, kube::PatchType::kJson, patch);
-      if (!r.ok()) return r.error().ToStatus();
-    }
-  }
+  if (*configuration)
+    if (Status s = TrustCa(client, **configuration, o.webhook_configuration, pair->ca); !s.ok()) return s;
   // A Secret written before its configuration existed (or by an older graintune) is adopted
   // now. A conflict means another replica changed it meanwhile; the next call looks again.
   if (owner && !OwnedBy(*secret, *owner)) {

@@ -330,159 +330,100 @@ std::optional<TuningHistory> HistoryOf(workload::HistorySource& source, const st
   return history;
 }
 
-// PlanWorkerCount's work on `object`, which it rewrites in place.
-Plan PlanInPlace(json& object, WorkloadKind kind, const std::string& ns, PlannerSources sources,
-                 const ExporterInjection* exporter, WorkBudget* budget) {
-  Plan plan;
-  if (!object.is_object()) return plan;
-  const json& object_meta = workload::MetadataOf(object);
-  const std::map<std::string, std::string> object_labels = workload::StringMap(object_meta, "labels");
-  const std::map<std::string, std::string> object_annotations =
-      workload::StringMap(object_meta, "annotations");
-  const Policy policy = sources.policies.PolicyFor(ns, object_labels);
-  const std::vector<TemplateSites> found = FindSites(object, kind, ns, object_annotations, policy,
-                                                     sources.configmaps, budget, plan.warnings);
-  if (budget && !budget->exceeded().empty()) {
-    plan.warnings = {budget->Warning()};
-    plan.outcome = PlanOutcome::kOverBudget;
-    return plan;
-  }
-  if (found.empty()) return plan;
+// The warning for a workload whose inputs cannot be read yet.
+std::string DeferredWarning(const std::string& error, WorkloadKind kind) {
+  // A workload queued by Kueue gets its node selector at admission, after this CREATE: its
+  // pods (or a JobSet's child Jobs) are looked at again when they are created.
+  return "graintune: " + error +
+         (kind == WorkloadKind::kPod
+              ? "; grain_worker_count left as written (MaxText picks for -1)"
+              : "; left as written for now: its pods are tuned when created if they select TPU "
+                "hosts by then (as after Kueue's admission), else MaxText picks for -1");
+}
 
-  // One value for the whole workload, decided from its trainer: each container read its own
-  // config; an init container, a sidecar or an ahead-of-time compile never decides for it.
-  const auto [primary_template, trainer] = DecidingContainer(found);
-  const TemplateSites& primary = *primary_template;
-  Result<TuningInputs> inputs = workload::BuildTuningInputs(
-      object.at(json::json_pointer(primary.ref.spec_pointer)), *trainer->container,
-      trainer->overrides, trainer->config ? &*trainer->config : nullptr, primary.annotations, policy,
-      workload::InputSources{sources.shapes, &sources.history, ns}, plan.warnings);
-  if (!inputs.ok()) {
-    // A workload queued by Kueue gets its node selector at admission, after this CREATE: its
-    // pods (or a JobSet's child Jobs) are looked at again when they are created.
-    plan.warnings.push_back(
-        "graintune: " + inputs.error() +
-        (kind == WorkloadKind::kPod
-             ? "; grain_worker_count left as written (MaxText picks for -1)"
-             : "; left as written for now: its pods are tuned when created if they select TPU "
-               "hosts by then (as after Kueue's admission), else MaxText picks for -1"));
-    plan.outcome = PlanOutcome::kDeferred;
-    return plan;
-  }
-  plan.host = inputs->host;
-  plan.tuning_key = workload::TuningKeyOf(object, kind);
-  plan.demand_key = inputs->demand.transfer_key;
+bool HasEvalSite(const std::vector<TemplateSites>& found) {
+  return std::any_of(found.begin(), found.end(), [](const TemplateSites& t) {
+    return std::any_of(t.edits.begin(), t.edits.end(), [](const Edit& e) { return IsEvalKey(e.key); });
+  });
+}
 
+// Which attempt of which run the object is, as far as the object itself says: its attempt
+// annotation or restart label, whether it only holds values graintune applied, and whether
+// the run keeps its value (the trainer's resume decision).
+AttemptQuery QueryFor(const json& object_meta, const std::map<std::string, std::string>& labels,
+                      WorkloadKind kind, const std::vector<TemplateSites>& found,
+                      const TemplateSites& primary, const ContainerSites& trainer) {
   AttemptQuery query;
   query.attempt = workload::AttemptOf(object_meta);
-  query.has_restart_label = object_labels.count(workload::kRestartAttemptLabel) > 0;
+  query.has_restart_label = labels.count(workload::kRestartAttemptLabel) > 0;
   query.announces_first_attempt = kind == WorkloadKind::kJobSet;
   query.only_applied_values = std::all_of(found.begin(), found.end(), [](const TemplateSites& t) {
     return std::all_of(t.edits.begin(), t.edits.end(),
                        [](const Edit& e) { return e.before != "-1" && e.before != "(unset)"; });
   });
-  // Whether this attempt may restore Grain's iterator from its run's checkpoints.
-  plan.resume = trainer->resume;
-  query.pins_workers = plan.resume.pins_workers;
-  query.checkpoint_dir = plan.resume.checkpoint_dir;
+  query.pins_workers = trainer.resume.pins_workers;
+  query.checkpoint_dir = trainer.resume.checkpoint_dir;
   if (query.only_applied_values)
     for (const Edit& e : primary.edits)
-      if (!IsEvalKey(e.key) && e.container_pointer == trainer->pointer) {
+      if (!IsEvalKey(e.key) && e.container_pointer == trainer.pointer) {
         query.written_workers = ParseInt(e.before);
         break;
       }
   // A JobSet's restart: its Jobs and pods come from templates holding the value graintune gave
-  // attempt 0 (the fallback above); unless the run keeps its value, that value is not this
-  // attempt's, so it is re-picked.
+  // attempt 0 (the fallback in WritePlan); unless the run keeps its value, that value is not
+  // this attempt's, so it is re-picked.
   if (query.only_applied_values && query.has_restart_label && !query.pins_workers &&
       primary.annotations.applied_attempt != std::optional<int>(query.attempt))
     query.only_applied_values = false;
-  // A plain Job's pod created after some of its pods failed is a retry: the next attempt(s).
-  // A reinvocation sees the attempt this pod was given, failures included: they are taken
-  // out first, so they count once.
-  int failures_counted = 0;
-  if (kind == WorkloadKind::kPod && sources.jobs && !query.has_restart_label) {
-    auto job = object_labels.find("batch.kubernetes.io/job-name");
-    if (job == object_labels.end()) job = object_labels.find("job-name");
-    if (job != object_labels.end()) {
-      if (const std::string* counted = workload::StringEntry(
-              object_meta, "annotations", workload::kFailedPodsCountedAnnotation))
-        if (std::optional<int> n = ParseInt(*counted); n && *n > 0 && *n <= query.attempt)
-          query.attempt -= *n;
-      if (std::optional<int> failed = sources.jobs->FailedPods(ns, job->second); failed && *failed > 0) {
-        query.attempt += *failed;
-        failures_counted = *failed;
-      }
-    }
-  }
-  const std::optional<TuningHistory> history =
-      HistoryOf(sources.history, ns, plan.tuning_key, query, plan.warnings);
-  AttemptValue value = ValueForAttempt(*inputs, history, query);
-  if (value.keep_as_written) {  // a pod of an attempt graintune already set
-    plan.outcome = PlanOutcome::kKeptAsWritten;
-    return plan;
-  }
-  plan.attempt = value.attempt;
-  plan.workers = value.workers;
-  plan.reason = std::move(value.reason);
-  plan.decision = std::move(value.decision);
-  if (plan.decision) plan.learned_from = inputs->learned_from;  // else the value is its own history's
+  return query;
+}
 
-  const bool has_eval = std::any_of(found.begin(), found.end(), [](const TemplateSites& t) {
-    return std::any_of(t.edits.begin(), t.edits.end(), [](const Edit& e) { return IsEvalKey(e.key); });
-  });
-  if (has_eval) {
-    const WorkerSplit split = SplitWithEval(plan.workers, ComputeBudgets(*inputs).ceiling);
-    plan.workers = split.workers;
-    plan.eval_workers = split.eval_workers;
-  }
+// A plain Job's pod created after some of its pods failed is a retry: the next attempt(s).
+// A reinvocation sees the attempt this pod was given, failures included: they are taken out
+// first, so they count once. Returns the failed pods counted into `query.attempt`.
+int CountJobRetries(const json& object_meta, const std::map<std::string, std::string>& labels,
+                    const std::string& ns, workload::JobStatusSource& jobs, AttemptQuery& query) {
+  auto job = labels.find("batch.kubernetes.io/job-name");
+  if (job == labels.end()) job = labels.find("job-name");
+  if (job == labels.end()) return 0;
+  if (const std::string* counted =
+          workload::StringEntry(object_meta, "annotations", workload::kFailedPodsCountedAnnotation))
+    if (std::optional<int> n = ParseInt(*counted); n && *n > 0 && *n <= query.attempt)
+      query.attempt -= *n;
+  const std::optional<int> failed = jobs.FailedPods(ns, job->second);
+  if (!failed || *failed <= 0) return 0;
+  query.attempt += *failed;
+  return *failed;
+}
 
-  // Never a value MaxText refuses where -1 would have started.
-  const std::optional<long> hosts = DataHosts(object, kind, primary);
-  bool hosts_read = false;
-  if (!WithinMaxTextLimits(*trainer, primary.annotations.data_files, hosts, has_eval, plan, hosts_read)) {
-    plan.outcome = PlanOutcome::kLeftToMaxText;
-    return plan;
-  }
-
-  if (policy.mode == Mode::kOff) {
-    plan.warnings.push_back("graintune: policy mode Off: would set grain_worker_count=" +
-                            std::to_string(plan.workers) + " (" + plan.reason + ")");
-    plan.outcome = PlanOutcome::kRecommendOnly;
-    return plan;
-  }
-
-  // Reinvocation (or a pod made from a template graintune already set) with the same value
-  // for the same attempt keeps the reason and the sources it was given: the value's story
-  // does not change because a later look would word it differently (e.g. without "attempt 0
-  // ended") or would find it in the run's own pinned value rather than in learned figures.
+// Reinvocation (or a pod made from a template graintune already set) with the same value for
+// the same attempt keeps the reason and the sources it was given: the value's story does not
+// change because a later look would word it differently (e.g. without "attempt 0 ended") or
+// would find it in the run's own pinned value rather than in learned figures.
+void KeepGivenStory(const std::map<std::string, std::string>& object_annotations, Plan& plan) {
   auto given = [&](const char* key) {
     auto it = object_annotations.find(key);
     return it == object_annotations.end() ? std::string() : it->second;
   };
-  if (given(workload::kWorkerCountAnnotation) == std::to_string(plan.workers) &&
-      given(workload::kAttemptAnnotation) == std::to_string(plan.attempt) &&
-      !given(workload::kReasonAnnotation).empty()) {
-    plan.reason = given(workload::kReasonAnnotation);
-    if (plan.learned_from.empty())
-      plan.learned_from = workload::SplitLearnedFrom(given(workload::kLearnedFromAnnotation));
-  }
+  if (given(workload::kWorkerCountAnnotation) != std::to_string(plan.workers) ||
+      given(workload::kAttemptAnnotation) != std::to_string(plan.attempt) ||
+      given(workload::kReasonAnnotation).empty())
+    return;
+  plan.reason = given(workload::kReasonAnnotation);
+  if (plan.learned_from.empty())
+    plan.learned_from = workload::SplitLearnedFrom(given(workload::kLearnedFromAnnotation));
+}
 
-  if (budget && !budget->Charge(0)) {
-    plan.warnings = {budget->Warning()};
-    plan.outcome = PlanOutcome::kOverBudget;
-    return plan;
-  }
-  const std::string object_name = ObjectName(object, kind);
-  plan.touched = Touches(kind, found, exporter);
-  const json before = CopyTouched(object, plan.touched);
+// The graintune.dev/ annotations that record `plan` on the object and its templates.
+std::map<std::string, std::string> AppliedAnnotations(
+    const Plan& plan, const std::map<std::string, std::string>& object_annotations, bool has_eval,
+    std::optional<long> hosts_read, int failures_counted) {
   std::map<std::string, std::string> applied = {
       {workload::kWorkerCountAnnotation, std::to_string(plan.workers)},
       {workload::kReasonAnnotation, plan.reason},
       {workload::kAttemptAnnotation, std::to_string(plan.attempt)}};
   if (has_eval) applied[workload::kEvalWorkerCountAnnotation] = std::to_string(plan.eval_workers);
-  if (hosts_read && kind != WorkloadKind::kPod)
-    applied[workload::kDataHostsAnnotation] = std::to_string(*hosts);
+  if (hosts_read) applied[workload::kDataHostsAnnotation] = std::to_string(*hosts_read);
   applied[workload::kResumeAnnotation] = plan.resume.pins_workers ? workload::kPinsWorkers : "free";
   if (!plan.resume.checkpoint_dir.empty())
     applied[workload::kCheckpointDirAnnotation] = plan.resume.checkpoint_dir;
@@ -492,6 +433,17 @@ Plan PlanInPlace(json& object, WorkloadKind kind, const std::string& ns, Planner
   // Where learned figures came from; cleared on an object that carries an earlier pick's.
   if (!plan.learned_from.empty() || object_annotations.count(workload::kLearnedFromAnnotation))
     applied[workload::kLearnedFromAnnotation] = workload::JoinLearnedFrom(plan.learned_from);
+  return applied;
+}
+
+// Writes `plan`'s value into every site of `object` with `applied` (and the JobSet's note to
+// its child Jobs), then sets plan.patch to what changed.
+void WritePlan(json& object, WorkloadKind kind, const std::vector<TemplateSites>& found,
+               const ExporterInjection* exporter, const std::map<std::string, std::string>& applied,
+               Plan& plan) {
+  const std::string object_name = ObjectName(object, kind);
+  plan.touched = Touches(kind, found, exporter);
+  const json before = CopyTouched(object, plan.touched);
   // A JobSet's templates get the first attempt's value like a Job's, so that its pods never
   // start with -1 (Grain's own pick) when the webhook cannot answer for a restart; its child
   // Jobs and pods re-pick that value for every later attempt (the sites hold graintune's
@@ -518,6 +470,101 @@ Plan PlanInPlace(json& object, WorkloadKind kind, const std::string& ns, Planner
   }
   plan.patch = ScopedPatch(before, object, plan.touched);
   plan.changed = !plan.patch.empty();
+}
+
+Plan OverBudget(Plan plan, const WorkBudget& budget) {
+  plan.warnings = {budget.Warning()};
+  plan.outcome = PlanOutcome::kOverBudget;
+  return plan;
+}
+
+// Splits plan.workers with the eval pipeline when there is one, and keeps the value within what
+// MaxText accepts where -1 would have started; false when MaxText must pick (the limit cannot be
+// told). `hosts_annotated`: the data hosts to record on a Job or JobSet, when they were read.
+bool FitToMaxText(const json& object, WorkloadKind kind, const TemplateSites& primary,
+                  const ContainerSites& trainer, const TuningInputs& inputs, bool has_eval,
+                  Plan& plan, std::optional<long>& hosts_annotated) {
+  if (has_eval) {
+    const WorkerSplit split = SplitWithEval(plan.workers, ComputeBudgets(inputs).ceiling);
+    plan.workers = split.workers;
+    plan.eval_workers = split.eval_workers;
+  }
+  const std::optional<long> hosts = DataHosts(object, kind, primary);
+  bool hosts_read = false;
+  if (!WithinMaxTextLimits(trainer, primary.annotations.data_files, hosts, has_eval, plan, hosts_read))
+    return false;
+  if (hosts_read && kind != WorkloadKind::kPod) hosts_annotated = hosts;
+  return true;
+}
+
+// PlanWorkerCount's work on `object`, which it rewrites in place.
+Plan PlanInPlace(json& object, WorkloadKind kind, const std::string& ns, PlannerSources sources,
+                 const ExporterInjection* exporter, WorkBudget* budget) {
+  Plan plan;
+  if (!object.is_object()) return plan;
+  const json& object_meta = workload::MetadataOf(object);
+  const std::map<std::string, std::string> object_labels = workload::StringMap(object_meta, "labels");
+  const std::map<std::string, std::string> object_annotations =
+      workload::StringMap(object_meta, "annotations");
+  const Policy policy = sources.policies.PolicyFor(ns, object_labels);
+  const std::vector<TemplateSites> found = FindSites(object, kind, ns, object_annotations, policy,
+                                                     sources.configmaps, budget, plan.warnings);
+  if (budget && !budget->exceeded().empty()) return OverBudget(std::move(plan), *budget);
+  if (found.empty()) return plan;
+
+  // One value for the whole workload, decided from its trainer: each container read its own
+  // config; an init container, a sidecar or an ahead-of-time compile never decides for it.
+  const auto [primary_template, trainer] = DecidingContainer(found);
+  const TemplateSites& primary = *primary_template;
+  Result<TuningInputs> inputs = workload::BuildTuningInputs(
+      object.at(json::json_pointer(primary.ref.spec_pointer)), *trainer->container,
+      trainer->overrides, trainer->config ? &*trainer->config : nullptr, primary.annotations, policy,
+      workload::InputSources{sources.shapes, &sources.history, ns}, plan.warnings);
+  if (!inputs.ok()) {
+    plan.warnings.push_back(DeferredWarning(inputs.error(), kind));
+    plan.outcome = PlanOutcome::kDeferred;
+    return plan;
+  }
+  plan.host = inputs->host;
+  plan.tuning_key = workload::TuningKeyOf(object, kind);
+  plan.demand_key = inputs->demand.transfer_key;
+  plan.resume = trainer->resume;  // whether this attempt may restore Grain's iterator
+
+  AttemptQuery query = QueryFor(object_meta, object_labels, kind, found, primary, *trainer);
+  int failures_counted = 0;
+  if (kind == WorkloadKind::kPod && sources.jobs && !query.has_restart_label)
+    failures_counted = CountJobRetries(object_meta, object_labels, ns, *sources.jobs, query);
+  const std::optional<TuningHistory> history =
+      HistoryOf(sources.history, ns, plan.tuning_key, query, plan.warnings);
+  AttemptValue value = ValueForAttempt(*inputs, history, query);
+  if (value.keep_as_written) {  // a pod of an attempt graintune already set
+    plan.outcome = PlanOutcome::kKeptAsWritten;
+    return plan;
+  }
+  plan.attempt = value.attempt;
+  plan.workers = value.workers;
+  plan.reason = std::move(value.reason);
+  plan.decision = std::move(value.decision);
+  if (plan.decision) plan.learned_from = inputs->learned_from;  // else the value is its own history's
+
+  const bool has_eval = HasEvalSite(found);
+  std::optional<long> hosts_annotated;
+  if (!FitToMaxText(object, kind, primary, *trainer, *inputs, has_eval, plan, hosts_annotated)) {
+    plan.outcome = PlanOutcome::kLeftToMaxText;
+    return plan;
+  }
+
+  if (policy.mode == Mode::kOff) {
+    plan.warnings.push_back("graintune: policy mode Off: would set grain_worker_count=" +
+                            std::to_string(plan.workers) + " (" + plan.reason + ")");
+    plan.outcome = PlanOutcome::kRecommendOnly;
+    return plan;
+  }
+  KeepGivenStory(object_annotations, plan);
+  if (budget && !budget->Charge(0)) return OverBudget(std::move(plan), *budget);
+  WritePlan(object, kind, found, exporter,
+            AppliedAnnotations(plan, object_annotations, has_eval, hosts_annotated, failures_counted),
+            plan);
   plan.outcome = PlanOutcome::kTuned;
   return plan;
 }

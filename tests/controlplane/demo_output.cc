@@ -39,7 +39,7 @@ std::string Indent(const std::string& text, const std::string& pad) {
   return out;
 }
 
-std::string Text(const Result<std::string>& r) { return r.ok() ? *r : r.error(); }
+
 
 bool WaitFor(const std::function<bool()>& done, int seconds) {
   return graintune::testing::WaitFor(done, std::chrono::seconds(seconds), &g_interrupted);

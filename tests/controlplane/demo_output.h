@@ -7,6 +7,7 @@
 #include <string>
 
 #include "base/status.h"
+#include "tests/controlplane/result_text.h"
 
 namespace graintune::testing::demo {
 
@@ -18,8 +19,6 @@ void Say(const std::string& text);          // a line, flushed at once
 void Step(const std::string& title);        // "\n== title"
 // `text` with every line prefixed by `pad`, trailing blank lines dropped.
 std::string Indent(const std::string& text, const std::string& pad = "   ");
-// A command's output, or its error.
-std::string Text(const Result<std::string>& r);
 // Polls `done` until it holds (true), `seconds` pass or the demo is interrupted (false).
 bool WaitFor(const std::function<bool()>& done, int seconds);
 // Says why the demo stops early (`what` did not happen, or the interruption); its exit code.

@@ -28,8 +28,9 @@
 #include "tests/controlplane/maxtext_workload.h"
 #include "tests/controlplane/operator_under_test.h"
 #include "tests/controlplane/pod_runner.h"
-#include "tests/controlplane/shared_control_plane.h"
 #include "tests/controlplane/process_tree.h"
+#include "tests/controlplane/result_text.h"
+#include "tests/controlplane/shared_control_plane.h"
 #include "tests/controlplane/wait_for.h"
 #include "tests/controlplane/webhook_under_test.h"
 #include "tuner/trial.h"
@@ -41,8 +42,6 @@ using kube::Json;
 
 constexpr char kNs[] = "maxtext";
 constexpr char kJobSet[] = "tiny";
-
-std::string Text(const Result<std::string>& r) { return r.ok() ? *r : r.error(); }
 
 std::optional<Json> Tuning(ControlPlane& cp) {
   auto r = cp.AdminClient()->Get(kube::resources::kGrainTunings, kNs, kJobSet);

@@ -35,6 +35,7 @@
 #include "tests/controlplane/operator_under_test.h"
 #include "tests/controlplane/pod_runner.h"
 #include "tests/controlplane/process_tree.h"
+#include "tests/controlplane/result_text.h"
 #include "tests/controlplane/shared_control_plane.h"
 #include "tests/controlplane/wait_for.h"
 #include "tests/controlplane/webhook_under_test.h"
@@ -49,8 +50,6 @@ constexpr int kSteps = 22;
 // Checkpoints every 5 steps, written before the next step (no asynchronous save), in a folder of
 // this machine that every attempt's pod sees at the same path.
 constexpr char kCheckpointing[] = "enable_checkpointing=true checkpoint_period=5 async_checkpointing=false";
-
-std::string Text(const Result<std::string>& r) { return r.ok() ? *r : r.error(); }
 
 std::string ReadAll(const std::string& path) {
   std::ifstream in(path);

@@ -12,6 +12,7 @@
 #include "tests/controlplane/https_call.h"
 #include "tests/controlplane/operator_under_test.h"
 #include "tests/controlplane/pod_runner.h"
+#include "tests/controlplane/result_text.h"
 #include "tests/controlplane/settled_recommendation.h"
 #include "tests/controlplane/shared_control_plane.h"
 #include "tests/controlplane/tpu_nodes.h"
@@ -22,8 +23,6 @@ namespace graintune::testing {
 namespace {
 
 using kube::Json;
-
-std::string Text(const Result<std::string>& r) { return r.ok() ? *r : r.error(); }
 
 // The example JobSet with the elastic iterator (its restarts are re-tuned), made small for this
 // machine: a v6e-8 slice (2 hosts), no host network (KWOK gives every host-network pod the same

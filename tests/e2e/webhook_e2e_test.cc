@@ -11,6 +11,7 @@
 
 #include "kube/config.h"
 #include "tests/controlplane/https_call.h"
+#include "tests/controlplane/result_text.h"
 #include "tests/controlplane/shared_control_plane.h"
 #include "tests/controlplane/tpu_nodes.h"
 #include "tests/controlplane/wait_for.h"
@@ -20,8 +21,6 @@ namespace graintune::testing {
 namespace {
 
 using kube::Json;
-
-std::string Text(const Result<std::string>& r) { return r.ok() ? *r : r.error(); }
 
 class WebhookE2E : public ::testing::Test {
  protected:

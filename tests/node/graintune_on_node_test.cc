@@ -35,6 +35,7 @@
 #include "kube/config.h"
 #include "tests/controlplane/control_plane.h"
 #include "tests/controlplane/host_footprint.h"
+#include "tests/controlplane/result_text.h"
 #include "tests/controlplane/wait_for.h"
 #include "tests/node/chart_on_node.h"
 #include "tests/node/node_test_support.h"
@@ -45,8 +46,6 @@ namespace {
 
 using kube::Json;
 using std::chrono::seconds;
-
-std::string Text(const Result<std::string>& r) { return r.ok() ? *r : r.error(); }
 
 TEST(GraintuneOnNode, HelmInstalledFromTheImageTunesAJobSetThatRunsForReal) {
   const auto test_start = std::chrono::steady_clock::now();

@@ -38,6 +38,7 @@
 #include "tests/controlplane/maxtext_workload.h"
 #include "tests/controlplane/process_tree.h"
 #include "tests/controlplane/real_node.h"
+#include "tests/controlplane/result_text.h"
 #include "tests/controlplane/wait_for.h"
 #include "tests/node/chart_on_node.h"
 #include "tests/node/node_maxtext_pods.h"
@@ -56,8 +57,6 @@ constexpr char kJobSet[] = "tiny";
 // MaxText is told to train far longer than the test waits: the test stops it once the file
 // holds kTinySteps steps.
 constexpr int kStepsAsked = 1000;
-
-std::string Text(const Result<std::string>& r) { return r.ok() ? *r : r.error(); }
 
 class MaxTextOnNode : public ::testing::Test {
  protected:
