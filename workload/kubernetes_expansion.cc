@@ -9,6 +9,11 @@ namespace graintune::workload {
 KubernetesExpanded ExpandKubernetesReferences(
     std::string_view input, const std::function<KubernetesVariable(const std::string&)>& lookup) {
   KubernetesExpanded out;
+  // Most arguments hold no reference at all: nothing to map.
+  if (input.find("$(") == std::string_view::npos && input.find("$$") == std::string_view::npos) {
+    out.text = std::string(input);
+    return out;
+  }
   auto keep = [&](size_t from, size_t to) {
     for (size_t i = from; i < to; ++i) {
       out.text.push_back(input[i]);
@@ -51,6 +56,7 @@ KubernetesExpanded ExpandKubernetesReferences(
     }
     i = close + 1;
   }
+  if (!out.changed) out.raw_offset.clear();
   return out;
 }
 

@@ -39,8 +39,10 @@ struct KubernetesVariable {
 
 struct KubernetesExpanded {
   std::string text;
-  std::vector<size_t> raw_offset;  // per character of text: its offset in the input, or kNotInScript
-  bool changed = false;            // whether text differs from the input
+  // Per character of text: its offset in the input, or kNotInScript. Only when `changed`: an
+  // unchanged text's offsets are the input's own.
+  std::vector<size_t> raw_offset;
+  bool changed = false;  // whether text differs from the input
   // The first reference to a variable graintune cannot see ("" when none): its $(NAME) stays in
   // `text`, as the process will not see it.
   std::string unknown_reference;
