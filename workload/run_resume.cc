@@ -188,6 +188,20 @@ std::string HeldBecauseUnknown(const RunResumeQuery& query, const std::string& k
 
 namespace {
 
+// Why a run that holds its value has no directory graintune can name: no run is recorded or
+// matched for it, so a new workload resuming it is not recognised.
+std::string UnreadDirectory(const RunResumeQuery& query, const EffectiveConfig& config) {
+  for (const char* key : {"base_output_directory", "run_name"}) {
+    if (config.Get(key)) continue;
+    const KeyState state = query.overrides.Lookup(key);
+    return std::string("graintune cannot read its directory (") + key +
+           (state.kind == KeyState::Kind::kUnknown ? ": " + state.why : std::string(" is not known")) +
+           "), so no run is recorded under it";
+  }
+  return "graintune cannot read its directory (it holds a variable no one expands), so no run is "
+         "recorded under it";
+}
+
 RunResume ResumeOfOneStart(const RunResumeQuery& query) {
   const EffectiveConfig config(query);
   RunResume r;
@@ -228,6 +242,7 @@ RunResume ResumeOfOneStart(const RunResumeQuery& query) {
   if (per_start_minute)
     r.why += "; run_name is unset, so the directory is named by the start minute and an attempt "
              "restarted within that minute resumes it";
+  if (r.checkpoint_dir.empty()) r.why += "; " + UnreadDirectory(query, config);
   return r;
 }
 

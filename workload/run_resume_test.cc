@@ -31,6 +31,16 @@ TEST(RunResumeTest, GrainWithMaxTextsDefaultsPinsTheValue) {
   EXPECT_NE(r.why.find("checkpoints Grain's iterator"), std::string::npos) << r.why;
 }
 
+// A directory graintune cannot name is said to be unread, with the word that hides it.
+TEST(RunResumeTest, ARunNameFromACommandSubstitutionHoldsAndSaysTheDirectoryIsUnread) {
+  const RunResume r = Read(Container(
+      "dataset_type=grain base_output_directory=gs://b/out run_name=run-$(hostname) grain_worker_count=-1"));
+  EXPECT_TRUE(r.pins_workers);
+  EXPECT_EQ(r.checkpoint_dir, "");
+  EXPECT_NE(r.why.find("cannot read its directory (run_name"), std::string::npos) << r.why;
+  EXPECT_NE(r.why.find("$(hostname)"), std::string::npos) << r.why;
+}
+
 TEST(RunResumeTest, CheckpointingOffFreesTheValue) {
   for (const char* off : {"false", "False", "0", "no", "off", "n"}) {
     const RunResume r = Read(Container(std::string("dataset_type=grain enable_checkpointing=") + off));
