@@ -195,11 +195,9 @@ TEST_P(LapRunsTest, Run1FromALapFeedsTheChipsWithinTheBudgets) {
               s.lap.run1_workers_over_oracle.p90, s.lap.cost_seconds_median);
 }
 
-// The targets for the lap's workers (median <= 1.3, p90 <= 1.6 of the oracle's), not
-// met yet: a fed lap's busy share counts the batches its workers refill, and Decide keeps x1.4
-// over it plus kRunBusyShareMargin, constants fitted on trials whose simulated busy share
-// leaves those batches out. Measured: median 1.40-1.50, p90 1.60-2.00 on seeds 20261130, 1, 2, 3.
-TEST_P(LapRunsTest, DISABLED_Run1FromALapUsesFewWorkers) {
+// A run's value from its lap uses few workers: median <= 1.3 and p90 <= 1.6 of the oracle's
+// (kLapTrimHeadroom, kLapBusyShareMargin).
+TEST_P(LapRunsTest, Run1FromALapUsesFewWorkers) {
   std::vector<Scenario> scenarios;
   std::vector<ScenarioResult> results;
   const Summary s = Evaluated(GetParam(), scenarios, results);

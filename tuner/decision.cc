@@ -29,10 +29,10 @@ double Safety(const Policy& policy) {
 // about 70% of the time. The fewest-workers objective keeps its own thin margin.
 constexpr double kTrimHeadroom = 1.4;
 
-double TrimSafety(const Policy& policy) {
-  return policy.objective == Objective::kFewestWorkers
-             ? Safety(policy)
-             : std::max(policy.safety_factor, kTrimHeadroom);
+double TrimSafety(const TuningInputs& in) {
+  return in.policy.objective == Objective::kFewestWorkers
+             ? Safety(in.policy)
+             : std::max(in.policy.safety_factor, in.from_lap ? kLapTrimHeadroom : kTrimHeadroom);
 }
 
 double UsableMemory(const TuningInputs& in) {
@@ -245,8 +245,9 @@ Evidence ReadEvidence(const TuningInputs& in, const std::vector<Trial>& trials,
   // Each trial with a busy share is an independent reading: the margin shrinks as they add up.
   int busy_readings = 0;
   for (const Trial& t : trials) busy_readings += !t.oom_killed && t.worker_busy_fraction > 0;
+  const double margin = in.from_lap ? kLapBusyShareMargin : kRunBusyShareMargin;
   e.busy_margin = in.lifetime == ValueLifetime::kRun && busy_readings > 0
-                      ? kRunBusyShareMargin / std::sqrt(busy_readings) : 0;
+                      ? margin / std::sqrt(busy_readings) : 0;
   const double noise = in.policy.noise_tolerance;
   const double estimate = in.demand.tokens_per_second_per_host;
   ReadRate(usable, e);
@@ -291,7 +292,7 @@ void TrimToMeasuredDemand(const TuningInputs& in, const std::vector<Trial>& usab
   // The per-worker rate nearest the trimmed count: workers contend, so the rate of the most
   // workers measured starved (a trim that starved, say) beats one measured with fewer.
   const double trim_rate = starved ? std::min(e.rate, RateOf(*starved, e.busy_margin)) : e.rate;
-  const double trim_safety = TrimSafety(in.policy);
+  const double trim_safety = TrimSafety(in);
   int fewer = CeilInt(e.best / trim_rate * trim_safety);
   std::string floor_text;
   if (starved && fewer <= starved->workers) {

@@ -67,6 +67,14 @@ inline constexpr double kRunSafety = 1.4;
 // error that is a large relative one when many workers idle, and a trim that starves lasts the
 // whole next run instead of one attempt.
 inline constexpr double kRunBusyShareMargin = 0.04;
+// A practice lap's trim (practice_lap.h). The lap is one dedicated measurement whose busy share
+// counts the batches its workers refill ahead of the trainer while it ends, as /proc cpu time
+// does; kTrimHeadroom and kRunBusyShareMargin were fitted on trials whose busy share left those
+// batches out and read the workers idler than they were. On the lap's reading a trim to 1.25x
+// the busy workers (or the policy's safetyFactor, if higher) with a 0.015 margin starves no more
+// scenarios in the benchmark than 1.4x and 0.04 did (docs/benchmarks.md, the practice lap).
+inline constexpr double kLapTrimHeadroom = 1.25;
+inline constexpr double kLapBusyShareMargin = 0.015;
 
 struct TuningInputs {
   HostShape host;
@@ -77,6 +85,8 @@ struct TuningInputs {
   // Where the learned figures among these inputs were measured ("team-a/llama": the namespace and
   // name of a GrainTuning), for people; empty when the inputs are the workload's own.
   std::vector<std::string> learned_from;
+  // The trials are a practice lap's (kLapTrimHeadroom, kLapBusyShareMargin).
+  bool from_lap = false;
 };
 
 // The limits a host and policy put on the worker count.

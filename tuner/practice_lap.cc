@@ -58,7 +58,7 @@ Trial TrialOf(const LapFigures& lap, double tokens_per_step) {
 }
 
 double LapRate(const Trial& t) {
-  return RateOf(t, t.worker_busy_fraction > 0 ? kRunBusyShareMargin : 0);
+  return RateOf(t, t.worker_busy_fraction > 0 ? kLapBusyShareMargin : 0);
 }
 
 // The host whose workers delivered the least per worker, carrying the highest memory and trainer
@@ -143,6 +143,7 @@ Result<Decision> DecideFromLaps(const TuningInputs& inputs, const std::vector<La
   }
   TuningInputs in = inputs;
   in.lifetime = ValueLifetime::kRun;
+  in.from_lap = true;
   size_t index = 0;
   const Trial slowest = SlowestHost(laps, in.demand.tokens_per_step_per_host, index);
   if (slowest.worker_memory_bytes > 0) {

@@ -9,7 +9,7 @@
 //   - a training lap (MaxText's train for LapSteps steps): its steady step time is the demand
 //     when the chips were fed, and the workers' busy share gives their per-worker rate. Decided
 //     by Decide() with the lap as the one trial of the run (a fed lap is trimmed to the measured
-//     demand over the measured rate x1.4; a starved lap measured the rate exactly);
+//     demand over the measured rate x1.25, kLapTrimHeadroom; a starved lap measured the rate exactly);
 //   - a data-only lap (MaxText's standalone data loader: one batch per step, nothing trained):
 //     supply only. Its per-worker rate and worker memory become the dataset's profile, and
 //     Decide() sizes the estimated demand with them (a first pick with a known rate).

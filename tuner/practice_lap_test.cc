@@ -87,9 +87,11 @@ TEST(PracticeLapTest, AStarvedLapMeasuresTheRateAndAsksForMore) {
   lap.draining = true;
   Result<Decision> d = DecideFromLaps(in, {lap}, 1);
   ASSERT_TRUE(d.ok()) << d.error();
-  // 65536 / 7.4 / 4 = 2.2k tok/s per worker: the estimated demand needs far more than 4.
+  // 65536 / 7.4 / (4 x (0.98 + kLapBusyShareMargin)) = 2.2k tok/s per worker: the estimated
+  // demand needs far more than 4.
   EXPECT_GT(d->workers, 4) << d->reason;
-  EXPECT_NEAR(d->per_worker_tokens_per_second, 65536 / 7.4 / 4, 1) << d->reason;
+  EXPECT_NEAR(d->per_worker_tokens_per_second, 65536 / 7.4 / (4 * (0.98 + kLapBusyShareMargin)), 1)
+      << d->reason;
 }
 
 TEST(PracticeLapTest, ADataOnlyLapMeasuresSupplyAndSizesTheEstimatedDemand) {
@@ -98,9 +100,9 @@ TEST(PracticeLapTest, ADataOnlyLapMeasuresSupplyAndSizesTheEstimatedDemand) {
   lap.kind = LapKind::kDataOnly;
   Result<Decision> d = DecideFromLaps(in, {lap}, 1);
   ASSERT_TRUE(d.ok()) << d.error();
-  // 65536 / (16 x (0.96 + 0.04)) = 4096 tok/s per worker; the estimated demand at the high-end
-  // MFU (a run keeps its value) over it, x1.4 for a known rate.
-  const double rate = 65536.0 / 16;
+  // 65536 / (16 x (0.96 + kLapBusyShareMargin)) tok/s per worker; the estimated demand at the
+  // high-end MFU (a run keeps its value) over it, x1.4 for a known rate.
+  const double rate = 65536.0 / (16 * (0.96 + kLapBusyShareMargin));
   EXPECT_NEAR(d->per_worker_tokens_per_second, rate, 1);
   const double demand = in.demand.tokens_per_second_per_host * kHighEndMfu / kAssumedMfu;
   EXPECT_EQ(d->workers, static_cast<int>(std::ceil(demand / rate * kRunSafety))) << d->reason;
