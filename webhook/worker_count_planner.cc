@@ -126,6 +126,16 @@ void FindContainerSites(const json& object, WorkloadKind kind, const json& spec,
   sites.resume = workload::ResumeOf({sites.overrides, config,
                                      workload::ViewOfConfig(sites.overrides, config),
                                      JobSetNameFor(object, kind, c)});
+  // Only the eval pipeline's count is graintune's here: MaxText's checkpoints hold the training
+  // iterator alone, so the eval count may change at every restart (the training count is the
+  // user's, as written).
+  if (sites.resume.pins_workers &&
+      std::all_of(t.edits.begin() + static_cast<std::ptrdiff_t>(before), t.edits.end(),
+                  [](const Edit& e) { return IsEvalKey(e.key); })) {
+    sites.resume.pins_workers = false;
+    sites.resume.why = "only grain_worker_count_eval is computed: MaxText's checkpoints hold the "
+                       "training iterator, not the eval pipeline's, so its count may change";
+  }
   sites.container = &c;
   sites.pointer = std::move(pointer);
   sites.init = init;

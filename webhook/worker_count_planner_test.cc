@@ -389,6 +389,32 @@ TEST_F(PlannerTest, AnAheadOfTimeCompileReplicatedJobNeverDecidesForTheTrainer) 
   EXPECT_NE(plan.warnings.back().find("every restart keeps it"), std::string::npos) << plan.warnings.back();
 }
 
+// A checkpointed run whose training count is the user's and whose eval count is -1: MaxText's
+// checkpoints hold no eval iterator, so the eval count is free to change at a restart.
+TEST_F(PlannerTest, AnEvalOnlyMinusOneOfACheckpointedRunMayChange) {
+  json job = SeedJob();
+  std::string& script = job["spec"]["template"]["spec"]["containers"][0]["command"][2].get_ref<std::string&>();
+  script.replace(script.find("grain_worker_count=-1"), 21,
+                 "grain_worker_count=4 grain_worker_count_eval=-1 dataset_type=grain "
+                 "grain_train_files=/data/c4/*.array_record grain_eval_files=/data/v/*.array_record "
+                 "eval_interval=100 run_name=r base_output_directory=gs://b/runs");
+  const Plan plan = Run(job, workload::WorkloadKind::kJob);
+  ASSERT_EQ(plan.outcome, PlanOutcome::kTuned) << (plan.warnings.empty() ? "" : plan.warnings[0]);
+  EXPECT_FALSE(plan.resume.pins_workers) << plan.resume.why;
+  EXPECT_NE(plan.resume.why.find("eval"), std::string::npos) << plan.resume.why;
+  ASSERT_EQ(plan.findings.size(), 1u);
+  EXPECT_EQ(plan.findings[0].key, "grain_worker_count_eval");
+  EXPECT_FALSE(plan.findings[0].resume.pins_workers);
+  EXPECT_EQ(plan.mutated["metadata"]["annotations"][workload::kResumeAnnotation], "free");
+
+  // Both counts at -1: the training iterator is restored, the run keeps its value.
+  json both = SeedJob();
+  std::string& both_script = both["spec"]["template"]["spec"]["containers"][0]["command"][2].get_ref<std::string&>();
+  both_script += " grain_worker_count_eval=-1 dataset_type=grain grain_train_files=/data/c4/*.array_record "
+                 "grain_eval_files=/data/v/*.array_record eval_interval=100 run_name=r base_output_directory=gs://b/runs";
+  EXPECT_TRUE(Run(both, workload::WorkloadKind::kJob).resume.pins_workers);
+}
+
 TEST_F(PlannerTest, NeverAValueMaxTextRefuses) {
   json hf = SmallJobSet();
   json& args = hf["spec"]["replicatedJobs"][0]["template"]["spec"]["template"]["spec"]["containers"][0]["args"];

@@ -180,11 +180,11 @@ class MaxTextResume : public ::testing::Test {
     return Json::object();
   }
 
-  // Attempt 0 runs until a checkpoint exists past step 10 and the operator has its trial, then
-  // fails; returns it.
-  Attempt FailAttemptZeroAfterACheckpoint() {
+  // Attempt 0 runs; the platform lifts the cap once it does (what graintune does next is its
+  // own call), and it runs on until a checkpoint exists past step 10 and the operator has its
+  // trial. Returns it, still running.
+  Attempt AttemptZeroPastACheckpoint() {
     Attempt a0 = WaitForAttempt(0);
-    // The platform lifts the cap once attempt 0 runs: what graintune does next is its own call.
     EXPECT_TRUE(cp_->Kubectl({"apply", "-f", "-"}, NamespacePolicy(ns_, 64)).ok());
     EXPECT_TRUE(WaitFor([&] {
       const std::vector<long> steps = StepsInFile(a0.dir + "/metrics.jsonl");
@@ -192,8 +192,14 @@ class MaxTextResume : public ::testing::Test {
       return !steps.empty() && steps.back() >= 12 && gt &&
              gt->value("/status/trials/0/samples"_json_pointer, 0) >= 8;
     }, std::chrono::seconds(300))) << TailOfFile(a0.dir + "/trainer.log") << TuningYaml();
-    EXPECT_FALSE(ProcessEnded(a0.pid)) << "MaxText ended before the test failed it";
+    EXPECT_FALSE(ProcessEnded(a0.pid)) << "MaxText ended before the test stopped it";
     EXPECT_TRUE(std::filesystem::exists(CheckpointDir() + "/10")) << CheckpointDir();
+    return a0;
+  }
+
+  // AttemptZeroPastACheckpoint, then attempt 0 fails; returns it.
+  Attempt FailAttemptZeroAfterACheckpoint() {
+    Attempt a0 = AttemptZeroPastACheckpoint();
     EXPECT_TRUE(cp_->Kubectl({"annotate", "pod", "-n", ns_, a0.pod, "graintune.dev/test-terminate=Error"}).ok());
     return a0;
   }
@@ -248,7 +254,7 @@ TEST_F(MaxTextResume, APinnedCheckpointResumesWithItsValueAndReachesItsLastStep)
            Condition(*gt, "ValuePinned").value("status", "") == "True";
   }, std::chrono::seconds(60))) << TuningYaml();
   const int next_run = gt->value("/status/nextRun/workers"_json_pointer, 0);
-  EXPECT_GT(next_run, 1) << "attempt 0 was data-bound with 1 worker";
+  EXPECT_GT(next_run, 1) << "attempt 0 was data-bound with 1 worker\n" << TuningYaml();
   EXPECT_EQ(gt->value("/status/recommendation/workers"_json_pointer, 0), 1);
   EXPECT_EQ(gt->value("/status/runs/0/checkpointDir"_json_pointer, ""), CheckpointDir());
   EXPECT_EQ(gt->value("/status/runs/0/workers"_json_pointer, 0), 1);
@@ -283,17 +289,9 @@ TEST_F(MaxTextResume, ResubmitAnotherJobSetOfTheSameRunAfterAnUpgradeKeepsTheRun
   if (HasFatalFailure() || IsSkipped()) return;
   Apply(kCheckpointing);
   if (HasFatalFailure()) return;
-  const Attempt a0 = WaitForAttempt(0);
-  if (HasFatalFailure()) return;
+  const Attempt a0 = AttemptZeroPastACheckpoint();
+  if (HasFailure()) return;
   ASSERT_EQ(a0.workers, 1);
-  ASSERT_TRUE(cp_->Kubectl({"apply", "-f", "-"}, NamespacePolicy(ns_, 64)).ok());
-  ASSERT_TRUE(WaitFor([&] {
-    const std::vector<long> steps = StepsInFile(a0.dir + "/metrics.jsonl");
-    std::optional<Json> gt = Tuning();
-    return !steps.empty() && steps.back() >= 12 && gt &&
-           gt->value("/status/trials/0/samples"_json_pointer, 0) >= 8;
-  }, std::chrono::seconds(300))) << TailOfFile(a0.dir + "/trainer.log") << TuningYaml();
-  ASSERT_TRUE(std::filesystem::exists(CheckpointDir() + "/10")) << CheckpointDir();
 
   // Deleted mid-run: its pods go, and with them MaxText.
   ASSERT_TRUE(cp_->Kubectl({"delete", "jobset", "-n", ns_, kJobSet, "--cascade=foreground", "--wait=true",

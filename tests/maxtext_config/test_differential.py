@@ -38,9 +38,6 @@ def loader():
 # Differences graintune still has, each an open bug with its reason. strict: once graintune is
 # fixed the case passes, and the test then fails until its entry is removed here.
 KNOWN_DIFFERENCES = {
-    "args-eval-only.yaml":
-        "over-pin: grain_worker_count_eval is held with the training value, though MaxText "
-        "checkpoints no eval iterator",
 }
 
 
