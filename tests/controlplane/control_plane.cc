@@ -342,4 +342,13 @@ Result<std::string> ControlPlane::Helm(const std::vector<std::string>& args) con
   return out;
 }
 
+std::optional<kube::Json> AdmittedAsDryRun(ControlPlane& cp, const std::string& manifest) {
+  Result<std::string> out = cp.Kubectl({"apply", "--dry-run=server", "-o", "json", "-f", "-"}, manifest);
+  // The output also holds the webhook's warnings ("Warning: ..." lines) before the object.
+  if (!out.ok() || out->find('{') == std::string::npos) return std::nullopt;
+  kube::Json j = kube::Json::parse(out->substr(out->find('{')), nullptr, false);
+  if (j.is_discarded()) return std::nullopt;
+  return j;
+}
+
 }  // namespace graintune::testing

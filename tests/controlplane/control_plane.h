@@ -115,4 +115,9 @@ Status WriteKubeconfig(const kube::ClientConfig& config, const std::string& path
 // binary.
 Result<ControlPlaneOptions> OptionsFromEnvironment();
 
+// The object the cluster's admission (graintune's webhook among it) would make of `manifest`
+// (kubectl apply --dry-run=server: nothing is stored); nullopt when it cannot be had. The
+// webhook learns of a policy through its watch, so a caller polls this to see one take effect.
+std::optional<kube::Json> AdmittedAsDryRun(ControlPlane& cp, const std::string& manifest);
+
 }  // namespace graintune::testing

@@ -75,8 +75,8 @@ Result<TinyJobSetOptions> OnRealNode(const MaxTextEnv& env, TinyJobSetOptions op
                                      const std::string& image, const std::string& memory_limit);
 
 // A GrainTunePolicy for namespace `ns` only (priority 10): nothing kept back on the host (it is
-// this machine) and at most `max_workers` workers.
-std::string NamespacePolicy(const std::string& ns, int max_workers);
+// this machine), at most `max_workers` workers and at least `min_workers`.
+std::string NamespacePolicy(const std::string& ns, int max_workers, int min_workers = 1);
 
 // The pods of one attempt of JobSet `ns`/`jobset` (label jobset.sigs.k8s.io/restart-attempt);
 // empty when there are none or the list failed.

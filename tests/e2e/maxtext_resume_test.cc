@@ -47,6 +47,8 @@ using kube::Json;
 
 constexpr char kJobSet[] = "tiny";
 constexpr int kSteps = 22;
+// The namespace policy's minWorkers once attempt 0 runs (AttemptZeroPastACheckpoint).
+constexpr int kFloorAfterAttemptZero = 2;
 // Checkpoints every 5 steps, written before the next step (no asynchronous save), in a folder of
 // this machine that every attempt's pod sees at the same path.
 constexpr char kCheckpointing[] = "enable_checkpointing=true checkpoint_period=5 async_checkpointing=false";
@@ -180,12 +182,14 @@ class MaxTextResume : public ::testing::Test {
     return Json::object();
   }
 
-  // Attempt 0 runs; the platform lifts the cap once it does (what graintune does next is its
-  // own call), and it runs on until a checkpoint exists past step 10 and the operator has its
-  // trial. Returns it, still running.
+  // Attempt 0 runs; once it does, the platform lifts the cap and sets a floor of 2 workers, so
+  // any value graintune may still change (a later attempt of an elastic run, the next run) is at
+  // least 2 whatever attempt 0 measured on this shared machine, while a value a run keeps stays
+  // 1. It runs on until a checkpoint exists past step 10 and the operator has its trial.
+  // Returns it, still running.
   Attempt AttemptZeroPastACheckpoint() {
     Attempt a0 = WaitForAttempt(0);
-    EXPECT_TRUE(cp_->Kubectl({"apply", "-f", "-"}, NamespacePolicy(ns_, 64)).ok());
+    EXPECT_TRUE(cp_->Kubectl({"apply", "-f", "-"}, NamespacePolicy(ns_, 64, kFloorAfterAttemptZero)).ok());
     EXPECT_TRUE(WaitFor([&] {
       const std::vector<long> steps = StepsInFile(a0.dir + "/metrics.jsonl");
       std::optional<Json> gt = Tuning();
@@ -244,8 +248,7 @@ TEST_F(MaxTextResume, APinnedCheckpointResumesWithItsValueAndReachesItsLastStep)
   const Attempt a0 = StartAndFailAttemptZero("resume-pinned", kCheckpointing);
   if (HasFatalFailure() || IsSkipped()) return;
 
-  // The operator measured attempt 0 data-bound at 1 worker: the next run gets more, this run
-  // keeps 1.
+  // The next run gets the policy's floor or more; this run keeps 1.
   std::optional<Json> gt;
   ASSERT_TRUE(WaitFor([&] {
     gt = Tuning();
@@ -254,7 +257,7 @@ TEST_F(MaxTextResume, APinnedCheckpointResumesWithItsValueAndReachesItsLastStep)
            Condition(*gt, "ValuePinned").value("status", "") == "True";
   }, std::chrono::seconds(60))) << TuningYaml();
   const int next_run = gt->value("/status/nextRun/workers"_json_pointer, 0);
-  EXPECT_GT(next_run, 1) << "attempt 0 was data-bound with 1 worker\n" << TuningYaml();
+  EXPECT_GE(next_run, kFloorAfterAttemptZero) << TuningYaml();
   EXPECT_EQ(gt->value("/status/recommendation/workers"_json_pointer, 0), 1);
   EXPECT_EQ(gt->value("/status/runs/0/checkpointDir"_json_pointer, ""), CheckpointDir());
   EXPECT_EQ(gt->value("/status/runs/0/workers"_json_pointer, 0), 1);
@@ -281,9 +284,8 @@ TEST_F(MaxTextResume, APinnedCheckpointResumesWithItsValueAndReachesItsLastStep)
 // xpk's way to resume: the JobSet (maxRestarts 0 or spent) is deleted and a JobSet of another
 // name with the same run_name is created. Between the two, graintune's webhook and operator
 // restart (as a helm upgrade rolls them). The new JobSet is a new workload with its own first
-// pick, but it restores the deleted one's checkpoint: it gets the deleted run's value, not the
-// more the operator measured it needed, and MaxText resumes from the checkpoint and trains to
-// its last step.
+// pick (at least the policy's floor of 2), but it restores the deleted one's checkpoint: it gets
+// the deleted run's value, and MaxText resumes from the checkpoint and trains to its last step.
 TEST_F(MaxTextResume, ResubmitAnotherJobSetOfTheSameRunAfterAnUpgradeKeepsTheRunsValue) {
   Start("resubmit", 1);
   if (HasFatalFailure() || IsSkipped()) return;
@@ -302,7 +304,7 @@ TEST_F(MaxTextResume, ResubmitAnotherJobSetOfTheSameRunAfterAnUpgradeKeepsTheRun
   ASSERT_TRUE(WaitFor([&] {
     gt = Tuning();
     return gt && gt->value("/status/runs/0/checkpointDir"_json_pointer, "") == CheckpointDir() &&
-           gt->value("/status/nextRun/workers"_json_pointer, 0) > 1;
+           gt->value("/status/nextRun/workers"_json_pointer, 0) >= kFloorAfterAttemptZero;
   }, std::chrono::seconds(60))) << TuningYaml();
   const int next_run = gt->value("/status/nextRun/workers"_json_pointer, 0);
 
@@ -316,14 +318,27 @@ TEST_F(MaxTextResume, ResubmitAnotherJobSetOfTheSameRunAfterAnUpgradeKeepsTheRun
   ASSERT_TRUE(op.ok()) << op.error();
   operator_ = std::move(*op);
 
+  // A new run in this namespace now gets at least the floor (the restarted webhook has read the
+  // policy once a dry run shows it).
+  const std::string another_run = TinyMaxTextJobSet(
+      *maxtext_, {.ns = ns_, .name = "tiny-another-run", .out_dir = out_dir_, .steps = kSteps,
+                  .extra_args = kCheckpointing});
+  std::string first_pick;
+  EXPECT_TRUE(WaitFor([&] {
+    const std::optional<Json> j = AdmittedAsDryRun(*cp_, another_run);
+    first_pick = j ? j->value("/metadata/annotations/graintune.dev~1first-attempt-worker-count"_json_pointer, "")
+                   : "";
+    return !first_pick.empty() && std::stoi(first_pick) >= kFloorAfterAttemptZero;
+  }, std::chrono::seconds(30))) << "a new run's first pick: " << first_pick;
+
   // The resubmission: another name, the same run_name (the later duplicate wins in MaxText).
   jobset_ = "tiny-resubmitted";
   Apply(std::string(kCheckpointing) + " run_name=" + kJobSet);
   if (HasFatalFailure()) return;
   const Attempt b0 = WaitForAttempt(0);
   if (HasFatalFailure()) return;
-  std::printf("resubmitted JobSet: %d workers (the deleted run's 1; its next run would get %d)\n",
-              b0.workers, next_run);
+  std::printf("resubmitted JobSet: %d workers (the deleted run's 1; a new run gets %s, its next run %d)\n",
+              b0.workers, first_pick.c_str(), next_run);
   EXPECT_EQ(b0.workers, 1) << "a resume with another count stops MaxText early";
   const std::vector<Json> pods = AttemptPods(*cp_, ns_, jobset_, 0);
   ASSERT_EQ(pods.size(), 1u);

@@ -80,15 +80,6 @@ Result<std::string> HttpGet(const std::string& url) {
   return RunShell("curl -s --max-time 5 '" + url + "'", "GET " + url);
 }
 
-std::optional<Json> AdmittedAsDryRun(ControlPlane& cp, const std::string& manifest) {
-  Result<std::string> out = cp.Kubectl({"apply", "--dry-run=server", "-o", "json", "-f", "-"}, manifest);
-  // The output also holds the webhook's warnings ("Warning: ..." lines) before the object.
-  if (!out.ok() || out->find('{') == std::string::npos) return std::nullopt;
-  Json j = Json::parse(out->substr(out->find('{')), nullptr, false);
-  if (j.is_discarded()) return std::nullopt;
-  return j;
-}
-
 Status CreateNamespaceWithPolicy(ControlPlane& cp, const std::string& ns, int max_workers) {
   if (Result<std::string> r = cp.Kubectl({"create", "namespace", ns}); !r.ok()) return r.status();
   return cp.Kubectl({"apply", "-f", "-"},

@@ -44,11 +44,6 @@ std::string DescribeStatuses(const kube::Json& pod);
 // GET `url` with curl (5 s at most); the body, or an error.
 Result<std::string> HttpGet(const std::string& url);
 
-// The object graintune's webhook would make of `manifest` (kubectl apply --dry-run=server: the
-// API server runs admission, nothing is stored); nullopt when it cannot be had. The webhook
-// learns of a policy through its watch, so a caller polls this to see a new one take effect.
-std::optional<kube::Json> AdmittedAsDryRun(ControlPlane& cp, const std::string& manifest);
-
 // A namespace with a GrainTunePolicy named after it, sized for this machine: the real node has
 // this machine's cores (2 in CI), so the policy leaves the trainer no reserved cpu or memory and
 // the cpu budget is the node's cores; `max_workers` caps it below that when asked. Priority 10
