@@ -13,11 +13,11 @@ maxtext_trainer_env() {
   local python venv data
   python="$(find_python 12 maxtext-trainer "maxtext 0.2.x requires it")"
   venv="$(pinned_venv maxtext-trainer "$python" bench/real_maxtext/requirements.txt \
-    "MaxText's trainer on CPU")"
+    "MaxText's trainer on CPU")" || return 1
   data="$HOME/.cache/graintune/maxtext-data-$(cat bench/real_maxtext/corpus.py \
     bench/real_grain/corpus.py <(echo "$venv") | sha256sum | cut -c1-12)"
   echo "GRAINTUNE_MAXTEXT_PYTHON=$venv/bin/python"
-  nice "$venv/bin/python" bench/real_maxtext/corpus.py "$data"
+  nice "$venv/bin/python" bench/real_maxtext/corpus.py "$data" || return 1
   echo "GRAINTUNE_MAXTEXT_TINY_ARGS=$(tr '\n' ' ' < bench/real_maxtext/tiny-model.args | sed 's/ $//')"
 }
 
@@ -26,6 +26,6 @@ maxtext_trainer_env() {
 # made.
 export_maxtext_trainer_env() {
   local lines key value
-  lines="$(maxtext_trainer_env)"
+  lines="$(maxtext_trainer_env)" || { echo "FAILED: MaxText's trainer environment" >&2; return 1; }
   while IFS='=' read -r key value; do export "$key=$value"; done <<<"$lines"
 }

@@ -27,17 +27,23 @@ find_python() {
 
 # pinned_venv NAME PYTHON REQUIREMENTS WHAT: prints ~/.cache/graintune/venv-NAME-<hash of the
 # requirements and the Python version>, creating it first when missing: `pip install --no-deps`
-# of the frozen list into a temporary directory renamed when complete, so an interrupted install
-# is never reused. Use it through its bin/python (entry-point scripts keep the temporary path).
+# of the frozen list into a temporary directory renamed only when the install succeeded, so an
+# interrupted or failed install is never reused (also where the caller's `set -e` does not reach,
+# as in a command substitution), and under a lock, so two scripts starting together build it
+# once. Use it through its bin/python (entry-point scripts keep the temporary path).
 pinned_venv() {
   local name=$1 python=$2 req=$3 what=$4 venv
   venv="$HOME/.cache/graintune/venv-$name-$(cat "$req" <("$python" -V) | sha256sum | cut -c1-12)"
-  if [ ! -x "$venv/bin/python" ]; then
-    echo "== Creating $venv with $("$python" -V) ($what)" >&2
-    rm -rf "$venv.tmp"
-    "$python" -m venv "$venv.tmp"
-    "$venv.tmp/bin/python" -m pip install --quiet --disable-pip-version-check --no-deps -r "$req" >&2
-    mv "$venv.tmp" "$venv"
-  fi
+  mkdir -p "$(dirname "$venv")"
+  (
+    flock 9
+    if [ ! -x "$venv/bin/python" ]; then
+      echo "== Creating $venv with $("$python" -V) ($what)" >&2
+      rm -rf "$venv.tmp"
+      "$python" -m venv "$venv.tmp" &&
+        "$venv.tmp/bin/python" -m pip install --quiet --disable-pip-version-check --no-deps -r "$req" >&2 &&
+        mv "$venv.tmp" "$venv" || { echo "FAILED: could not build $venv" >&2; rm -rf "$venv.tmp"; exit 1; }
+    fi
+  ) 9>"$venv.lock" || return 1
   echo "$venv"
 }

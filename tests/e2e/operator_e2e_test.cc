@@ -48,6 +48,44 @@ std::string SmallJobSet(const std::string& ns, const std::string& name) {
 
 class OperatorE2E : public ::testing::Test {
  protected:
+  // What a test of the whole loop runs beside the shared control plane.
+  struct LoopOptions {
+    std::vector<std::string> operators;  // identities of the operator replicas to start
+    bool pods_run = true;                // the stand-in kubelet runs the pods (exporter + emulator)
+    int steps = PodRunnerOptions{}.steps;  // the trainer emulator's steps
+    int* metrics_port = nullptr;         // the first operator's /metrics port, when read
+  };
+
+  // The shared control plane with 12 v6e-8 hosts, graintune's webhook, the operator replicas
+  // `o` names and, unless told not to, the stand-in kubelet. TearDown stops them, the kubelet
+  // first. A caller returns when HasFatalFailure() or IsSkipped().
+  void StartLoop(const LoopOptions& o) {
+    GRAINTUNE_USE_CONTROL_PLANE(cp, ControlPlaneKind::kFull);
+    cp_ = cp;
+    SetUpCluster(*cp);
+    if (HasFatalFailure()) return;
+    auto webhook = WebhookUnderTest::Start(*cp, {.binary = GRAINTUNE_WEBHOOK_BIN});
+    ASSERT_TRUE(webhook.ok()) << webhook.error();
+    webhook_ = std::move(*webhook);
+    for (size_t i = 0; i < o.operators.size(); ++i) {
+      auto op = StartOperator(*cp, o.operators[i], i == 0 ? o.metrics_port : nullptr);
+      ASSERT_TRUE(op.ok()) << op.error();
+      operators_.push_back(std::move(*op));
+    }
+    if (!o.pods_run) return;
+    runner_ = std::make_unique<PodRunner>(*cp, PodRunnerOptions{.exporter_binary = GRAINTUNE_EXPORTER_BIN,
+                                                                .trainer_binary = GRAINTUNE_TRAINER_EMULATOR_BIN,
+                                                                .steps = o.steps});
+    runner_->Start();
+  }
+
+  void TearDown() override {
+    if (runner_) runner_->Stop();
+    runner_.reset();
+    operators_.clear();
+    webhook_.reset();
+  }
+
   void SetUpCluster(ControlPlane& cp) {
     static bool nodes = false;
     if (!nodes) {
@@ -158,20 +196,18 @@ class OperatorE2E : public ::testing::Test {
                                  std::chrono::seconds(60));
     return settled ? for_attempt_1.workers() : 0;
   }
+
+  ControlPlane* cp_ = nullptr;
+  std::unique_ptr<WebhookUnderTest> webhook_;
+  std::vector<ChildProcess> operators_;
+  std::unique_ptr<PodRunner> runner_;
 };
 
 TEST_F(OperatorE2E, DataBoundAttemptIsRestartedWithTheValueItsTrialImplies) {
-  GRAINTUNE_USE_CONTROL_PLANE(cp, ControlPlaneKind::kFull);
-  SetUpCluster(*cp);
-  auto webhook = WebhookUnderTest::Start(*cp, {.binary = GRAINTUNE_WEBHOOK_BIN});
-  ASSERT_TRUE(webhook.ok()) << webhook.error();
   // Two operator replicas: one leads.
-  auto op_a = StartOperator(*cp, "op-a");
-  auto op_b = StartOperator(*cp, "op-b");
-  ASSERT_TRUE(op_a.ok() && op_b.ok());
-  PodRunner runner(*cp, {.exporter_binary = GRAINTUNE_EXPORTER_BIN,
-                         .trainer_binary = GRAINTUNE_TRAINER_EMULATOR_BIN});
-  runner.Start();
+  StartLoop({.operators = {"op-a", "op-b"}});
+  if (HasFatalFailure() || IsSkipped()) return;
+  ControlPlane* const cp = cp_;
 
   const std::string ns = "tune";
   // Attempt 0 starts deliberately low: the platform caps this namespace at 4 workers.
@@ -181,7 +217,7 @@ TEST_F(OperatorE2E, DataBoundAttemptIsRestartedWithTheValueItsTrialImplies) {
 
   // Attempt 0: two pods with 4 workers each, running exporter + emulator.
   ASSERT_TRUE(WaitFor([&] { return Pods(*cp, ns, "llama", 0).size() == 2 &&
-                                   runner.Started().size() >= 2; },
+                                   runner_->Started().size() >= 2; },
                       std::chrono::seconds(60)))
       << Text(cp->Kubectl({"get", "pods", "-A", "-o", "wide"}));
   for (const Json& p : Pods(*cp, ns, "llama", 0)) EXPECT_EQ(WorkersOf(p), 4);
@@ -197,8 +233,7 @@ TEST_F(OperatorE2E, DataBoundAttemptIsRestartedWithTheValueItsTrialImplies) {
   EXPECT_EQ((*Tuning(*cp, ns, "llama"))["spec"].value("policyName", ""), "tune-cap");
   // Both operator replicas die; a new one starts from what is in the API and loses nothing.
   const int samples_before = (*Tuning(*cp, ns, "llama"))["status"]["trials"][0]["samples"];
-  op_a.value().Kill();
-  op_b.value().Kill();
+  for (ChildProcess& op : operators_) op.Kill();
   auto op_c = StartOperator(*cp, "op-c");
   ASSERT_TRUE(op_c.ok());
   std::this_thread::sleep_for(std::chrono::seconds(2));
@@ -294,15 +329,9 @@ TEST_F(OperatorE2E, DataBoundAttemptIsRestartedWithTheValueItsTrialImplies) {
 }
 
 TEST_F(OperatorE2E, APlainJobsPodRetryGetsTheNextValue) {
-  GRAINTUNE_USE_CONTROL_PLANE(cp, ControlPlaneKind::kFull);
-  SetUpCluster(*cp);
-  auto webhook = WebhookUnderTest::Start(*cp, {.binary = GRAINTUNE_WEBHOOK_BIN});
-  ASSERT_TRUE(webhook.ok()) << webhook.error();
-  auto op = StartOperator(*cp, "op-retry");
-  ASSERT_TRUE(op.ok());
-  PodRunner runner(*cp, {.exporter_binary = GRAINTUNE_EXPORTER_BIN,
-                         .trainer_binary = GRAINTUNE_TRAINER_EMULATOR_BIN});
-  runner.Start();
+  StartLoop({.operators = {"op-retry"}});
+  if (HasFatalFailure() || IsSkipped()) return;
+  ControlPlane* const cp = cp_;
   const std::string ns = "retry";
   ASSERT_TRUE(CreateCappedNamespace(*cp, ns).ok());
   ASSERT_TRUE(cp->Kubectl({"apply", "-f", "-"}, SingleHostJob(ns, "single-host", false)).ok());
@@ -340,15 +369,9 @@ TEST_F(OperatorE2E, APlainJobsPodRetryGetsTheNextValue) {
 // fails) and re-admitted. The re-admitted pods come from the same template, naming attempt 0,
 // but attempt 0 was measured and ended, so they are attempt 1 with the value its trial implies.
 TEST_F(OperatorE2E, AKueueStyleReadmissionIsTheNextAttempt) {
-  GRAINTUNE_USE_CONTROL_PLANE(cp, ControlPlaneKind::kFull);
-  SetUpCluster(*cp);
-  auto webhook = WebhookUnderTest::Start(*cp, {.binary = GRAINTUNE_WEBHOOK_BIN});
-  ASSERT_TRUE(webhook.ok()) << webhook.error();
-  auto op = StartOperator(*cp, "op-resume");
-  ASSERT_TRUE(op.ok());
-  PodRunner runner(*cp, {.exporter_binary = GRAINTUNE_EXPORTER_BIN,
-                         .trainer_binary = GRAINTUNE_TRAINER_EMULATOR_BIN});
-  runner.Start();
+  StartLoop({.operators = {"op-resume"}});
+  if (HasFatalFailure() || IsSkipped()) return;
+  ControlPlane* const cp = cp_;
   const std::string ns = "resume";
   ASSERT_TRUE(CreateCappedNamespace(*cp, ns).ok());
   ASSERT_TRUE(cp->Kubectl({"apply", "-f", "-"}, SingleHostJob(ns, "queued", true)).ok());
@@ -400,15 +423,9 @@ TEST_F(OperatorE2E, AKueueStyleReadmissionIsTheNextAttempt) {
 // suspends its child Jobs (their pods are deleted) and resumes them, restart-attempt label
 // unchanged. The resumed pods are attempt 1 with the implied value.
 TEST_F(OperatorE2E, AKueueStyleReadmissionOfAJobSetIsTheNextAttempt) {
-  GRAINTUNE_USE_CONTROL_PLANE(cp, ControlPlaneKind::kFull);
-  SetUpCluster(*cp);
-  auto webhook = WebhookUnderTest::Start(*cp, {.binary = GRAINTUNE_WEBHOOK_BIN});
-  ASSERT_TRUE(webhook.ok()) << webhook.error();
-  auto op = StartOperator(*cp, "op-resume-js");
-  ASSERT_TRUE(op.ok());
-  PodRunner runner(*cp, {.exporter_binary = GRAINTUNE_EXPORTER_BIN,
-                         .trainer_binary = GRAINTUNE_TRAINER_EMULATOR_BIN});
-  runner.Start();
+  StartLoop({.operators = {"op-resume-js"}});
+  if (HasFatalFailure() || IsSkipped()) return;
+  ControlPlane* const cp = cp_;
   const std::string ns = "resume-js";
   ASSERT_TRUE(CreateCappedNamespace(*cp, ns).ok());
   std::string jobset = SmallJobSet(ns, "queued");
@@ -507,12 +524,9 @@ spec:
 }
 
 TEST_F(OperatorE2E, AnOomKilledAttemptCapsTheNextOne) {
-  GRAINTUNE_USE_CONTROL_PLANE(cp, ControlPlaneKind::kFull);
-  SetUpCluster(*cp);
-  auto webhook = WebhookUnderTest::Start(*cp, {.binary = GRAINTUNE_WEBHOOK_BIN});
-  ASSERT_TRUE(webhook.ok()) << webhook.error();
-  auto op = StartOperator(*cp, "op-oom");
-  ASSERT_TRUE(op.ok());
+  StartLoop({.operators = {"op-oom"}, .pods_run = false});
+  if (HasFatalFailure() || IsSkipped()) return;
+  ControlPlane* const cp = cp_;
   const std::string ns = "oom";
   ASSERT_TRUE(cp->Kubectl({"create", "namespace", ns}).ok());
   ASSERT_TRUE(cp->Kubectl({"apply", "-f", "-"}, SmallJobSet(ns, "oomy")).ok());
@@ -538,15 +552,9 @@ TEST_F(OperatorE2E, AnOomKilledAttemptCapsTheNextOne) {
 }
 
 TEST_F(OperatorE2E, OffNeverMutatesAndInitialKeepsTheFirstValue) {
-  GRAINTUNE_USE_CONTROL_PLANE(cp, ControlPlaneKind::kFull);
-  SetUpCluster(*cp);
-  auto webhook = WebhookUnderTest::Start(*cp, {.binary = GRAINTUNE_WEBHOOK_BIN});
-  ASSERT_TRUE(webhook.ok()) << webhook.error();
-  auto op = StartOperator(*cp, "op-modes");
-  ASSERT_TRUE(op.ok());
-  PodRunner runner(*cp, {.exporter_binary = GRAINTUNE_EXPORTER_BIN,
-                         .trainer_binary = GRAINTUNE_TRAINER_EMULATOR_BIN});
-  runner.Start();
+  StartLoop({.operators = {"op-modes"}});
+  if (HasFatalFailure() || IsSkipped()) return;
+  ControlPlane* const cp = cp_;
   for (const std::string ns : {"modes-off", "modes-initial"})
     ASSERT_TRUE(cp->Kubectl({"create", "namespace", ns}).ok());
   ASSERT_TRUE(cp->Kubectl({"apply", "-f", "-"}, R"(
@@ -604,10 +612,9 @@ spec:
 // gave the first attempt (the JobSet's template holds it) and with the exporter, never with -1,
 // which MaxText would hand to Grain's own pick (179 workers on a v6e host).
 TEST_F(OperatorE2E, WithTheWebhookDownARestartStartsWithTheFirstAttemptsValue) {
-  GRAINTUNE_USE_CONTROL_PLANE(cp, ControlPlaneKind::kFull);
-  SetUpCluster(*cp);
-  auto webhook = WebhookUnderTest::Start(*cp, {.binary = GRAINTUNE_WEBHOOK_BIN});
-  ASSERT_TRUE(webhook.ok()) << webhook.error();
+  StartLoop({.pods_run = false});
+  if (HasFatalFailure() || IsSkipped()) return;
+  ControlPlane* const cp = cp_;
   const std::string ns = "fallback";
   ASSERT_TRUE(cp->Kubectl({"create", "namespace", ns}).ok());
   ASSERT_TRUE(cp->Kubectl({"apply", "-f", "-"}, SmallJobSet(ns, "fb")).ok());
@@ -616,8 +623,8 @@ TEST_F(OperatorE2E, WithTheWebhookDownARestartStartsWithTheFirstAttemptsValue) {
   const int first = WorkersOf(Pods(*cp, ns, "fb", 0)[0]);
   ASSERT_GT(first, 0);
 
-  (*webhook)->process().Stop();  // its registration stays: the API server now fails open
-  ASSERT_FALSE((*webhook)->process().Running());
+  webhook_->process().Stop();  // its registration stays: the API server now fails open
+  ASSERT_FALSE(webhook_->process().Running());
   for (const Json& p : Pods(*cp, ns, "fb", 0))
     ASSERT_TRUE(cp->Kubectl({"annotate", "pod", "-n", ns, p["metadata"]["name"],
                              "graintune.dev/test-terminate=Error"}).ok());
@@ -640,17 +647,12 @@ TEST_F(OperatorE2E, WithTheWebhookDownARestartStartsWithTheFirstAttemptsValue) {
 // sample count never goes back), recording resumes after each fault, and the webhook, whose
 // caches watched through all of it, still tunes a new Job.
 TEST_F(OperatorE2E, ApiServerEtcdAndOperatorFaultsLoseNothing) {
-  GRAINTUNE_USE_CONTROL_PLANE(cp, ControlPlaneKind::kFull);
-  SetUpCluster(*cp);
-  auto webhook = WebhookUnderTest::Start(*cp, {.binary = GRAINTUNE_WEBHOOK_BIN});
-  ASSERT_TRUE(webhook.ok()) << webhook.error();
   int metrics_port = 0;
-  auto op = StartOperator(*cp, "op-fault-0", &metrics_port);
-  ASSERT_TRUE(op.ok());
   // A long attempt: 3,000 steps at the emulator's pace, recorded while the faults happen.
-  PodRunner runner(*cp, {.exporter_binary = GRAINTUNE_EXPORTER_BIN,
-                         .trainer_binary = GRAINTUNE_TRAINER_EMULATOR_BIN, .steps = 3000});
-  runner.Start();
+  StartLoop({.operators = {"op-fault-0"}, .steps = 3000, .metrics_port = &metrics_port});
+  if (HasFatalFailure() || IsSkipped()) return;
+  ControlPlane* const cp = cp_;
+  ChildProcess* op = &operators_[0];
   const std::string ns = "faults";
   ASSERT_TRUE(cp->Kubectl({"create", "namespace", ns}).ok());
   ASSERT_TRUE(cp->Kubectl({"apply", "-f", "-"}, SingleHostJob(ns, "long", false)).ok());
@@ -703,19 +705,20 @@ TEST_F(OperatorE2E, ApiServerEtcdAndOperatorFaultsLoseNothing) {
   // each successor waits out the lease and carries on from what is in the API.
   for (int i = 1; i <= 3; ++i) {
     op->Kill();
-    op = StartOperator(*cp, "op-fault-" + std::to_string(i));
-    ASSERT_TRUE(op.ok());
+    auto next = StartOperator(*cp, "op-fault-" + std::to_string(i));
+    ASSERT_TRUE(next.ok()) << next.error();
+    *op = std::move(*next);
     grows("an operator SIGKILL");
   }
   EXPECT_TRUE(op->Running());
-  ASSERT_TRUE((*webhook)->process().Running()) << (*webhook)->Log();
+  ASSERT_TRUE(webhook_->process().Running()) << webhook_->Log();
 
   // The webhook's caches followed the API server through the restarts: a new Job is tuned.
   ASSERT_TRUE(cp->Kubectl({"apply", "-f", "-"}, SingleHostJob(ns, "after-faults", true)).ok());
   auto job = cp->AdminClient()->Get(kube::resources::kJobs, ns, "after-faults");
   ASSERT_TRUE(job.ok());
   EXPECT_FALSE((*job)["metadata"]["annotations"].value("graintune.dev/worker-count", "").empty())
-      << (*job)["metadata"].dump() << "\n" << (*webhook)->Log();
+      << (*job)["metadata"].dump() << "\n" << webhook_->Log();
   std::printf("trial samples recorded through the faults: %d\n", highest);
   DeleteNamespace(*cp, ns);
 }
