@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Real MaxText, data-bound on this machine's CPU (outside the README's test command: it downloads
-# ~1.4 GB from PyPI once and runs for ~15-25 minutes on 2 cores). Builds the graintune CLI, makes
+# ~1.5 GB from PyPI once and runs for ~15-25 minutes on 2 cores). Builds the graintune CLI, makes
 # or reuses MaxText's trainer environment, corpus and tokenizer (scripts/maxtext-trainer.sh),
 # and runs bench/real_maxtext/maxtext_benchmark.py: a sweep of grain_worker_count on a pipeline
 # that tokenizes 512 KiB records for a tiny model (interleaved rounds, the machine's load beside

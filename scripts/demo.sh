@@ -12,7 +12,7 @@
 #
 #   bash scripts/demo.sh --trainer maxtext
 # runs MaxText's own trainer instead of the emulator (maxtext 0.2.5 on this machine's CPU: a
-# pinned environment of ~1.4 GB from PyPI the first time, cached): a tiny model on one TPU host
+# pinned environment of ~1.5 GB from PyPI the first time, cached): a tiny model on one TPU host
 # shaped like this machine, its Grain workers and metrics file real, re-tuned across a restart.
 # With --real-node too, MaxText runs in a container on the real node (the test image, with this
 # machine's pinned MaxText environment mounted read-only).
@@ -43,7 +43,7 @@ control_plane() {
   bash scripts/controlplane/build.sh | tail -n 1
 }
 maxtext_env() {
-  echo "== MaxText's trainer environment (first run ~1.4 GB from PyPI, ~5 min; then cached)" >&2
+  echo "== MaxText's trainer environment (first run ~1.5 GB from PyPI, ~5 min; then cached)" >&2
   . scripts/lib/python_env.sh
   . scripts/lib/maxtext_trainer.sh
   export_maxtext_trainer_env

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # MaxText's own trainer, ready to run on this machine's CPU: a pinned virtual environment
-# (~1.4 GB from PyPI on the first run, cached in ~/.cache/graintune/venv-maxtext-trainer-<hash>),
+# (~1.5 GB from PyPI on the first run, cached in ~/.cache/graintune/venv-maxtext-trainer-<hash>),
 # a corpus of tf.train.Example records made from text on this machine and a SentencePiece
 # tokenizer trained on it (cached in ~/.cache/graintune/maxtext-data-<hash>). Prints KEY=VALUE
 # lines (see scripts/lib/maxtext_trainer.sh), e.g. for

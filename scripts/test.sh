@@ -34,7 +34,7 @@ eval "$IMAGE_VARIABLES"
 set +a
 stage_done "image"
 # MaxText's own trainer for the maxtext label (tests/e2e/maxtext_e2e_test.cc): a pinned virtual
-# environment (~1.4 GB from PyPI the first time), a corpus and a tokenizer made from this
+# environment (~1.5 GB from PyPI the first time), a corpus and a tokenizer made from this
 # machine's text, all cached under ~/.cache/graintune; exports GRAINTUNE_MAXTEXT_*.
 . scripts/lib/python_env.sh
 . scripts/lib/maxtext_trainer.sh

@@ -16,7 +16,7 @@
 // The container image is the test image (Debian with bash); the pinned MaxText environment
 // (scripts/lib/maxtext_trainer.sh: the venv, the Python it was made from, the records and the
 // tokenizer) is this machine's, mounted read-only by hostPath at the same paths (OnRealNode), so
-// a 1.4 GB environment is not copied into an image. The trainer runs until the test has the
+// a 1.5 GB environment is not copied into an image. The trainer runs until the test has the
 // steps it needs and is then stopped (SIGSTOP) so the file, the exporter and the trial can be
 // compared on a fixed set of steps.
 //
