@@ -1,0 +1,137 @@
+#include "launcher/lap_process.h"
+
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+
+namespace graintune::launcher {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+int PidFd(pid_t pid) { return static_cast<int>(syscall(SYS_pidfd_open, pid, 0)); }
+
+// Waits until the child behind `pidfd` exits or `wait` passes; true when it exited.
+bool WaitFor(int pidfd, pid_t pid, std::chrono::milliseconds wait) {
+  if (pidfd < 0) {  // kernels before 5.3: look every 100 ms
+    for (auto until = Clock::now() + wait; Clock::now() < until;) {
+      siginfo_t info{};
+      if (waitid(P_PID, static_cast<id_t>(pid), &info, WEXITED | WNOHANG | WNOWAIT) == 0 &&
+          info.si_pid == pid)
+        return true;
+      usleep(100000);
+    }
+    return false;
+  }
+  pollfd p{.fd = pidfd, .events = POLLIN, .revents = 0};
+  for (auto until = Clock::now() + wait;;) {
+    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(until - Clock::now());
+    const int n = poll(&p, 1, static_cast<int>(std::max<long long>(0, left.count())));
+    if (n > 0) return true;
+    if (n == 0) return false;
+    if (errno != EINTR) return false;
+  }
+}
+
+// Stops every process left in the lap's group: asks a leader still running to stop, then kills
+// the group once `grace` has passed (or at once when the leader has already exited).
+void StopGroup(pid_t group, std::chrono::seconds grace, int pidfd, bool leader_alive) {
+  if (leader_alive) {
+    kill(-group, SIGTERM);
+    WaitFor(pidfd, group, grace);
+  }
+  kill(-group, SIGKILL);
+}
+
+}  // namespace
+
+std::string LapOutcome::Describe() const {
+  switch (kind) {
+    case Kind::kExited:
+      return exit_code == 0 ? "completed" : "exited " + std::to_string(exit_code);
+    case Kind::kSignaled:
+      return "killed by signal " + std::to_string(signal) +
+             (signal == SIGKILL ? " (an OOM kill looks like this)" : "");
+    case Kind::kTimedOut:
+      return "timed out after " + std::to_string(static_cast<long>(wall_seconds)) + " s";
+    case Kind::kNotStarted:
+      return "not started: " + why;
+  }
+  return "unknown";
+}
+
+LapOutcome RunLap(const std::vector<std::string>& argv,
+                  const std::vector<std::pair<std::string, std::string>>& set_env,
+                  std::chrono::seconds timeout, std::chrono::seconds grace) {
+  LapOutcome outcome;
+  if (argv.empty()) {
+    outcome.why = "an empty command";
+    return outcome;
+  }
+  int exec_error[2];
+  if (pipe2(exec_error, O_CLOEXEC) != 0) {
+    outcome.why = std::string("pipe: ") + std::strerror(errno);
+    return outcome;
+  }
+  const Clock::time_point started = Clock::now();
+  const pid_t pid = fork();
+  if (pid < 0) {
+    outcome.why = std::string("fork: ") + std::strerror(errno);
+    close(exec_error[0]);
+    close(exec_error[1]);
+    return outcome;
+  }
+  if (pid == 0) {
+    setpgid(0, 0);
+    for (const auto& [name, value] : set_env) setenv(name.c_str(), value.c_str(), 1);
+    std::vector<char*> args;
+    for (const std::string& a : argv) args.push_back(const_cast<char*>(a.c_str()));
+    args.push_back(nullptr);
+    execvp(args[0], args.data());
+    const int error = errno;
+    (void)!write(exec_error[1], &error, sizeof error);
+    _exit(127);
+  }
+  setpgid(pid, pid);  // also here: no race with the child's own call
+  close(exec_error[1]);
+  int child_error = 0;
+  const bool exec_failed = read(exec_error[0], &child_error, sizeof child_error) == sizeof child_error;
+  close(exec_error[0]);
+  const int pidfd = PidFd(pid);
+  const bool exited = exec_failed || WaitFor(pidfd, pid, timeout);
+  StopGroup(pid, grace, pidfd, !exited);
+  int status = 0;
+  waitpid(pid, &status, 0);
+  // Workers the lap left behind were reparented to the launcher when it is the container's
+  // first process: reap them, so none stays a zombie under the trainer.
+  // They die of the SIGKILL within moments; a bounded wait, so a process stuck in the kernel
+  // cannot hold the trainer back.
+  for (auto until = Clock::now() + std::chrono::seconds(5); Clock::now() < until;) {
+    const pid_t reaped = waitpid(-1, nullptr, WNOHANG);
+    if (reaped < 0) break;  // no child left
+    if (reaped == 0) usleep(50000);
+  }
+  if (pidfd >= 0) close(pidfd);
+  outcome.wall_seconds = std::chrono::duration<double>(Clock::now() - started).count();
+  if (exec_failed) {
+    outcome.why = argv[0] + ": " + std::strerror(child_error);
+  } else if (!exited) {
+    outcome.kind = LapOutcome::Kind::kTimedOut;
+  } else if (WIFEXITED(status)) {
+    outcome.kind = LapOutcome::Kind::kExited;
+    outcome.exit_code = WEXITSTATUS(status);
+  } else {
+    outcome.kind = LapOutcome::Kind::kSignaled;
+    outcome.signal = WIFSIGNALED(status) ? WTERMSIG(status) : 0;
+  }
+  return outcome;
+}
+
+}  // namespace graintune::launcher

@@ -1,0 +1,37 @@
+// Running the practice lap as a child of the launcher, bounded in time.
+//
+// The lap is started in its own process group (so Grain's worker processes, which MaxText starts
+// with multiprocessing, go with it), waited for through a pidfd until it exits or its deadline
+// passes, then its whole group is stopped (SIGTERM, and SIGKILL after `grace`): nothing of the
+// lap outlives it to compete with the trainer. The launcher itself never dies with the lap: an
+// OOM kill of the lap's largest process, a crash, a non-zero exit or a hang are outcomes, not
+// errors. Not thread-safe (one lap per launcher).
+#pragma once
+
+#include <chrono>
+#include <string>
+#include <vector>
+
+#include "base/status.h"
+
+namespace graintune::launcher {
+
+struct LapOutcome {
+  enum class Kind { kExited, kSignaled, kTimedOut, kNotStarted } kind = Kind::kNotStarted;
+  int exit_code = -1;   // kExited
+  int signal = 0;       // kSignaled (SIGKILL: what an OOM kill looks like from here)
+  double wall_seconds = 0;
+  std::string why;      // kNotStarted: why the command could not start
+
+  bool completed() const { return kind == Kind::kExited && exit_code == 0; }
+  // "completed", "exited 1", "killed by signal 9", "timed out after 600 s", "not started: ..."
+  std::string Describe() const;
+};
+
+// Runs argv (argv[0] searched in PATH) with the launcher's environment plus `set_env`, and
+// waits at most `timeout`.
+LapOutcome RunLap(const std::vector<std::string>& argv,
+                  const std::vector<std::pair<std::string, std::string>>& set_env,
+                  std::chrono::seconds timeout, std::chrono::seconds grace);
+
+}  // namespace graintune::launcher

@@ -1,0 +1,82 @@
+#include "launcher/lap_process.h"
+
+#include <signal.h>
+
+#include <filesystem>
+#include <fstream>
+#include <gtest/gtest.h>
+#include <iterator>
+
+namespace graintune::launcher {
+namespace {
+
+using std::chrono::seconds;
+
+// Whether `pid` is a live process (a zombie waiting for its new parent to reap it is not).
+bool Running(pid_t pid) {
+  std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
+  std::string text((std::istreambuf_iterator<char>(stat)), std::istreambuf_iterator<char>());
+  const size_t paren = text.rfind(')');
+  return paren != std::string::npos && paren + 2 < text.size() && text[paren + 2] != 'Z' &&
+         text[paren + 2] != 'X';
+}
+
+LapOutcome Sh(const std::string& script, seconds timeout = seconds(30)) {
+  return RunLap({"/bin/sh", "-c", script}, {}, timeout, seconds(1));
+}
+
+TEST(RunLapTest, ACompletedLap) {
+  const LapOutcome outcome = Sh("exit 0");
+  EXPECT_TRUE(outcome.completed());
+  EXPECT_EQ(outcome.Describe(), "completed");
+}
+
+TEST(RunLapTest, AFailedExitAndAKillAreOutcomesNotErrors) {
+  EXPECT_EQ(Sh("exit 3").Describe(), "exited 3");
+  const LapOutcome killed = Sh("kill -9 $$");
+  EXPECT_EQ(killed.kind, LapOutcome::Kind::kSignaled);
+  EXPECT_EQ(killed.signal, SIGKILL);
+  EXPECT_FALSE(killed.completed());
+}
+
+TEST(RunLapTest, TheEnvironmentReachesTheLap) {
+  const LapOutcome outcome =
+      RunLap({"/bin/sh", "-c", "test \"$M_STEPS\" = 40"}, {{"M_STEPS", "40"}}, seconds(30), seconds(1));
+  EXPECT_TRUE(outcome.completed()) << outcome.Describe();
+}
+
+TEST(RunLapTest, ACommandThatCannotStartSaysWhy) {
+  const LapOutcome outcome = RunLap({"/nonexistent/python3"}, {}, seconds(30), seconds(1));
+  EXPECT_EQ(outcome.kind, LapOutcome::Kind::kNotStarted);
+  EXPECT_NE(outcome.Describe().find("/nonexistent/python3: No such file"), std::string::npos)
+      << outcome.Describe();
+}
+
+// A lap that hangs is stopped at its deadline with every process it started, as Grain's
+// workers would be: none is left running beside the trainer.
+TEST(RunLapTest, AHungLapIsStoppedWithItsWholeGroup) {
+  const std::string pids = testing::TempDir() + "/hung-lap-pids";
+  std::filesystem::remove(pids);
+  const LapOutcome outcome =
+      Sh("trap '' TERM; sleep 600 & echo $! > " + pids + "; sleep 600", seconds(1));
+  EXPECT_EQ(outcome.kind, LapOutcome::Kind::kTimedOut);
+  EXPECT_NE(outcome.Describe().find("timed out"), std::string::npos);
+  std::ifstream in(pids);
+  pid_t worker = 0;
+  ASSERT_TRUE(in >> worker);
+  EXPECT_FALSE(Running(worker)) << "the lap's worker " << worker << " is still running";
+}
+
+TEST(RunLapTest, WorkersALapLeavesBehindAreStopped) {
+  const std::string pids = testing::TempDir() + "/left-pids";
+  std::filesystem::remove(pids);
+  const LapOutcome outcome = Sh("sleep 600 & echo $! > " + pids + "; exit 0");
+  EXPECT_TRUE(outcome.completed());
+  std::ifstream in(pids);
+  pid_t worker = 0;
+  ASSERT_TRUE(in >> worker);
+  EXPECT_FALSE(Running(worker)) << "the lap's worker " << worker << " is still running";
+}
+
+}  // namespace
+}  // namespace graintune::launcher

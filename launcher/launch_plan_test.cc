@@ -1,0 +1,114 @@
+#include "launcher/launch_plan.h"
+
+#include <gtest/gtest.h>
+
+namespace graintune::launcher {
+namespace {
+
+const LapOverrides kOverrides{.steps = 40,
+                              .output_directory = "/graintune-launcher/lap",
+                              .run_name = "graintune-practice-lap",
+                              .metrics_file = "/graintune-metrics/lap.jsonl"};
+
+TEST(LapWordsTest, KeepTheLapOffTheRun) {
+  const std::vector<std::string> words = LapWords(kOverrides);
+  for (const char* expected :
+       {"steps=40", "enable_checkpointing=false", "base_output_directory=/graintune-launcher/lap",
+        "run_name=graintune-practice-lap", "metrics_file=/graintune-metrics/lap.jsonl",
+        "eval_interval=-1"})
+    EXPECT_NE(std::find(words.begin(), words.end(), expected), words.end()) << expected;
+}
+
+TEST(LapArgvTest, ExecFormArgsGetTheLapsWordsAfterTheLastOverride) {
+  const std::vector<std::string> argv = {"python3", "-m", "maxtext.trainers.pre_train.train",
+                                         "base.yml", "grain_worker_count=12", "steps=900",
+                                         "2"};
+  Result<std::vector<std::string>> lap =
+      LapArgv(argv, {.arg = 5, .in_script = false, .offset = 0}, {"steps=40", "run_name=lap"});
+  ASSERT_TRUE(lap.ok()) << lap.error();
+  EXPECT_EQ(lap.value(), (std::vector<std::string>{"python3", "-m", "maxtext.trainers.pre_train.train",
+                                                   "base.yml", "grain_worker_count=12", "steps=900",
+                                                   "steps=40", "run_name=lap", "2"}));
+}
+
+TEST(LapArgvTest, AScriptGetsTheWordsAtTheGivenByteAndNothingElseMoves) {
+  const std::string script =
+      "cd /app && python3 -m maxtext.trainers.pre_train.train base.yml \"run_name=r1\" 2>&1 | tee log";
+  const size_t after_run_name = script.find("\" 2>&1") + 1;
+  Result<std::vector<std::string>> lap =
+      LapArgv({"bash", "-c", script}, {.arg = 2, .in_script = true, .offset = after_run_name},
+              {"steps=40", "run_name=lap"});
+  ASSERT_TRUE(lap.ok()) << lap.error();
+  EXPECT_EQ(lap.value()[2],
+            "cd /app && python3 -m maxtext.trainers.pre_train.train base.yml \"run_name=r1\" "
+            "steps=40 run_name=lap 2>&1 | tee log");
+  EXPECT_EQ(lap.value()[0], "bash");
+}
+
+TEST(LapArgvTest, AnInsertionOutsideTheCommandIsAnError) {
+  EXPECT_FALSE(LapArgv({"python3"}, {.arg = 1, .in_script = false, .offset = 0}, {"steps=1"}).ok());
+  Result<std::vector<std::string>> past_the_end =
+      LapArgv({"bash", "-c", "train"}, {.arg = 2, .in_script = true, .offset = 6}, {"steps=1"});
+  ASSERT_FALSE(past_the_end.ok());
+  EXPECT_NE(past_the_end.error().find("byte 6 of a script of 5 bytes"), std::string::npos);
+}
+
+TEST(WithValueTest, RewritesOnlyTheValuesBytes) {
+  const std::vector<std::string> argv = {"bash", "-c", "train grain_worker_count=64 steps=9"};
+  Result<Command> trainer = WithValue(argv, {.arg = 2, .begin = 25, .end = 27, .env_name = ""}, 9);
+  ASSERT_TRUE(trainer.ok()) << trainer.error();
+  EXPECT_EQ(trainer.value().argv[2], "train grain_worker_count=9 steps=9");
+  EXPECT_TRUE(trainer.value().set_env.empty());
+}
+
+TEST(WithValueTest, AnEnvSiteSetsItsVariable) {
+  Result<Command> trainer = WithValue({"train"}, {.arg = 0, .begin = 0, .end = 0,
+                                                  .env_name = "M_GRAIN_WORKER_COUNT"}, 7);
+  ASSERT_TRUE(trainer.ok());
+  EXPECT_EQ(trainer.value().argv, std::vector<std::string>{"train"});
+  ASSERT_EQ(trainer.value().set_env.size(), 1u);
+  EXPECT_EQ(trainer.value().set_env[0], (std::pair<std::string, std::string>{"M_GRAIN_WORKER_COUNT", "7"}));
+}
+
+TEST(WithValueTest, ARangeThatHoldsNoCountIsAnError) {
+  // The command is not the one the webhook described: never write into it blind.
+  const std::vector<std::string> argv = {"train", "grain_worker_count=64"};
+  EXPECT_FALSE(WithValue(argv, {.arg = 1, .begin = 0, .end = 5, .env_name = ""}, 9).ok());
+  EXPECT_FALSE(WithValue(argv, {.arg = 1, .begin = 19, .end = 40, .env_name = ""}, 9).ok());
+  EXPECT_FALSE(WithValue(argv, {.arg = 2, .begin = 0, .end = 1, .env_name = ""}, 9).ok());
+  EXPECT_FALSE(WithValue(argv, {.arg = 1, .begin = 19, .end = 21, .env_name = ""}, 0).ok());
+  EXPECT_TRUE(WithValue(argv, {.arg = 1, .begin = 19, .end = 21, .env_name = ""}, 9).ok());
+}
+
+TEST(ParseFlagsTest, ValueAtAndInsertions) {
+  Result<ValueSite> site = ParseValueAt("2:25:27");
+  ASSERT_TRUE(site.ok());
+  EXPECT_EQ(site.value().arg, 2u);
+  EXPECT_EQ(site.value().begin, 25u);
+  EXPECT_EQ(site.value().end, 27u);
+  for (const char* bad : {"", "2", "2:25", "2:27:25", "a:1:2", "1:2:3:4", "-1:2:3", "2:5:5"})
+    EXPECT_FALSE(ParseValueAt(bad).ok()) << bad;
+  EXPECT_EQ(ParseLapInsertion("6", false).value().arg, 6u);
+  EXPECT_EQ(ParseLapInsertion("2:81", true).value().offset, 81u);
+  EXPECT_FALSE(ParseLapInsertion("2:81", false).ok());
+  EXPECT_FALSE(ParseLapInsertion("2", true).ok());
+}
+
+TEST(ParseLapAnswerTest, ACountNoneOrNothingYet) {
+  EXPECT_FALSE(ParseLapAnswer("").value().decided);
+  EXPECT_FALSE(ParseLapAnswer("\n").value().decided);
+  Result<LapAnswer> count = ParseLapAnswer("9\n");
+  ASSERT_TRUE(count.ok());
+  EXPECT_TRUE(count.value().decided);
+  EXPECT_EQ(count.value().workers, 9);
+  Result<LapAnswer> none = ParseLapAnswer("none: host tiny-1 was OOM-killed");
+  ASSERT_TRUE(none.ok());
+  EXPECT_TRUE(none.value().decided);
+  EXPECT_FALSE(none.value().workers);
+  EXPECT_EQ(none.value().why, "host tiny-1 was OOM-killed");
+  for (const char* bad : {"0", "-3", "09", "nine", "1e3", "9999999999", "12 workers"})
+    EXPECT_FALSE(ParseLapAnswer(bad).ok()) << bad;
+}
+
+}  // namespace
+}  // namespace graintune::launcher

@@ -1,0 +1,211 @@
+// graintune-launcher: runs a practice lap of the trainer's own command, then starts the trainer
+// with the run's value (launcher/launch_plan.h says what it edits, docs/practice-lap.md how the
+// pieces meet).
+//
+//   graintune-launcher --install DIR
+//       copies this (static) binary to DIR/graintune-launcher: the init container's job, so the
+//       trainer's own image needs nothing of graintune.
+//   graintune-launcher [flags] -- COMMAND...
+//       runs COMMAND with the lap's overrides for --lap-steps steps (at most --lap-timeout),
+//       records how it ended in --result-file (read by graintune's exporter beside the lap's
+//       metrics), waits at most --answer-wait for the operator's answer in --answer-file (a
+//       downward-API file of the pod's graintune.dev/lap-value annotation), then execs COMMAND
+//       with that value, or with admission's (already in COMMAND) when the lap failed, the
+//       answer is "none" or never came.
+//
+// It never breaks a run: a flag or plan it cannot use, a lap that fails in any way, or an
+// answer it cannot read all end in exec of COMMAND as the webhook wrote it, with a log line
+// saying why. Exit status: COMMAND's (it is exec'd); 2 only without a COMMAND to run.
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <thread>
+
+#include "base/log.h"
+#include "launcher/lap_process.h"
+#include "launcher/launch_plan.h"
+#include "server/flags.h"
+
+namespace {
+
+using namespace graintune;
+using namespace graintune::launcher;
+
+const server::ServerCommand& LauncherCommand() {
+  using server::FlagSpec;
+  static const server::ServerCommand kCommand{
+      .program = "graintune-launcher",
+      .summary = "runs a practice lap of the trainer's command, then the trainer with the run's value.",
+      .flags = {
+          {.name = "install", .value_name = "DIR", .help = "copy this binary into DIR and exit"},
+          {.name = "value-at", .value_name = "ARG:BEGIN:END", .help = "the value's bytes in argument ARG of the command"},
+          {.name = "value-env", .value_name = "NAME", .help = "the value is the M_ variable NAME"},
+          {.name = "admission-value", .value_name = "N", .help = "the value the command holds (admission's)"},
+          {.name = "lap-after-arg", .value_name = "ARG", .help = "the lap's overrides go after argument ARG"},
+          {.name = "lap-in-script", .value_name = "ARG:OFFSET", .help = "... or at byte OFFSET of the script in argument ARG"},
+          {.name = "lap-steps", .value_name = "N", .help = "steps the lap runs"},
+          {.name = "lap-timeout", .value_name = "DURATION", .default_text = "900s", .help = "the lap is stopped after this"},
+          {.name = "answer-wait", .value_name = "DURATION", .default_text = "120s",
+           .help = "after the lap, how long to wait for the operator's answer"},
+          {.name = "answer-file", .value_name = "PATH", .help = "the operator's answer (downward API)"},
+          {.name = "lap-directory", .value_name = "DIR", .help = "the lap's output (pod-local), removed after it"},
+          {.name = "lap-metrics-file", .value_name = "PATH", .help = "the lap's MaxText metrics file"},
+          {.name = "result-file", .value_name = "PATH", .help = "how the lap ended, as JSON"}}};
+  return kCommand;
+}
+
+[[noreturn]] void Exec(const Command& command, const std::string& why) {
+  LogLine(LogLevel::kInfo) << "starting the trainer: " << why;
+  for (const auto& [name, value] : command.set_env) setenv(name.c_str(), value.c_str(), 1);
+  std::vector<char*> args;
+  for (const std::string& a : command.argv) args.push_back(const_cast<char*>(a.c_str()));
+  args.push_back(nullptr);
+  execvp(args[0], args.data());
+  LogLine(LogLevel::kError) << "cannot start " << command.argv[0] << ": " << std::strerror(errno);
+  _exit(127);
+}
+
+int Install(const std::string& directory) {
+  std::error_code error;
+  const std::filesystem::path to = std::filesystem::path(directory) / "graintune-launcher";
+  std::filesystem::copy_file("/proc/self/exe", to,
+                             std::filesystem::copy_options::overwrite_existing, error);
+  if (!error) std::filesystem::permissions(to, std::filesystem::perms(0755), error);
+  if (error) {
+    LogLine(LogLevel::kError) << "cannot install into " << directory << ": " << error.message();
+    return 1;
+  }
+  return 0;
+}
+
+// Everything a lap needs, read from the flags; an error names what is missing or malformed.
+struct LapPlan {
+  ValueSite site;
+  int admission_value = 0;
+  LapInsertion insertion;
+  LapOverrides overrides;
+  std::chrono::seconds timeout{900}, answer_wait{120};
+  std::string answer_file, result_file;
+};
+
+Result<LapPlan> PlanFromFlags(const server::Flags& flags) {
+  LapPlan plan;
+  for (const char* name : {"admission-value", "lap-steps", "answer-file", "lap-directory",
+                           "lap-metrics-file", "result-file"})
+    if (!flags.Has(name)) return Status::Error(std::string("--") + name + " is missing");
+  if (flags.Has("value-env") == flags.Has("value-at"))
+    return Status::Error("exactly one of --value-at and --value-env is needed");
+  if (flags.Has("lap-after-arg") == flags.Has("lap-in-script"))
+    return Status::Error("exactly one of --lap-after-arg and --lap-in-script is needed");
+  if (flags.Has("value-env")) {
+    plan.site.env_name = *flags.Get("value-env");
+  } else {
+    Result<ValueSite> site = ParseValueAt(*flags.Get("value-at"));
+    if (!site.ok()) return site.status();
+    plan.site = site.value();
+  }
+  const bool in_script = flags.Has("lap-in-script");
+  Result<LapInsertion> insertion =
+      ParseLapInsertion(*flags.Get(in_script ? "lap-in-script" : "lap-after-arg"), in_script);
+  if (!insertion.ok()) return insertion.status();
+  plan.insertion = insertion.value();
+  Result<std::optional<int>> admission = flags.IntegerIn("admission-value", 1, 100000);
+  Result<std::optional<int>> steps = flags.IntegerIn("lap-steps", 1, 100000);
+  Result<std::optional<std::chrono::seconds>> timeout = flags.Duration("lap-timeout");
+  Result<std::optional<std::chrono::seconds>> wait = flags.Duration("answer-wait");
+  if (!admission.ok()) return admission.status();
+  if (!steps.ok()) return steps.status();
+  if (!timeout.ok()) return timeout.status();
+  if (!wait.ok()) return wait.status();
+  plan.admission_value = **admission;
+  plan.timeout = **timeout;
+  plan.answer_wait = **wait;
+  plan.overrides = {.steps = **steps,
+                    .output_directory = *flags.Get("lap-directory"),
+                    .run_name = "graintune-practice-lap",
+                    .metrics_file = *flags.Get("lap-metrics-file")};
+  plan.answer_file = *flags.Get("answer-file");
+  plan.result_file = *flags.Get("result-file");
+  return plan;
+}
+
+// How the lap ended, for graintune's exporter (written whole, then renamed into place).
+void WriteResult(const LapPlan& plan, const LapOutcome& outcome) {
+  nlohmann::json result = {{"completed", outcome.completed()},
+                           {"outcome", outcome.Describe()},
+                           {"wall_seconds", outcome.wall_seconds},
+                           {"steps", plan.overrides.steps},
+                           {"workers", plan.admission_value}};
+  const std::string temporary = plan.result_file + ".tmp";
+  std::ofstream(temporary, std::ios::trunc) << result.dump() << "\n";
+  std::error_code error;
+  std::filesystem::rename(temporary, plan.result_file, error);
+  if (error) LogLine(LogLevel::kWarning) << "cannot write " << plan.result_file << ": " << error.message();
+}
+
+// The operator's answer, read once a second until it comes or `wait` passes.
+Result<LapAnswer> AwaitAnswer(const std::string& path, std::chrono::seconds wait) {
+  for (auto until = std::chrono::steady_clock::now() + wait;;) {
+    std::ifstream in(path);
+    std::stringstream text;
+    text << in.rdbuf();
+    Result<LapAnswer> answer = ParseLapAnswer(in ? text.str() : "");
+    if (!answer.ok() || answer.value().decided) return answer;
+    if (std::chrono::steady_clock::now() >= until)
+      return Status::Error("no answer from graintune's operator within " +
+                           std::to_string(wait.count()) + " s");
+    std::this_thread::sleep_for(std::chrono::seconds(1));
+  }
+}
+
+// The lap, then the value it leads to: the operator's, or admission's with the reason.
+std::pair<int, std::string> LapThenValue(const LapPlan& plan, const std::vector<std::string>& argv) {
+  Result<std::vector<std::string>> lap = LapArgv(argv, plan.insertion, LapWords(plan.overrides));
+  if (!lap.ok()) return {plan.admission_value, "no lap (" + lap.error() + ")"};
+  std::filesystem::create_directories(plan.overrides.output_directory);
+  LogLine(LogLevel::kInfo) << "practice lap: " << plan.overrides.steps << " steps with "
+                           << plan.admission_value << " workers, at most " << plan.timeout.count() << " s";
+  const LapOutcome outcome = RunLap(lap.value(), {}, plan.timeout, std::chrono::seconds(10));
+  WriteResult(plan, outcome);
+  std::error_code ignored;
+  std::filesystem::remove_all(plan.overrides.output_directory, ignored);
+  LogLine(LogLevel::kInfo) << "practice lap " << outcome.Describe() << " in "
+                           << static_cast<long>(outcome.wall_seconds) << " s";
+  if (!outcome.completed()) return {plan.admission_value, "admission's value: the lap " + outcome.Describe()};
+  Result<LapAnswer> answer = AwaitAnswer(plan.answer_file, plan.answer_wait);
+  if (!answer.ok()) return {plan.admission_value, "admission's value: " + answer.error()};
+  if (!answer.value().workers) return {plan.admission_value, "admission's value: " + answer.value().why};
+  return {*answer.value().workers, "the run's value from its practice lap"};
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::vector<std::string> args = server::Arguments(argc, argv);
+  const auto separator = std::find(args.begin(), args.end(), "--");
+  const std::vector<std::string> command(separator == args.end() ? args.end() : separator + 1, args.end());
+  const std::vector<std::string> flag_args(args.begin(), separator);
+  SetLogProgram("graintune-launcher");
+  Result<server::Flags> flags = server::Flags::ParseDeclared(flag_args, LauncherCommand().flags);
+  if (flags.ok() && flags.value().Has("install")) return Install(*flags.value().Get("install"));
+  if (command.empty()) {
+    std::cerr << server::UsageText(LauncherCommand());
+    return 2;
+  }
+  const Command as_written{.argv = command, .set_env = {}};
+  if (!flags.ok()) Exec(as_written, "admission's value (flags: " + flags.error() + ")");
+  Result<LapPlan> plan = PlanFromFlags(flags.value());
+  if (!plan.ok()) Exec(as_written, "admission's value (" + plan.error() + ")");
+  const auto [workers, why] = LapThenValue(plan.value(), command);
+  Result<Command> trainer = WithValue(command, plan.value().site, workers);
+  if (!trainer.ok()) Exec(as_written, "admission's value (" + trainer.error() + ")");
+  Exec(trainer.value(), std::to_string(workers) + " workers, " + why);
+}
