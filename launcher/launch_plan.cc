@@ -1,7 +1,6 @@
 #include "launcher/launch_plan.h"
 
 #include <charconv>
-#include <limits>
 
 namespace graintune::launcher {
 namespace {
@@ -32,12 +31,28 @@ bool IsWholeNumber(std::string_view text) {
   return true;
 }
 
+// `word` as one shell word: as it is when every byte is plain, else in double quotes with the
+// four bytes special there escaped (the lap's paths come from the webhook; `profiler=''` needs it).
+std::string ShellWord(const std::string& word) {
+  const bool plain = word.find_first_not_of(
+                         "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_=./:,+-@%") ==
+                     std::string::npos;
+  if (plain && !word.empty()) return word;
+  std::string quoted = "\"";
+  for (char c : word) {
+    if (c == '"' || c == '\\' || c == '$' || c == '`') quoted += '\\';
+    quoted += c;
+  }
+  return quoted + "\"";
+}
+
 }  // namespace
 
 std::vector<std::string> LapWords(const LapOverrides& o) {
-  // Checked against maxtext 0.2.5's pyconfig (tests/maxtext_config/test_launcher.py): each key
-  // exists, and none of these values makes MaxText write outside output_directory.
-  return {"steps=" + std::to_string(o.steps),
+  // Checked against maxtext 0.2.5's pyconfig (tests/maxtext_config/test_practice_lap.py): each
+  // key exists, MaxText accepts each value, and none makes it write outside output_directory
+  // (no checkpoint, tensorboard, profile, HLO dump, GCS metrics or config, goodput record).
+  std::vector<std::string> words = {"steps=" + std::to_string(o.steps),
           "enable_checkpointing=false",
           "async_checkpointing=false",
           "base_output_directory=" + o.output_directory,
@@ -46,7 +61,17 @@ std::vector<std::string> LapWords(const LapOverrides& o) {
           "eval_interval=-1",
           "enable_tensorboard=false",
           "gcs_metrics=false",
-          "save_config_to_gcs=false"};
+          "save_config_to_gcs=false",
+          "dump_hlo=false",
+          "enable_goodput_recording=false",
+          "monitor_goodput=false",
+          "managed_mldiagnostics=false",
+          // MaxText reads the empty profiler from a quoted empty YAML string; a bare
+          // `profiler=` is refused.
+          "profiler=''"};
+  if (o.schedule_steps)
+    words.push_back("learning_rate_schedule_steps=" + std::to_string(*o.schedule_steps));
+  return words;
 }
 
 Result<ValueSite> ParseValueAt(const std::string& text) {
@@ -90,7 +115,7 @@ Result<std::vector<std::string>> LapArgv(const std::vector<std::string>& argv,
     return Status::Error("the lap's overrides go at byte " + std::to_string(insertion.offset) +
                          " of a script of " + std::to_string(script.size()) + " bytes");
   std::string inserted;
-  for (const std::string& word : words) inserted += " " + word;
+  for (const std::string& word : words) inserted += " " + ShellWord(word);
   script.insert(insertion.offset, inserted);
   return lap;
 }

@@ -47,6 +47,11 @@ struct LapOverrides {
   std::string output_directory;  // pod-local, removed after the lap
   std::string run_name = "graintune-practice-lap";
   std::string metrics_file;      // what graintune's exporter follows for the lap
+  // The trainer's learning-rate schedule length (MaxText's learning_rate_schedule_steps, or its
+  // steps). The schedule is compiled into MaxText's train step, so with the trainer's own length
+  // the lap compiles the very program the trainer runs and the trainer finds it in the JAX
+  // compilation cache (jax_cache_dir) instead of compiling again. Unknown: no word, no cache hit.
+  std::optional<int> schedule_steps;
 };
 
 // MaxText `key=value` words that keep a lap off its run: its own step count, no checkpoint, no

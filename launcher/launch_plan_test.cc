@@ -2,6 +2,9 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cstdio>
+
 namespace graintune::launcher {
 namespace {
 
@@ -15,8 +18,15 @@ TEST(LapWordsTest, KeepTheLapOffTheRun) {
   for (const char* expected :
        {"steps=40", "enable_checkpointing=false", "base_output_directory=/graintune-launcher/lap",
         "run_name=graintune-practice-lap", "metrics_file=/graintune-metrics/lap.jsonl",
-        "eval_interval=-1"})
+        "eval_interval=-1", "profiler=''", "enable_goodput_recording=false"})
     EXPECT_NE(std::find(words.begin(), words.end(), expected), words.end()) << expected;
+  EXPECT_EQ(std::count_if(words.begin(), words.end(),
+                          [](const std::string& w) { return w.starts_with("learning_rate_schedule_steps="); }),
+            0);
+  LapOverrides with_schedule = kOverrides;
+  with_schedule.schedule_steps = 9000;
+  const std::vector<std::string> compiled_like_the_trainer = LapWords(with_schedule);
+  EXPECT_EQ(compiled_like_the_trainer.back(), "learning_rate_schedule_steps=9000");
 }
 
 TEST(LapArgvTest, ExecFormArgsGetTheLapsWordsAfterTheLastOverride) {
@@ -43,6 +53,24 @@ TEST(LapArgvTest, AScriptGetsTheWordsAtTheGivenByteAndNothingElseMoves) {
             "cd /app && python3 -m maxtext.trainers.pre_train.train base.yml \"run_name=r1\" "
             "steps=40 run_name=lap 2>&1 | tee log");
   EXPECT_EQ(lap.value()[0], "bash");
+}
+
+// A word that is not plain shell (MaxText's empty profiler, a path with a space or a `$`) reaches
+// the trainer as the same bytes once bash has read the script.
+TEST(LapArgvTest, AWordThatIsNotPlainShellReachesTheCommandAsItIs) {
+  const std::vector<std::string> words = {"profiler=''", "base_output_directory=/lap dir/$x\\\"`"};
+  Result<std::vector<std::string>> lap =
+      LapArgv({"bash", "-c", "printf '%s\\n'"}, {.arg = 2, .in_script = true, .offset = 13}, words);
+  ASSERT_TRUE(lap.ok()) << lap.error();
+  std::string script = lap.value()[2];
+  for (size_t at = 0; (at = script.find('\'', at)) != std::string::npos; at += 4)
+    script.replace(at, 1, "'\\''");  // into single quotes for popen's sh -c
+  FILE* shell = popen(("bash -c '" + script + "'").c_str(), "r");
+  ASSERT_NE(shell, nullptr);
+  std::string printed;
+  for (int c; (c = fgetc(shell)) != EOF;) printed += static_cast<char>(c);
+  ASSERT_EQ(pclose(shell), 0) << lap.value()[2];
+  EXPECT_EQ(printed, words[0] + "\n" + words[1] + "\n") << lap.value()[2];
 }
 
 TEST(LapArgvTest, AnInsertionOutsideTheCommandIsAnError) {

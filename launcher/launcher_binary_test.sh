@@ -29,7 +29,7 @@ $(cat "$WORK/calls")
 expected
 $want"
 }
-LAP="grain_worker_count=64 steps=100 steps=40 enable_checkpointing=false async_checkpointing=false base_output_directory=$WORK/lap run_name=graintune-practice-lap metrics_file=$WORK/lap.jsonl eval_interval=-1 enable_tensorboard=false gcs_metrics=false save_config_to_gcs=false"
+LAP="grain_worker_count=64 steps=100 steps=40 enable_checkpointing=false async_checkpointing=false base_output_directory=$WORK/lap run_name=graintune-practice-lap metrics_file=$WORK/lap.jsonl eval_interval=-1 enable_tensorboard=false gcs_metrics=false save_config_to_gcs=false dump_hlo=false enable_goodput_recording=false monitor_goodput=false managed_mldiagnostics=false profiler=''"
 
 echo 9 > "$WORK/answer"
 launch 5s

@@ -52,6 +52,8 @@ const server::ServerCommand& LauncherCommand() {
           {.name = "lap-after-arg", .value_name = "ARG", .help = "the lap's overrides go after argument ARG"},
           {.name = "lap-in-script", .value_name = "ARG:OFFSET", .help = "... or at byte OFFSET of the script in argument ARG"},
           {.name = "lap-steps", .value_name = "N", .help = "steps the lap runs"},
+          {.name = "lap-schedule-steps", .value_name = "N",
+           .help = "the trainer's learning-rate schedule length, so the lap compiles its program"},
           {.name = "lap-timeout", .value_name = "DURATION", .default_text = "900s", .help = "the lap is stopped after this"},
           {.name = "answer-wait", .value_name = "DURATION", .default_text = "120s",
            .help = "after the lap, how long to wait for the operator's answer"},
@@ -125,13 +127,16 @@ Result<LapPlan> PlanFromFlags(const server::Flags& flags) {
   if (!steps.ok()) return steps.status();
   if (!timeout.ok()) return timeout.status();
   if (!wait.ok()) return wait.status();
+  Result<std::optional<int>> schedule = flags.IntegerIn("lap-schedule-steps", 1, 1000000000);
+  if (!schedule.ok()) return schedule.status();
   plan.admission_value = **admission;
   plan.timeout = **timeout;
   plan.answer_wait = **wait;
   plan.overrides = {.steps = **steps,
                     .output_directory = *flags.Get("lap-directory"),
                     .run_name = "graintune-practice-lap",
-                    .metrics_file = *flags.Get("lap-metrics-file")};
+                    .metrics_file = *flags.Get("lap-metrics-file"),
+                    .schedule_steps = *schedule};
   plan.answer_file = *flags.Get("answer-file");
   plan.result_file = *flags.Get("result-file");
   return plan;

@@ -1,0 +1,224 @@
+"""graintune-launcher around MaxText's own trainer: the practice lap, then the run.
+
+The launcher runs the trainer's own command for a few steps with the lap's overrides
+(launcher/launch_plan.cc, LapWords), writes how the lap ended, waits for the operator's answer in
+a file and then starts the trainer with that value, or with admission's when anything fails.
+Here the trainer is maxtext 0.2.5's (the pinned environment, the tiny model on CPU) and this test
+plays the operator: it writes the answer once the lap's result file appears. In every case the
+trainer reaches its last step, and:
+  - exec-form args, answered 2: the lap ran LAP_STEPS steps into its own metrics file, MaxText
+    accepted every lap override, nothing existed under the run's output directory when the lap
+    ended, the trainer ran with 2 workers, its checkpoints are its own, and it found its train
+    step in the JAX compilation cache the lap filled (one compiled train step, not two; without
+    --lap-schedule-steps the lap's shorter schedule compiles a different program);
+  - a `bash -c` script whose lap is killed with SIGKILL while it trains (as the kernel's OOM
+    killer would): the trainer starts with admission's value, and an answer written meanwhile is
+    not used;
+  - an M_ variable, with a lap timeout shorter than MaxText's start: the lap is stopped at its
+    timeout and the trainer starts with admission's value.
+Needs GRAINTUNE_LAUNCHER and the GRAINTUNE_MAXTEXT_* variables (scripts/lib/maxtext_trainer.sh).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import threading
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable
+
+LAP_STEPS = 3
+STEPS = 4
+ADMISSION = 1
+VALUE_KEY = "grain_worker_count="
+
+
+def env_var(name: str) -> str:
+  value = os.environ.get(name)
+  if not value:
+    raise RuntimeError(f"{name} is not set (ctest sets GRAINTUNE_LAUNCHER; "
+                       "scripts/lib/maxtext_trainer.sh exports the MaxText ones)")
+  return value
+
+
+@dataclass
+class Lap:
+  """One launcher run's files, under one temporary directory."""
+  root: Path
+  out: Path = field(init=False)          # the run's base_output_directory
+  lap_dir: Path = field(init=False)      # the lap's pod-local output
+  lap_metrics: Path = field(init=False)
+  result: Path = field(init=False)
+  answer: Path = field(init=False)
+
+  def __post_init__(self) -> None:
+    self.out = self.root / "run-out"
+    self.lap_dir = self.root / "lap"
+    self.lap_metrics = self.root / "lap-metrics.jsonl"
+    self.result = self.root / "lap-result.json"
+    self.answer = self.root / "lap-value"
+
+  def trainer_words(self, value_word: bool) -> list[str]:
+    """The tiny model's trainer, STEPS steps, checkpointing every 2, admission's value last."""
+    words = ["python3", "-m", "maxtext.trainers.pre_train.train",
+             *env_var("GRAINTUNE_MAXTEXT_TINY_ARGS").split(),
+             f"grain_train_files={env_var('GRAINTUNE_MAXTEXT_SMALL_RECORDS')}",
+             f"tokenizer_path={env_var('GRAINTUNE_MAXTEXT_TOKENIZER')}", "run_name=run",
+             f"base_output_directory={self.out}", f"steps={STEPS}", "enable_checkpointing=true",
+             "async_checkpointing=false", "checkpoint_period=2", f"metrics_file={self.out}/metrics.jsonl"]
+    return words + ([f"{VALUE_KEY}{ADMISSION}"] if value_word else [])
+
+  def launcher_flags(self, *extra: str) -> list[str]:
+    return [env_var("GRAINTUNE_LAUNCHER"), f"--admission-value={ADMISSION}", f"--lap-steps={LAP_STEPS}",
+            f"--answer-file={self.answer}", f"--lap-directory={self.lap_dir}",
+            f"--lap-metrics-file={self.lap_metrics}", f"--result-file={self.result}",
+            "--answer-wait=300s", *extra]
+
+  def metrics_lines(self, path: Path) -> list[dict]:
+    return [json.loads(line) for line in path.read_text().splitlines()] if path.exists() else []
+
+
+@dataclass
+class Launched:
+  status: int
+  output: str
+  seen_at_answer: dict  # what the stand-in operator saw when it answered
+
+
+def launch(argv: list[str], operator: Callable[[Lap], dict], lap: Lap, extra_env: dict[str, str] | None = None) -> Launched:
+  """Runs the launcher with the trainer's python first on PATH (the command says `python3`, as a
+  trainer image's does) while `operator` plays graintune's operator beside it."""
+  python_bin = str(Path(env_var("GRAINTUNE_MAXTEXT_PYTHON")).parent)
+  env = dict(os.environ, PATH=python_bin + os.pathsep + os.environ["PATH"], JAX_PLATFORMS="cpu",
+             XLA_FLAGS="--xla_cpu_multi_thread_eigen=false", HOME=str(lap.root / "home"),
+             **(extra_env or {}))
+  (lap.root / "home").mkdir()
+  seen: dict = {}
+  proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env,
+                          cwd=lap.root, start_new_session=True)
+  player = threading.Thread(target=lambda: seen.update(operator(lap)), daemon=True)
+  player.start()
+  try:
+    output, _ = proc.communicate(timeout=1200)
+  except subprocess.TimeoutExpired:
+    os.killpg(proc.pid, signal.SIGKILL)
+    output, _ = proc.communicate()
+    raise AssertionError("the launcher and its trainer did not end within 1200 s:\n" + output[-4000:])
+  player.join(timeout=60)
+  return Launched(proc.returncode, output, seen)
+
+
+def wait_for(condition: Callable[[], bool], seconds: float, what: str) -> None:
+  deadline = time.monotonic() + seconds
+  while not condition():
+    if time.monotonic() > deadline:
+      raise AssertionError(f"no {what} within {seconds} s")
+    time.sleep(0.2)
+
+
+def answer_after_the_lap(value: str) -> Callable[[Lap], dict]:
+  """The operator: once the lap's result is written, reads it and the lap's metrics, notes what
+  exists under the run's output directory and answers `value`."""
+  def play(lap: Lap) -> dict:
+    wait_for(lap.result.exists, 900, "lap result")
+    seen = {"result": json.loads(lap.result.read_text()),
+            "lap_metrics": lap.metrics_lines(lap.lap_metrics),
+            "run_out_exists": lap.out.exists()}
+    lap.answer.write_text(value)
+    return seen
+  return play
+
+
+def lap_pids(lap: Lap) -> list[int]:
+  """Processes whose argv carries the lap's output directory (the lap's MaxText, not the trainer)."""
+  pids = []
+  for proc in Path("/proc").iterdir():
+    try:
+      if proc.name.isdigit() and f"base_output_directory={lap.lap_dir}".encode() in (proc / "cmdline").read_bytes():
+        pids.append(int(proc.name))
+    except OSError:
+      pass
+  return pids
+
+
+def workers_the_trainer_ran_with(output: str) -> set[str]:
+  """MaxText prints its config at start ("Config param grain_worker_count: N"), once per start."""
+  return {line.rsplit(":", 1)[1].strip() for line in output.splitlines()
+          if "Config param grain_worker_count:" in line}
+
+
+def tail(text: str, chars: int = 4000) -> str:
+  return text[-chars:]
+
+
+def test_exec_form_lap_then_the_trainer_with_the_operators_value(tmp_path: Path) -> None:
+  lap = Lap(tmp_path)
+  trainer = lap.trainer_words(value_word=True)
+  value_arg = len(trainer) - 1
+  argv = lap.launcher_flags(f"--value-at={value_arg}:{len(VALUE_KEY)}:{len(VALUE_KEY) + 1}",
+                            f"--lap-after-arg={value_arg}", "--lap-timeout=900s",
+                            f"--lap-schedule-steps={STEPS}") + ["--", *trainer]
+  done = launch(argv, answer_after_the_lap("2"), lap)
+  assert done.status == 0, tail(done.output)
+  seen = done.seen_at_answer
+  assert seen["result"]["completed"] is True, seen
+  assert len(seen["lap_metrics"]) == LAP_STEPS, seen  # MaxText accepted every lap override
+  assert not seen["run_out_exists"], "the lap wrote under the run's output directory"
+  assert not lap.lap_dir.exists(), "the lap's directory is removed after the lap"
+  assert "the run's value from its practice lap" in done.output, tail(done.output)
+  # Two starts of MaxText: the lap with admission's 1, the trainer with the operator's 2.
+  assert workers_the_trainer_ran_with(done.output) == {"1", "2"}, tail(done.output)
+  assert len(lap.metrics_lines(lap.out / "metrics.jsonl")) == STEPS, tail(done.output)
+  checkpoints = sorted(p.name for p in (lap.out / "run" / "checkpoints").iterdir())
+  assert checkpoints and all(name.isdigit() for name in checkpoints), checkpoints
+  assert not any("graintune-practice-lap" in str(p) for p in lap.out.rglob("*"))
+  # The lap compiled the trainer's own train step (same schedule length): the trainer found it in
+  # the JAX compilation cache, so the cache holds one train step, not two.
+  compiled = [p.name for p in (lap.root / "home" / "jax_cache").iterdir() if p.name.startswith("jit_train_step")]
+  assert len(compiled) == 1, compiled
+
+
+def test_a_script_whose_lap_is_killed_starts_the_trainer_with_admissions_value(tmp_path: Path) -> None:
+  lap = Lap(tmp_path)
+  script = " ".join(lap.trainer_words(value_word=True))
+  value_begin = script.rindex(VALUE_KEY) + len(VALUE_KEY)
+
+  def kill_the_lap(lap: Lap) -> dict:
+    wait_for(lambda: len(lap.metrics_lines(lap.lap_metrics)) >= 1, 900, "lap step")
+    killed = lap_pids(lap)
+    for pid in killed:
+      os.kill(pid, signal.SIGKILL)
+    lap.answer.write_text("7")  # too late: a lap that did not complete is not answered
+    wait_for(lap.result.exists, 120, "lap result")
+    return {"killed": killed, "result": json.loads(lap.result.read_text())}
+
+  argv = lap.launcher_flags(f"--value-at=2:{value_begin}:{value_begin + 1}",
+                            f"--lap-in-script=2:{len(script)}", "--lap-timeout=900s") + ["--", "bash", "-c", script]
+  done = launch(argv, kill_the_lap, lap)
+  assert done.status == 0, tail(done.output)
+  assert done.seen_at_answer["killed"], done.seen_at_answer
+  assert done.seen_at_answer["result"]["completed"] is False, done.seen_at_answer
+  assert "admission's value: the lap" in done.output, tail(done.output)
+  assert workers_the_trainer_ran_with(done.output) == {"1"}, tail(done.output)
+  assert len(lap.metrics_lines(lap.out / "metrics.jsonl")) == STEPS, tail(done.output)
+
+
+def test_an_m_variable_lap_past_its_timeout_starts_the_trainer_with_admissions_value(tmp_path: Path) -> None:
+  lap = Lap(tmp_path)
+  argv = lap.launcher_flags("--value-env=M_GRAIN_WORKER_COUNT", "--lap-timeout=5s")
+  trainer = lap.trainer_words(value_word=False)
+  argv += [f"--lap-after-arg={len(trainer) - 1}", "--", *trainer]
+  started = time.monotonic()
+  done = launch(argv, lambda lap: {}, lap, {"M_GRAIN_WORKER_COUNT": str(ADMISSION)})
+  assert done.status == 0, tail(done.output)
+  result = json.loads(lap.result.read_text())
+  assert result["completed"] is False and "timed out" in result["outcome"], result
+  assert result["wall_seconds"] < 5 + 10 + 5, result  # the timeout, the grace, the reaping
+  assert "admission's value: the lap" in done.output, tail(done.output)
+  assert workers_the_trainer_ran_with(done.output) == {"1"}, tail(done.output)
+  assert len(lap.metrics_lines(lap.out / "metrics.jsonl")) == STEPS, tail(done.output)
+  assert time.monotonic() - started < 600
