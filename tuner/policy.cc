@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "tuner/figures.h"
+#include "tuner/practice_lap.h"
 
 namespace graintune {
 
@@ -30,6 +31,16 @@ Result<Mode> ParseMode(const std::string& text) {
   if (text == "Initial") return Mode::kInitial;
   if (text == "Off") return Mode::kOff;
   return Status::Error("unknown mode '" + text + "' (want Auto, Initial or Off)");
+}
+
+std::string ToString(LapPolicy::Mode mode) {
+  return mode == LapPolicy::Mode::kTraining ? "Training" : "Off";
+}
+
+Result<LapPolicy::Mode> ParseLapMode(const std::string& text) {
+  if (text == "Off") return LapPolicy::Mode::kOff;
+  if (text == "Training") return LapPolicy::Mode::kTraining;
+  return Status::Error("unknown lap mode '" + text + "' (want Off or Training)");
 }
 
 bool LearningScope::Includes(const std::string& own, const std::string& measured_in) const {
@@ -74,6 +85,15 @@ Status Validate(const Policy& policy) {
                          std::to_string(kMaxSharedNamespaces) + " namespaces");
   for (const std::string& ns : policy.learn_from.namespaces)
     if (ns.empty() || ns.size() > 63) return Status::Error("learnFrom.namespaces holds a name that is not a namespace's");
+  if (policy.lap.steps && (*policy.lap.steps < kMinLapSteps || *policy.lap.steps > kMaxLapSteps))
+    return Status::Error("lap.steps must be in [" + std::to_string(kMinLapSteps) + ", " +
+                         std::to_string(kMaxLapSteps) + "]");
+  // Ten minutes is about the slowest first compile of a large model on TPU; a lap that cannot
+  // finish in an hour costs more than a value it could improve.
+  if (policy.lap.timeout_seconds < 60 || policy.lap.timeout_seconds > 3600)
+    return Status::Error("lap.timeoutSeconds must be in [60, 3600]");
+  if (policy.lap.answer_wait_seconds < 10 || policy.lap.answer_wait_seconds > 600)
+    return Status::Error("lap.answerWaitSeconds must be in [10, 600]");
   return Status::Ok();
 }
 

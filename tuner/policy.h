@@ -41,6 +41,21 @@ struct LearningScope {
 };
 inline constexpr size_t kMaxSharedNamespaces = 256;
 
+// spec.lap: whether a run that will keep its value first runs a practice lap of its own command
+// (tuner/practice_lap.h, docs/practice-lap.md), and its bounds.
+struct LapPolicy {
+  enum class Mode {
+    kOff,       // no lap: the run keeps admission's value
+    kTraining,  // the trainer's own command for a few steps, off the run
+  };
+  Mode mode = Mode::kOff;
+  std::optional<int> steps;        // unset: LapSteps() for the workload
+  int timeout_seconds = 900;       // the lap is stopped after this; the trainer then starts
+  int answer_wait_seconds = 120;   // after the lap, how long a pod waits for the run's value
+};
+std::string ToString(LapPolicy::Mode mode);
+Result<LapPolicy::Mode> ParseLapMode(const std::string& text);  // "Off" | "Training"
+
 struct Policy {
   Mode mode = Mode::kAuto;
   // Treat a MaxText job that sets no grain_worker_count at all as if it said -1.
@@ -56,6 +71,7 @@ struct Policy {
   double noise_tolerance = 0.03;   // throughput differences below this are not chased
   Objective objective = Objective::kThroughput;
   LearningScope learn_from;        // spec.learnFrom
+  LapPolicy lap;                   // spec.lap
   std::string name = "built-in defaults";  // for people: "GrainTunePolicy tpu-team"
   std::string object_name;  // the GrainTunePolicy's metadata.name; empty for the defaults
 };

@@ -42,6 +42,33 @@ Result<LearningScope> LearnFromOf(const json& spec, const std::string& field) {
   return scope;
 }
 
+// spec.lap: {mode: Off|Training, steps, timeoutSeconds, answerWaitSeconds}; absent: no lap.
+Result<LapPolicy> LapOf(const json& spec, const std::string& field) {
+  LapPolicy lap;
+  auto it = spec.find("lap");
+  if (it == spec.end() || it->is_null()) return lap;
+  if (!it->is_object()) return Status::Error(field + " is not an object");
+  if (auto mode = it->find("mode"); mode != it->end()) {
+    Result<LapPolicy::Mode> parsed = ParseLapMode(mode->is_string() ? mode->get<std::string>() : mode->dump());
+    if (!parsed.ok()) return Status::Error(field + ".mode: " + parsed.error());
+    lap.mode = *parsed;
+  }
+  for (auto [key, out] : {std::pair<const char*, int*>{"timeoutSeconds", &lap.timeout_seconds},
+                          {"answerWaitSeconds", &lap.answer_wait_seconds}}) {
+    if (auto v = it->find(key); v != it->end()) {
+      if (!v->is_number_integer() || v->get<int64_t>() < 0 || v->get<int64_t>() > 1000000)
+        return Status::Error(field + "." + key + " is not a whole number of seconds");
+      *out = v->get<int>();
+    }
+  }
+  if (auto v = it->find("steps"); v != it->end()) {
+    if (!v->is_number_integer() || v->get<int64_t>() < 0 || v->get<int64_t>() > 1000000)
+      return Status::Error(field + ".steps is not a whole number");
+    lap.steps = v->get<int>();
+  }
+  return lap;
+}
+
 }  // namespace
 
 bool SelectorMatches(const json& selector, const std::map<std::string, std::string>& labels) {
@@ -120,6 +147,9 @@ Result<Policy> PolicyFromObject(const json& object) {
   Result<LearningScope> learn_from = LearnFromOf(spec, field("learnFrom"));
   if (!learn_from.ok()) return learn_from.status();
   p.learn_from = std::move(*learn_from);
+  Result<LapPolicy> lap = LapOf(spec, field("lap"));
+  if (!lap.ok()) return lap.status();
+  p.lap = *lap;
   if (Status s = Validate(p); !s.ok()) return Status::Error(p.name + ": " + s.message());
   return p;
 }

@@ -85,6 +85,33 @@ TEST(GraintuneObjectsTest, PolicyLearnFromNamesTheNamespacesThatShare) {
   }
 }
 
+// spec.lap: absent is no lap; Training with its bounds; anything out of range or of the wrong
+// shape refuses the policy with the field named.
+TEST(GraintuneObjectsTest, PolicyLapIsOffUnlessAskedAndBounded) {
+  json policy = {{"metadata", {{"name", "team-b"}}}, {"spec", {{"maxWorkers", 64}}}};
+  Result<Policy> none = PolicyFromObject(policy);
+  ASSERT_TRUE(none.ok()) << none.error();
+  EXPECT_EQ(none->lap.mode, LapPolicy::Mode::kOff);
+  EXPECT_FALSE(none->lap.steps.has_value());
+
+  policy["spec"]["lap"] = {{"mode", "Training"}, {"steps", 60}, {"timeoutSeconds", 600}};
+  Result<Policy> training = PolicyFromObject(policy);
+  ASSERT_TRUE(training.ok()) << training.error();
+  EXPECT_EQ(training->lap.mode, LapPolicy::Mode::kTraining);
+  EXPECT_EQ(training->lap.steps, 60);
+  EXPECT_EQ(training->lap.timeout_seconds, 600);
+  EXPECT_EQ(training->lap.answer_wait_seconds, 120);
+
+  for (const json& bad : {json("Training"), json{{"mode", "DataOnly"}}, json{{"mode", 1}},
+                          json{{"steps", 5}}, json{{"steps", "40"}}, json{{"timeoutSeconds", 30}},
+                          json{{"timeoutSeconds", 36000}}, json{{"answerWaitSeconds", -1}}}) {
+    policy["spec"]["lap"] = bad;
+    Result<Policy> refused = PolicyFromObject(policy);
+    ASSERT_FALSE(refused.ok()) << bad.dump();
+    EXPECT_NE(refused.error().find("lap"), std::string::npos) << refused.error();
+  }
+}
+
 TEST(GraintuneObjectsTest, StaticPoliciesForTheStandaloneWebhook) {
   const json team = {{"kind", "GrainTunePolicy"}, {"metadata", {{"name", "team"}}},
                      {"spec", {{"priority", 5}, {"maxWorkers", 8},
