@@ -67,8 +67,7 @@ std::string LapOutcome::Describe() const {
   return "unknown";
 }
 
-LapOutcome RunLap(const std::vector<std::string>& argv,
-                  const std::vector<std::pair<std::string, std::string>>& set_env,
+LapOutcome RunLap(const std::vector<std::string>& argv, const EnvChanges& env,
                   std::chrono::seconds timeout, std::chrono::seconds grace) {
   LapOutcome outcome;
   if (argv.empty()) {
@@ -90,7 +89,10 @@ LapOutcome RunLap(const std::vector<std::string>& argv,
   }
   if (pid == 0) {
     setpgid(0, 0);
-    for (const auto& [name, value] : set_env) setenv(name.c_str(), value.c_str(), 1);
+    for (const auto& [name, value] : env) {
+      if (value) setenv(name.c_str(), value->c_str(), 1);
+      else unsetenv(name.c_str());
+    }
     std::vector<char*> args;
     for (const std::string& a : argv) args.push_back(const_cast<char*>(a.c_str()));
     args.push_back(nullptr);

@@ -9,6 +9,7 @@
 #pragma once
 
 #include <chrono>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -28,10 +29,12 @@ struct LapOutcome {
   std::string Describe() const;
 };
 
-// Runs argv (argv[0] searched in PATH) with the launcher's environment plus `set_env`, and
+// Environment changes for the lap: a variable set to a value, or (nullopt) removed.
+using EnvChanges = std::vector<std::pair<std::string, std::optional<std::string>>>;
+
+// Runs argv (argv[0] searched in PATH) with the launcher's environment changed by `env`, and
 // waits at most `timeout`.
-LapOutcome RunLap(const std::vector<std::string>& argv,
-                  const std::vector<std::pair<std::string, std::string>>& set_env,
+LapOutcome RunLap(const std::vector<std::string>& argv, const EnvChanges& env,
                   std::chrono::seconds timeout, std::chrono::seconds grace);
 
 }  // namespace graintune::launcher

@@ -40,8 +40,11 @@ TEST(RunLapTest, AFailedExitAndAKillAreOutcomesNotErrors) {
 }
 
 TEST(RunLapTest, TheEnvironmentReachesTheLap) {
+  setenv("M_METRICS_FILE", "/graintune-metrics/metrics.jsonl", 1);  // as the exporter sets it
   const LapOutcome outcome =
-      RunLap({"/bin/sh", "-c", "test \"$M_STEPS\" = 40"}, {{"M_STEPS", "40"}}, seconds(30), seconds(1));
+      RunLap({"/bin/sh", "-c", "test \"$M_STEPS\" = 40 && test -z \"${M_METRICS_FILE+set}\""},
+             {{"M_STEPS", "40"}, {"M_METRICS_FILE", std::nullopt}}, seconds(30), seconds(1));
+  unsetenv("M_METRICS_FILE");
   EXPECT_TRUE(outcome.completed()) << outcome.Describe();
 }
 

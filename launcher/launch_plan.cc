@@ -1,5 +1,6 @@
 #include "launcher/launch_plan.h"
 
+#include <cctype>
 #include <charconv>
 
 namespace graintune::launcher {
@@ -72,6 +73,16 @@ std::vector<std::string> LapWords(const LapOverrides& o) {
   if (o.schedule_steps)
     words.push_back("learning_rate_schedule_steps=" + std::to_string(*o.schedule_steps));
   return words;
+}
+
+std::vector<std::string> EnvNamesOf(const std::vector<std::string>& words) {
+  std::vector<std::string> names;
+  for (const std::string& word : words) {
+    std::string name = "M_" + word.substr(0, word.find('='));
+    for (char& c : name) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+    names.push_back(std::move(name));
+  }
+  return names;
 }
 
 Result<ValueSite> ParseValueAt(const std::string& text) {

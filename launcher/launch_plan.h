@@ -58,6 +58,11 @@ struct LapOverrides {
 // output beside the run's, no eval, no profile. Every value is one shell word with no quoting.
 std::vector<std::string> LapWords(const LapOverrides& overrides);
 
+// The M_ variables naming the keys of `words`: MaxText refuses a key set both on its command line
+// and in its environment, so the lap runs without them (the trainer keeps them). "steps=40" ->
+// "M_STEPS".
+std::vector<std::string> EnvNamesOf(const std::vector<std::string>& words);
+
 // Parses "ARG:BEGIN:END" (--value-at) and "ARG" / "ARG:OFFSET" (--lap-after-arg,
 // --lap-in-script).
 Result<ValueSite> ParseValueAt(const std::string& text);

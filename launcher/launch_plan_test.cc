@@ -29,6 +29,11 @@ TEST(LapWordsTest, KeepTheLapOffTheRun) {
   EXPECT_EQ(compiled_like_the_trainer.back(), "learning_rate_schedule_steps=9000");
 }
 
+TEST(LapWordsTest, TheirKeysAsMaxTextsEnvironmentNamesThem) {
+  EXPECT_EQ(EnvNamesOf({"steps=40", "metrics_file=/m", "profiler=''"}),
+            (std::vector<std::string>{"M_STEPS", "M_METRICS_FILE", "M_PROFILER"}));
+}
+
 TEST(LapArgvTest, ExecFormArgsGetTheLapsWordsAfterTheLastOverride) {
   const std::vector<std::string> argv = {"python3", "-m", "maxtext.trainers.pre_train.train",
                                          "base.yml", "grain_worker_count=12", "steps=900",

@@ -3,7 +3,8 @@
 # each start. Shows: the lap runs first with admission's value and the lap's overrides after the
 # command's own; the trainer then starts with the operator's answer and without them; a failed
 # lap, a missing answer, an answer of "none" or unusable flags all start the trainer with the
-# command as written. Usage: launcher_binary_test.sh PATH-TO-graintune-launcher
+# command as written; an answer already there when the launcher starts means no lap at all.
+# Usage: launcher_binary_test.sh PATH-TO-graintune-launcher
 set -euo pipefail
 LAUNCHER="$1"
 WORK="$(mktemp -d)"
@@ -11,12 +12,13 @@ trap 'rm -rf "$WORK"' EXIT
 FAILED=0
 fail() { echo "FAIL: $*" >&2; FAILED=1; }
 
-# The stand-in trainer: records its words, and (FAIL_LAP=1) fails when started as a lap.
-TRAINER='printf "%s\n" "$*" >> "$CALLS"; case "$*" in *enable_checkpointing=false*) [ "${FAIL_LAP:-0}" = 1 ] && exit 1;; esac; exit 0'
+# The stand-in trainer: records its words; started as a lap, it plays the operator (writes
+# $LAP_ANSWER, if set, into the answer file) and (FAIL_LAP=1) fails.
+TRAINER='printf "%s\n" "$*" >> "$CALLS"; case "$*" in *enable_checkpointing=false*) [ -n "${LAP_ANSWER:-}" ] && echo "$LAP_ANSWER" > "$ANSWER"; [ "${FAIL_LAP:-0}" = 1 ] && exit 1;; esac; exit 0'
 launch() {  # launch ANSWER-WAIT [extra flags...]
   local wait="$1"; shift
   : > "$WORK/calls"
-  CALLS="$WORK/calls" "$LAUNCHER" --value-at 4:19:21 --admission-value 64 --lap-after-arg 5 \
+  CALLS="$WORK/calls" ANSWER="$WORK/answer" "$LAUNCHER" --value-at 4:19:21 --admission-value 64 --lap-after-arg 5 \
     --lap-steps 40 --lap-timeout 30s --answer-wait "$wait" --answer-file "$WORK/answer" \
     --lap-directory "$WORK/lap" --lap-metrics-file "$WORK/lap.jsonl" --result-file "$WORK/result.json" \
     "$@" -- /bin/sh -c "$TRAINER" trainer grain_worker_count=64 steps=100 2>"$WORK/log"
@@ -31,20 +33,21 @@ $want"
 }
 LAP="grain_worker_count=64 steps=100 steps=40 enable_checkpointing=false async_checkpointing=false base_output_directory=$WORK/lap run_name=graintune-practice-lap metrics_file=$WORK/lap.jsonl eval_interval=-1 enable_tensorboard=false gcs_metrics=false save_config_to_gcs=false dump_hlo=false enable_goodput_recording=false monitor_goodput=false managed_mldiagnostics=false profiler=''"
 
-echo 9 > "$WORK/answer"
-launch 5s
+rm -f "$WORK/answer"
+LAP_ANSWER=9 launch 5s
 expect_calls "answered 9" "$LAP" "grain_worker_count=9 steps=100"
 grep -q '"completed":true' "$WORK/result.json" || fail "the result file says $(cat "$WORK/result.json")"
 [ ! -e "$WORK/lap" ] || fail "the lap's directory was left behind"
 grep -q "starting the trainer: 9 workers, the run's value from its practice lap" "$WORK/log" ||
   fail "the log says $(cat "$WORK/log")"
 
-FAIL_LAP=1 launch 5s
+rm -f "$WORK/answer"
+FAIL_LAP=1 LAP_ANSWER=9 launch 5s
 expect_calls "failed lap" "$LAP" "grain_worker_count=64 steps=100"
 grep -q '"outcome":"exited 1"' "$WORK/result.json" || fail "the result file says $(cat "$WORK/result.json")"
 
-echo "none: host tiny-1 sent no figures" > "$WORK/answer"
-launch 5s
+rm -f "$WORK/answer"
+LAP_ANSWER="none: host tiny-1 sent no figures" launch 5s
 expect_calls "answered none" "$LAP" "grain_worker_count=64 steps=100"
 grep -q "host tiny-1 sent no figures" "$WORK/log" || fail "the log says $(cat "$WORK/log")"
 
@@ -58,6 +61,15 @@ expect_calls "a range that holds no count" "$LAP" "grain_worker_count=64 steps=1
 
 launch 5s --lap-steps many
 expect_calls "unusable flags" "grain_worker_count=64 steps=100"
+
+# Answered before any lap (an attempt that resumes its run): no lap, the answer's value.
+echo "none: attempt 1 resumes its run" > "$WORK/answer"
+launch 5s
+expect_calls "decided before the lap" "grain_worker_count=64 steps=100"
+grep -q "no lap: attempt 1 resumes its run" "$WORK/log" || fail "the log says $(cat "$WORK/log")"
+echo 12 > "$WORK/answer"
+launch 5s
+expect_calls "a value before the lap" "grain_worker_count=12 steps=100"
 
 mkdir "$WORK/bin"
 "$LAUNCHER" --install "$WORK/bin"

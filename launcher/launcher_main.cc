@@ -173,12 +173,22 @@ Result<LapAnswer> AwaitAnswer(const std::string& path, std::chrono::seconds wait
 
 // The lap, then the value it leads to: the operator's, or admission's with the reason.
 std::pair<int, std::string> LapThenValue(const LapPlan& plan, const std::vector<std::string>& argv) {
-  Result<std::vector<std::string>> lap = LapArgv(argv, plan.insertion, LapWords(plan.overrides));
+  // Decided before any lap (the webhook answers "none" for an attempt that resumes its run, and
+  // a run whose value is recorded has it): no lap.
+  if (Result<LapAnswer> early = AwaitAnswer(plan.answer_file, std::chrono::seconds(0));
+      early.ok() && early.value().decided) {
+    if (!early.value().workers) return {plan.admission_value, "no lap: " + early.value().why};
+    return {*early.value().workers, "no lap: the run's value was decided before it"};
+  }
+  const std::vector<std::string> words = LapWords(plan.overrides);
+  Result<std::vector<std::string>> lap = LapArgv(argv, plan.insertion, words);
   if (!lap.ok()) return {plan.admission_value, "no lap (" + lap.error() + ")"};
   std::filesystem::create_directories(plan.overrides.output_directory);
   LogLine(LogLevel::kInfo) << "practice lap: " << plan.overrides.steps << " steps with "
                            << plan.admission_value << " workers, at most " << plan.timeout.count() << " s";
-  const LapOutcome outcome = RunLap(lap.value(), {}, plan.timeout, std::chrono::seconds(10));
+  EnvChanges without_lap_keys;  // e.g. M_METRICS_FILE, which graintune's exporter sets
+  for (std::string& name : EnvNamesOf(words)) without_lap_keys.emplace_back(std::move(name), std::nullopt);
+  const LapOutcome outcome = RunLap(lap.value(), without_lap_keys, plan.timeout, std::chrono::seconds(10));
   WriteResult(plan, outcome);
   std::error_code ignored;
   std::filesystem::remove_all(plan.overrides.output_directory, ignored);

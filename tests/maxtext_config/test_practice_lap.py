@@ -6,7 +6,8 @@ a file and then starts the trainer with that value, or with admission's when any
 Here the trainer is maxtext 0.2.5's (the pinned environment, the tiny model on CPU) and this test
 plays the operator: it writes the answer once the lap's result file appears. In every case the
 trainer reaches its last step, and:
-  - exec-form args, answered 2: the lap ran LAP_STEPS steps into its own metrics file, MaxText
+  - exec-form args and the metrics file in M_METRICS_FILE (as graintune's exporter sets it),
+    answered 2: the lap ran LAP_STEPS steps into its own metrics file, MaxText
     accepted every lap override, nothing existed under the run's output directory when the lap
     ended, the trainer ran with 2 workers, its checkpoints are its own, and it found its train
     step in the JAX compilation cache the lap filled (one compiled train step, not two; without
@@ -62,14 +63,17 @@ class Lap:
     self.result = self.root / "lap-result.json"
     self.answer = self.root / "lap-value"
 
-  def trainer_words(self, value_word: bool) -> list[str]:
-    """The tiny model's trainer, STEPS steps, checkpointing every 2, admission's value last."""
+  def trainer_words(self, value_word: bool, metrics_word: bool = True) -> list[str]:
+    """The tiny model's trainer, STEPS steps, checkpointing every 2, admission's value last;
+    without metrics_word, the metrics file is left to M_METRICS_FILE (as graintune's exporter
+    sets it)."""
     words = ["python3", "-m", "maxtext.trainers.pre_train.train",
              *env_var("GRAINTUNE_MAXTEXT_TINY_ARGS").split(),
              f"grain_train_files={env_var('GRAINTUNE_MAXTEXT_SMALL_RECORDS')}",
              f"tokenizer_path={env_var('GRAINTUNE_MAXTEXT_TOKENIZER')}", "run_name=run",
              f"base_output_directory={self.out}", f"steps={STEPS}", "enable_checkpointing=true",
-             "async_checkpointing=false", "checkpoint_period=2", f"metrics_file={self.out}/metrics.jsonl"]
+             "async_checkpointing=false", "checkpoint_period=2"]
+    words += [f"metrics_file={self.out}/metrics.jsonl"] if metrics_word else []
     return words + ([f"{VALUE_KEY}{ADMISSION}"] if value_word else [])
 
   def launcher_flags(self, *extra: str) -> list[str]:
@@ -157,12 +161,14 @@ def tail(text: str, chars: int = 4000) -> str:
 
 def test_exec_form_lap_then_the_trainer_with_the_operators_value(tmp_path: Path) -> None:
   lap = Lap(tmp_path)
-  trainer = lap.trainer_words(value_word=True)
+  trainer = lap.trainer_words(value_word=True, metrics_word=False)
   value_arg = len(trainer) - 1
   argv = lap.launcher_flags(f"--value-at={value_arg}:{len(VALUE_KEY)}:{len(VALUE_KEY) + 1}",
                             f"--lap-after-arg={value_arg}", "--lap-timeout=900s",
                             f"--lap-schedule-steps={STEPS}") + ["--", *trainer]
-  done = launch(argv, answer_after_the_lap("2"), lap)
+  # MaxText refuses a key set on its command line and in M_ env: the lap runs without the
+  # exporter's M_METRICS_FILE, the trainer with it.
+  done = launch(argv, answer_after_the_lap("2"), lap, {"M_METRICS_FILE": f"{lap.out}/metrics.jsonl"})
   assert done.status == 0, tail(done.output)
   seen = done.seen_at_answer
   assert seen["result"]["completed"] is True, seen
