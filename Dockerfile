@@ -1,6 +1,7 @@
 # graintune's images, from one Dockerfile (docs/images.md):
-#   graintune (the default, last stage): graintune-webhook, graintune-operator and
-#     graintune-exporter (the entrypoint) on debian:bookworm-slim, run as uid 65532; the chart
+#   graintune (the default, last stage): graintune-webhook, graintune-operator,
+#     graintune-exporter (the entrypoint) and graintune-launcher (static: an init container copies
+#     it into trainers' pods for a practice lap) on debian:bookworm-slim, run as uid 65532; the chart
 #     picks the webhook's and operator's binary with `command`. `docker build -t graintune .` builds it.
 #   graintune-test (--target graintune-test): the node tests' trainer stand-ins, trainer_emulator
 #     and grain_workers (tests/emulator/), on the same runtime layer (plus the libraries a
@@ -21,7 +22,7 @@ WORKDIR /src
 COPY . .
 RUN cmake -S . -B /build -G Ninja -DCMAKE_BUILD_TYPE=Release \
  && ninja -C /build -j"${JOBS}" graintune-webhook graintune-operator graintune-exporter \
-      trainer_emulator grain_workers
+      graintune-launcher trainer_emulator grain_workers
 
 FROM toolchain AS pause-build
 COPY tests/node/pause.c /pause.c
@@ -54,6 +55,6 @@ ENTRYPOINT ["/usr/local/bin/trainer_emulator"]
 # operator with their own `command`.
 FROM runtime AS graintune
 COPY --from=build /build/webhook/graintune-webhook /build/operator/graintune-operator \
-     /build/exporter/graintune-exporter /usr/local/bin/
+     /build/exporter/graintune-exporter /build/launcher/graintune-launcher /usr/local/bin/
 USER 65532:65532
 ENTRYPOINT ["/usr/local/bin/graintune-exporter"]
