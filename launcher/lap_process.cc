@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
+#include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -80,9 +81,12 @@ LapOutcome RunLap(const std::vector<std::string>& argv, const EnvChanges& env,
     return outcome;
   }
   const Clock::time_point started = Clock::now();
+  // Orphans of the lap (Grain's workers whose parent died) come to the launcher, which reaps them.
+  prctl(PR_SET_CHILD_SUBREAPER, 1);
   const pid_t pid = fork();
   if (pid < 0) {
     outcome.why = std::string("fork: ") + std::strerror(errno);
+    prctl(PR_SET_CHILD_SUBREAPER, 0);
     close(exec_error[0]);
     close(exec_error[1]);
     return outcome;
@@ -111,16 +115,17 @@ LapOutcome RunLap(const std::vector<std::string>& argv, const EnvChanges& env,
   StopGroup(pid, grace, pidfd, !exited);
   int status = 0;
   waitpid(pid, &status, 0);
-  // Workers the lap left behind were reparented to the launcher when it is the container's
-  // first process: reap them, so none stays a zombie under the trainer.
-  // They die of the SIGKILL within moments; a bounded wait, so a process stuck in the kernel
-  // cannot hold the trainer back.
+  // Workers the lap left behind were reparented to the launcher (a subreaper while the lap runs,
+  // as it is the container's first process anyway): reap them, so none is still running, or a
+  // zombie, when the trainer starts. They die of the SIGKILL within moments; a bounded wait, so
+  // a process stuck in the kernel cannot hold the trainer back.
   for (auto until = Clock::now() + std::chrono::seconds(5); Clock::now() < until;) {
     const pid_t reaped = waitpid(-1, nullptr, WNOHANG);
     if (reaped < 0) break;  // no child left
     if (reaped == 0) usleep(50000);
   }
   if (pidfd >= 0) close(pidfd);
+  prctl(PR_SET_CHILD_SUBREAPER, 0);  // the setting would survive the exec into the trainer
   outcome.wall_seconds = std::chrono::duration<double>(Clock::now() - started).count();
   if (exec_failed) {
     outcome.why = argv[0] + ": " + std::strerror(child_error);

@@ -6,6 +6,8 @@
 
 #include "base/numbers.h"
 #include "tuner/attempt_value.h"
+#include "tuner/practice_lap.h"
+#include "webhook/lap_injection.h"
 #include "webhook/scoped_patch.h"
 #include "webhook/site_finders.h"
 #include "workload/identity.h"
@@ -54,6 +56,7 @@ struct ContainerSites {
   workload::ContainerOverrides overrides;
   std::optional<workload::ConfigValues> config;
   workload::RunResume resume;
+  workload::ContainerEnv env;  // as its shell sees it: literals and its ConfigMaps
 };
 
 // What the finders found in one pod template.
@@ -108,9 +111,8 @@ void FindContainerSites(const json& object, WorkloadKind kind, const json& spec,
                         TemplateSites& t, std::vector<std::string>& warnings) {
   ContainerSites sites;
   // The container's env as its shell sees it: literals, its ConfigMaps, the JobSet's name.
-  const workload::ContainerEnv env =
-      workload::ResolveContainerEnv(c, ns, &configmaps, JobSetOf(object, kind));
-  sites.overrides = workload::ScanContainer(c, &env);
+  sites.env = workload::ResolveContainerEnv(c, ns, &configmaps, JobSetOf(object, kind));
+  sites.overrides = workload::ScanContainer(c, &sites.env);
   if (sites.overrides.config) {
     Result<std::optional<workload::ConfigValues>> loaded =
         workload::LoadMountedConfig(spec, c, sites.overrides.config->path, ns, configmaps);
@@ -183,6 +185,70 @@ std::vector<TemplateSites> FindSites(const json& object, WorkloadKind kind, cons
   return found;
 }
 
+std::pair<const TemplateSites*, const ContainerSites*> DecidingContainer(
+    const std::vector<TemplateSites>& found);  // below
+
+// `resolved` (the container's env as read before any edit) with the literal values as `container`
+// now holds them: graintune's M_ value written, or appended.
+workload::ContainerEnv EnvAsStored(const workload::ContainerEnv& resolved, const json& container) {
+  workload::ContainerEnv env = resolved;
+  for (workload::EnvVariable& v : env.variables)
+    if (!v.pointer.empty())
+      if (const json::json_pointer at(v.pointer); container.contains(at) && container.at(at).is_string())
+        v.value = container.at(at).get<std::string>();
+  const json list = container.value("env", json::array());
+  for (size_t i = 0; list.is_array() && i < list.size(); ++i) {
+    const std::string name = workload::StringField(list[i], "name");
+    if (!workload::MaxTextKeyFromEnv(name).empty() && !env.Find(name) && list[i].contains("value") &&
+        list[i]["value"].is_string())
+      env.variables.push_back({name, list[i]["value"].get<std::string>(),
+                               "/env/" + std::to_string(i) + "/value", "env"});
+  }
+  return env;
+}
+
+// Whether the pod spec's trainer is wrapped by graintune-launcher (InjectLap).
+bool HasLauncher(const json& spec) {
+  const auto init = spec.find("initContainers");
+  return init != spec.end() && init->is_array() &&
+         std::any_of(init->begin(), init->end(), [](const json& c) {
+           return workload::StringField(c, "name") == kLauncherInstallerName;
+         });
+}
+
+// The launcher's answer for attempt `attempt` > 0, set on the pod (template) metadata at
+// `metadata_pointer` before its pods start: no lap, the trainer starts as written.
+void AnnotateNoLap(json& object, const std::string& metadata_pointer, int attempt, Plan& plan) {
+  plan.lap = "no practice lap: attempt " + std::to_string(attempt) + " continues its run";
+  Annotate(object, metadata_pointer,
+           {{kLapValueAnnotation, "none: attempt " + std::to_string(attempt) + " continues its run"}}, {});
+}
+
+// The practice lap for the run's trainer `trainer` of template `t`, as written now (admission's
+// value in place): the launcher wraps it, or plan.lap says why it gets none. Only beside the
+// exporter, which measures the lap.
+void AddLap(json& object, const TemplateSites& t, const ContainerSites& trainer,
+            const LapSettings& lap, const ExporterInjection& exporter, Plan& plan) {
+  if (trainer.overrides.HasKey("metrics_file")) {  // no exporter (InjectExporter), so nothing measures it
+    plan.lap = "no practice lap: the job sets metrics_file itself, so graintune cannot measure one";
+    return;
+  }
+  const json& container = object.at(json::json_pointer(trainer.pointer));
+  const LapInjection options{.image = exporter.image, .metrics_dir = exporter.mount_path};
+  const workload::ContainerEnv env = EnvAsStored(trainer.env, container);
+  Result<std::vector<std::string>> flags =
+      LauncherFlags(container, workload::ScanContainer(container, &env), lap, options);
+  if (!flags.ok()) {
+    plan.lap = "no practice lap: " + flags.error();
+    return;
+  }
+  InjectLap(object, t.ref.spec_pointer, trainer.pointer, *flags, options);
+  plan.lap = "a practice lap of " + std::to_string(lap.steps) + " steps with " +
+             std::to_string(lap.admission_value) + " workers (at most " +
+             std::to_string(lap.timeout_seconds) + " s) runs before the trainer; the run then keeps "
+             "the value its lap measured on every host, or this one";
+}
+
 // A JobSet keeps -1 in its spec (child Jobs are tuned at their creation) and announces the
 // value its first attempt will get.
 // A Pod or Job gets the value written into every site, the applied annotations, the managed
@@ -190,7 +256,8 @@ std::vector<TemplateSites> FindSites(const json& object, WorkloadKind kind, cons
 void ApplyToTemplates(json& object, const std::string& object_name,
                       const std::vector<TemplateSites>& found,
                       const std::map<std::string, std::string>& applied,
-                      const ExporterInjection* exporter, Plan& plan) {
+                      const ExporterInjection* exporter, const std::optional<LapSettings>& lap,
+                      Plan& plan) {
   for (const TemplateSites& t : found) {
     for (const AppliedEdit& a : ApplyEdits(object, t.edits, [&](const Edit& e) {
            return IsEvalKey(e.key) ? plan.eval_workers : plan.workers;
@@ -210,6 +277,10 @@ void ApplyToTemplates(json& object, const std::string& object_name,
       const ContainerSites& trainer = DecidingContainer(t);
       InjectExporter(object, t.ref.spec_pointer, t.ref.metadata_pointer, trainer.pointer,
                      trainer.overrides, *exporter, plan.warnings);
+      if (lap && &trainer == DecidingContainer(found).second)
+        AddLap(object, t, trainer, *lap, *exporter, plan);
+      else if (plan.attempt > 0 && HasLauncher(object.at(json::json_pointer(t.ref.spec_pointer))))
+        AnnotateNoLap(object, t.ref.metadata_pointer, plan.attempt, plan);
     }
   }
 }
@@ -449,8 +520,8 @@ std::map<std::string, std::string> AppliedAnnotations(
 // Writes `plan`'s value into every site of `object` with `applied` (and the JobSet's note to
 // its child Jobs), then sets plan.patch to what changed.
 void WritePlan(json& object, WorkloadKind kind, const std::vector<TemplateSites>& found,
-               const ExporterInjection* exporter, const std::map<std::string, std::string>& applied,
-               Plan& plan) {
+               const ExporterInjection* exporter, const std::optional<LapSettings>& lap,
+               const std::map<std::string, std::string>& applied, Plan& plan) {
   const std::string object_name = ObjectName(object, kind);
   plan.touched = Touches(kind, found, exporter);
   const json before = CopyTouched(object, plan.touched);
@@ -458,7 +529,7 @@ void WritePlan(json& object, WorkloadKind kind, const std::vector<TemplateSites>
   // start with -1 (Grain's own pick) when the webhook cannot answer for a restart; its child
   // Jobs and pods re-pick that value for every later attempt (the sites hold graintune's
   // value for attempt 0, which no longer applies to them).
-  ApplyToTemplates(object, object_name, found, applied, exporter, plan);
+  ApplyToTemplates(object, object_name, found, applied, exporter, lap, plan);
   // A tuned Job carries the managed label too: the webhook watches only those Jobs (a plain
   // Job's failed pods number its retries' attempts).
   if (kind == WorkloadKind::kJob) Annotate(object, "/metadata", applied, {{workload::kManagedLabel, "true"}});
@@ -507,6 +578,44 @@ bool FitToMaxText(const json& object, WorkloadKind kind, const TemplateSites& pr
   return true;
 }
 
+// The practice lap this attempt runs under `policy` (spec.lap), or nullopt with plan.lap saying
+// why not (empty when the policy asks for no lap). A lap sizes a run's one value, so only the
+// first attempt of a run that keeps its value and whose value admission decided (no run record,
+// no recommendation) runs one; the exporter measures it.
+std::optional<LapSettings> LapFor(const Policy& policy, const TuningInputs& inputs,
+                                  const std::string& ns, const ContainerSites& trainer,
+                                  const ExporterInjection* exporter, Plan& plan) {
+  if (policy.lap.mode == LapPolicy::Mode::kOff) return std::nullopt;
+  const auto none = [&](const std::string& why) {
+    plan.lap = "no practice lap: " + why;
+    return std::nullopt;
+  };
+  if (!plan.resume.pins_workers) return none("the value may change at every restart, where it is measured");
+  if (plan.attempt != 0 || !plan.decision) return none("the run's value is set (" + plan.reason + ")");
+  if (trainer.init || trainer.overrides.aot_compile_only) return none("the run's trainer is not a regular container");
+  if (!exporter) return none("the webhook adds no exporter (--no-exporter), so nothing would measure it");
+  for (const std::string& source : plan.learned_from)
+    if (source.starts_with(ns + "/"))
+      return none("figures learned in this namespace (" + source + ") size the value");
+  return LapSettings{.admission_value = plan.workers,
+                     .steps = policy.lap.steps.value_or(LapSteps(inputs, *plan.decision)),
+                     .timeout_seconds = policy.lap.timeout_seconds,
+                     .answer_wait_seconds = policy.lap.answer_wait_seconds};
+}
+
+// A pod graintune leaves as written whose trainer carries the launcher (its Job or JobSet
+// template got a lap for attempt 0) runs no lap in a later attempt: its answer, "none", is set
+// before it starts (graintune-launcher then starts the trainer at once).
+void AnswerNoLap(json& object, int attempt, Plan& plan) {
+  if (attempt == 0 || !HasLauncher(object.value("spec", json::object()))) return;
+  if (workload::StringEntry(workload::MetadataOf(object), "annotations", kLapValueAnnotation)) return;
+  plan.touched = {"/metadata"};
+  const json before = CopyTouched(object, plan.touched);
+  AnnotateNoLap(object, "/metadata", attempt, plan);
+  plan.patch = ScopedPatch(before, object, plan.touched);
+  plan.changed = !plan.patch.empty();
+}
+
 // PlanWorkerCount's work on `object`, which it rewrites in place.
 Plan PlanInPlace(json& object, WorkloadKind kind, const std::string& ns, PlannerSources sources,
                  const ExporterInjection* exporter, WorkBudget* budget) {
@@ -549,6 +658,7 @@ Plan PlanInPlace(json& object, WorkloadKind kind, const std::string& ns, Planner
   AttemptValue value = ValueForAttempt(*inputs, history, query);
   if (value.keep_as_written) {  // a pod of an attempt graintune already set
     plan.outcome = PlanOutcome::kKeptAsWritten;
+    if (kind == WorkloadKind::kPod) AnswerNoLap(object, value.attempt, plan);
     return plan;
   }
   plan.attempt = value.attempt;
@@ -572,7 +682,7 @@ Plan PlanInPlace(json& object, WorkloadKind kind, const std::string& ns, Planner
   }
   KeepGivenStory(object_annotations, plan);
   if (budget && !budget->Charge(0)) return OverBudget(std::move(plan), *budget);
-  WritePlan(object, kind, found, exporter,
+  WritePlan(object, kind, found, exporter, LapFor(policy, *inputs, ns, *trainer, exporter, plan),
             AppliedAnnotations(plan, object_annotations, has_eval, hosts_annotated, failures_counted),
             plan);
   plan.outcome = PlanOutcome::kTuned;

@@ -99,6 +99,9 @@ struct Plan {
   // Of the run's trainer, once inputs were read: the first container whose own config may restore
   // Grain's iterator, else the first regular container that is no ahead-of-time compile.
   workload::RunResume resume;
+  // The practice lap (policy spec.lap, webhook/lap_injection.h), for people: what runs before
+  // the trainer, or why this run gets none; empty when its policy asks for no lap.
+  std::string lap;
 };
 
 // `object` is taken by value and rewritten in place (an admission moves the request's object in:

@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include "webhook/lap_injection.h"
 #include "workload/identity.h"
 #include "workload/in_memory_sources.h"
 #include "workload/workload_annotations.h"
@@ -616,6 +617,67 @@ TEST_F(ExporterPlannerTest, JobSetsGetTheSidecarOnceInTheirTemplates) {
                 {"spec", plan.mutated["spec"]["replicatedJobs"][0]["template"]["spec"]}};
   Plan restart = RunWithExporter(child, workload::WorkloadKind::kJob);
   EXPECT_EQ(restart.mutated["spec"]["template"]["spec"]["initContainers"].size(), 1u);
+}
+
+// spec.lap Training: the first attempt of a run that keeps its value gets graintune-launcher
+// around its trainer (a lap sized by LapSteps); its restarts get the answer "none" before they
+// start; a run whose value may change, or a trainer graintune cannot wrap, gets none and says why.
+class LapPlannerTest : public ExporterPlannerTest {
+ protected:
+  void SetUp() override {
+    Policy laps;
+    laps.lap.mode = LapPolicy::Mode::kTraining;
+    policies_ = workload::FixedPolicy(laps);
+  }
+  static json WithCommand(json jobset) {  // the trainer's argv as its command, not its image's
+    json& c = jobset["spec"]["replicatedJobs"][0]["template"]["spec"]["template"]["spec"]["containers"][0];
+    c["command"] = c["args"];
+    c.erase("args");
+    return jobset;
+  }
+  static constexpr char kTemplate[] = "/spec/replicatedJobs/0/template/spec/template";
+};
+
+TEST_F(LapPlannerTest, TheFirstAttemptOfARunThatKeepsItsValueRunsALapAndItsRestartsDoNot) {
+  const Plan jobset = RunWithExporter(WithCommand(CheckpointingJobSet("js", "pretrain")),
+                                      workload::WorkloadKind::kJobSet);
+  ASSERT_EQ(jobset.outcome, PlanOutcome::kTuned);
+  EXPECT_NE(jobset.lap.find("a practice lap of "), std::string::npos) << jobset.lap;
+  const json& spec = jobset.mutated.at(json::json_pointer(std::string(kTemplate) + "/spec"));
+  ASSERT_EQ(spec["initContainers"].size(), 2u);
+  EXPECT_EQ(spec["initContainers"][0]["name"], kLauncherInstallerName);
+  EXPECT_EQ(spec["initContainers"][1]["name"], kExporterContainerName);
+  const json& command = spec["containers"][0]["command"];
+  EXPECT_EQ(command[0], "/graintune-launcher/graintune-launcher");
+  EXPECT_NE(std::find(command.begin(), command.end(), "--admission-value=" + std::to_string(jobset.workers)),
+            command.end());
+  EXPECT_NE(std::find(command.begin(), command.end(), "--lap-schedule-steps=1000"), command.end());
+  EXPECT_FALSE(RunWithExporter(jobset.mutated, workload::WorkloadKind::kJobSet).changed);  // reinvocation
+
+  const Plan restart = RunWithExporter(ChildJob(jobset.mutated, 1), workload::WorkloadKind::kJob);
+  ASSERT_EQ(restart.outcome, PlanOutcome::kTuned);
+  EXPECT_EQ(restart.mutated["spec"]["template"]["metadata"]["annotations"][kLapValueAnnotation],
+            "none: attempt 1 continues its run");
+  EXPECT_EQ(restart.lap, "no practice lap: attempt 1 continues its run");
+  EXPECT_EQ(restart.mutated["spec"]["template"]["spec"]["initContainers"].size(), 2u);  // not twice
+}
+
+TEST_F(LapPlannerTest, NoLapWhereItCannotSizeTheRunsValueOrCannotWrapTheTrainer) {
+  const Plan may_change = RunWithExporter(SeedJob(), workload::WorkloadKind::kJob);
+  ASSERT_EQ(may_change.outcome, PlanOutcome::kTuned);
+  EXPECT_NE(may_change.lap.find("no practice lap: the value may change"), std::string::npos) << may_change.lap;
+  EXPECT_EQ(may_change.mutated["spec"]["template"]["spec"]["initContainers"].size(), 1u);  // the exporter
+
+  const Plan entrypoint = RunWithExporter(CheckpointingJobSet("js", "pretrain"), workload::WorkloadKind::kJobSet);
+  EXPECT_NE(entrypoint.lap.find("no command of its own"), std::string::npos) << entrypoint.lap;
+
+  const Plan unmeasured = Run(WithCommand(CheckpointingJobSet("js", "pretrain")), workload::WorkloadKind::kJobSet);
+  EXPECT_NE(unmeasured.lap.find("no exporter"), std::string::npos) << unmeasured.lap;
+
+  policies_ = workload::FixedPolicy(Policy{});
+  const Plan off = RunWithExporter(WithCommand(CheckpointingJobSet("js", "pretrain")), workload::WorkloadKind::kJobSet);
+  EXPECT_TRUE(off.lap.empty()) << off.lap;
+  EXPECT_EQ(off.mutated.at(json::json_pointer(std::string(kTemplate) + "/spec/initContainers")).size(), 1u);
 }
 
 }  // namespace
