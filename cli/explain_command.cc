@@ -8,7 +8,8 @@
 // sidecar as the webhook adds it (--no-exporter as the webhook's flag). Prints per object
 // what it made of it (tuned, deferred, recommend only, ...), each -1 found, the value, the
 // reason, the warnings and the JSONPatch the webhook would return, and what it read of the run:
-// whether a resume restores Grain's iterator (the run keeps its value), its checkpoint directory.
+// whether a resume restores Grain's iterator (the run keeps its value), its checkpoint directory,
+// and under a policy's spec.lap whether a practice lap runs first and what it costs.
 // GrainTunings in the input are the history the webhook would read (their trials, runs and
 // recommendations, and their learned figures, within the namespaces learning spans); --attempt N also explains the pods of attempt N (a JobSet restart's, a Job
 // retry's) as the webhook would create them.
@@ -202,6 +203,7 @@ void PrintText(const json& report, std::ostream& out) {
           << ": " << e["resume"]["why"].get<std::string>() << "\n";
     if (!e["reason"].get<std::string>().empty())
       out << "  reason  " << e["reason"].get<std::string>() << "\n";
+    if (e.contains("lap")) out << "  lap     " << e["lap"].get<std::string>() << "\n";
     for (const json& w : e["warnings"]) out << "  warning " << w.get<std::string>() << "\n";
     if (!e["patch"].empty()) out << "  patch   " << e["patch"].dump() << "\n";
   }
@@ -306,6 +308,7 @@ json EntryOf(const Plan& plan, const std::string& object, const std::string& fil
                 {"warnings", plan.warnings},
                 {"patch", plan.patch}};
   if (plan.eval_workers > 0) entry["eval_workers"] = plan.eval_workers;
+  if (!plan.lap.empty()) entry["lap"] = plan.lap;  // the policy's spec.lap: what runs, or why not
   if (!plan.host.machine_type.empty() || plan.host.cpu_cores > 0) {
     entry["host"] = {{"source", plan.host.source}, {"cpu_cores", plan.host.cpu_cores},
                      {"memory_bytes", plan.host.memory_bytes},

@@ -90,7 +90,7 @@ Status Validate(const Policy& policy) {
                          std::to_string(kMaxLapSteps) + "]");
   // Ten minutes is about the slowest first compile of a large model on TPU; a lap that cannot
   // finish in an hour costs more than a value it could improve.
-  if (policy.lap.timeout_seconds < 60 || policy.lap.timeout_seconds > 3600)
+  if (policy.lap.timeout_seconds && (*policy.lap.timeout_seconds < 60 || *policy.lap.timeout_seconds > 3600))
     return Status::Error("lap.timeoutSeconds must be in [60, 3600]");
   if (policy.lap.answer_wait_seconds < 10 || policy.lap.answer_wait_seconds > 600)
     return Status::Error("lap.answerWaitSeconds must be in [10, 600]");

@@ -50,7 +50,8 @@ struct LapPolicy {
   };
   Mode mode = Mode::kOff;
   std::optional<int> steps;        // unset: LapSteps() for the workload
-  int timeout_seconds = 900;       // the lap is stopped after this; the trainer then starts
+  // The lap is stopped after this and the trainer starts; unset: LapTimeoutSeconds().
+  std::optional<int> timeout_seconds;
   int answer_wait_seconds = 120;   // after the lap, how long a pod waits for the run's value
 };
 std::string ToString(LapPolicy::Mode mode);

@@ -112,6 +112,15 @@ int LapSteps(const TuningInputs& in, const Decision& admission) {
   return static_cast<int>(std::clamp(std::ceil(steps), double{kMinLapSteps}, double{kMaxLapSteps}));
 }
 
+double LapExpectedSeconds(const TuningInputs& in, int steps) {
+  return kLapCompileSeconds / 2 + steps * in.demand.compute_step_seconds;
+}
+
+int LapTimeoutSeconds(const TuningInputs& in, int steps) {
+  const double seconds = kLapCompileSeconds + 1.5 * steps * in.demand.compute_step_seconds;
+  return static_cast<int>(std::clamp(std::ceil(seconds), 60.0, 3600.0));
+}
+
 LapFigures LapFiguresOf(const Trial& steady, LapKind kind) {
   LapFigures lap;
   lap.kind = kind;

@@ -69,6 +69,15 @@ struct LapFigures {
 // (the high-end MFU), within [kMinLapSteps, kMaxLapSteps].
 int LapSteps(const TuningInputs& inputs, const Decision& admission);
 
+// How long a lap of `steps` steps may run before it is stopped (the trainer then starts with
+// admission's value): a first compile's allowance (kLapCompileSeconds) plus the steps at the
+// estimated step (at the assumed MFU), with 50% to spare, within [60, 3600] s.
+inline constexpr double kLapCompileSeconds = 300;
+int LapTimeoutSeconds(const TuningInputs& inputs, int steps);
+// What a lap is expected to cost the slice in wall time: a compile plus the steps at the
+// estimated step, for `explain`.
+double LapExpectedSeconds(const TuningInputs& inputs, int steps);
+
 // A lap summarised as a Trial is (SummarizeSteps plus the exporter's process figures).
 LapFigures LapFiguresOf(const Trial& steady, LapKind kind);
 

@@ -55,6 +55,20 @@ TEST(PracticeLapTest, TheRequestsJobGetsTheWorkersItsLapShowsItNeeds) {
   EXPECT_NE(d->reason.find("64 workers, 4.30 s/step, busy 0.06"), std::string::npos) << d->reason;
 }
 
+// The lap's deadline covers a first compile and its steps at the estimated step with room to
+// spare, so a lap that runs as estimated is never cut short; it is never under a minute nor over
+// an hour.
+TEST(PracticeLapTest, ALapsDeadlineCoversItsStepsAtTheEstimatedStep) {
+  TuningInputs in = RequestInputs();
+  const int steps = 200;
+  EXPECT_GT(LapTimeoutSeconds(in, steps), LapExpectedSeconds(in, steps));
+  EXPECT_GE(LapTimeoutSeconds(in, steps), kLapCompileSeconds + steps * in.demand.compute_step_seconds);
+  in.demand.compute_step_seconds = 0.001;
+  EXPECT_EQ(LapTimeoutSeconds(in, kMinLapSteps), 301);  // the compile's allowance, rounded up
+  in.demand.compute_step_seconds = 60;
+  EXPECT_EQ(LapTimeoutSeconds(in, kMaxLapSteps), 3600);
+}
+
 TEST(PracticeLapTest, TheSlowestHostFeedsTheSlice) {
   const TuningInputs in = RequestInputs();
   const LapFigures fast = TrainingLap(64, 4.3, 0.06);

@@ -244,9 +244,10 @@ void AddLap(json& object, const TemplateSites& t, const ContainerSites& trainer,
   }
   InjectLap(object, t.ref.spec_pointer, trainer.pointer, *flags, options);
   plan.lap = "a practice lap of " + std::to_string(lap.steps) + " steps with " +
-             std::to_string(lap.admission_value) + " workers (at most " +
-             std::to_string(lap.timeout_seconds) + " s) runs before the trainer; the run then keeps "
-             "the value its lap measured on every host, or this one";
+             std::to_string(lap.admission_value) + " workers runs before the trainer (about " +
+             std::to_string(static_cast<long>(lap.expected_seconds)) + " s at the estimated step, at most " +
+             std::to_string(lap.timeout_seconds) + " s); the run then keeps the value its lap "
+             "measured on every host, or this one";
 }
 
 // A JobSet keeps -1 in its spec (child Jobs are tuned at their creation) and announces the
@@ -597,10 +598,12 @@ std::optional<LapSettings> LapFor(const Policy& policy, const TuningInputs& inpu
   for (const std::string& source : plan.learned_from)
     if (source.starts_with(ns + "/"))
       return none("figures learned in this namespace (" + source + ") size the value");
+  const int steps = policy.lap.steps.value_or(LapSteps(inputs, *plan.decision));
   return LapSettings{.admission_value = plan.workers,
-                     .steps = policy.lap.steps.value_or(LapSteps(inputs, *plan.decision)),
-                     .timeout_seconds = policy.lap.timeout_seconds,
-                     .answer_wait_seconds = policy.lap.answer_wait_seconds};
+                     .steps = steps,
+                     .timeout_seconds = policy.lap.timeout_seconds.value_or(LapTimeoutSeconds(inputs, steps)),
+                     .answer_wait_seconds = policy.lap.answer_wait_seconds,
+                     .expected_seconds = LapExpectedSeconds(inputs, steps)};
 }
 
 // A pod graintune leaves as written whose trainer carries the launcher (its Job or JobSet

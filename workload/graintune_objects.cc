@@ -53,12 +53,12 @@ Result<LapPolicy> LapOf(const json& spec, const std::string& field) {
     if (!parsed.ok()) return Status::Error(field + ".mode: " + parsed.error());
     lap.mode = *parsed;
   }
-  for (auto [key, out] : {std::pair<const char*, int*>{"timeoutSeconds", &lap.timeout_seconds},
-                          {"answerWaitSeconds", &lap.answer_wait_seconds}}) {
+  for (const char* key : {"timeoutSeconds", "answerWaitSeconds"}) {
     if (auto v = it->find(key); v != it->end()) {
       if (!v->is_number_integer() || v->get<int64_t>() < 0 || v->get<int64_t>() > 1000000)
         return Status::Error(field + "." + key + " is not a whole number of seconds");
-      *out = v->get<int>();
+      if (std::string_view(key) == "timeoutSeconds") lap.timeout_seconds = v->get<int>();
+      else lap.answer_wait_seconds = v->get<int>();
     }
   }
   if (auto v = it->find("steps"); v != it->end()) {

@@ -100,6 +100,7 @@ TEST(GraintuneObjectsTest, PolicyLapIsOffUnlessAskedAndBounded) {
   EXPECT_EQ(training->lap.mode, LapPolicy::Mode::kTraining);
   EXPECT_EQ(training->lap.steps, 60);
   EXPECT_EQ(training->lap.timeout_seconds, 600);
+  EXPECT_FALSE(none->lap.timeout_seconds.has_value());  // unset: sized for the lap's steps
   EXPECT_EQ(training->lap.answer_wait_seconds, 120);
 
   for (const json& bad : {json("Training"), json{{"mode", "DataOnly"}}, json{{"mode", 1}},
