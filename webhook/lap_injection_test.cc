@@ -121,6 +121,20 @@ TEST(LauncherFlagsTest, AScriptThatStartsMaxTextTwiceGetsTheLapInTheStartThatHol
             "steps=40 run_name=lap; echo done");
 }
 
+// A script that defines a shell function before it starts MaxText (the node test's stand-in
+// trainer is one): the start is still the trainer's, and the lap goes at the script's end.
+TEST(LauncherFlagsTest, AScriptThatDefinesAFunctionFirstStillGetsItsLap) {
+  const std::string script =
+      "python3() { echo \"$*\" >> /dev/termination-log; }; "
+      "python3 -m maxtext.trainers.pre_train.train base.yml steps=50 grain_worker_count=7";
+  const json trainer = {{"name", "trainer"}, {"command", {"sh", "-c", script}}};
+  Result<std::vector<std::string>> flags = FlagsFor(trainer);
+  ASSERT_TRUE(flags.ok()) << flags.error();
+  EXPECT_EQ(ByName(*flags)["lap-in-script"], "2:" + std::to_string(script.size()));
+  EXPECT_EQ(ByName(*flags)["value-at"],
+            "2:" + std::to_string(script.size() - 1) + ":" + std::to_string(script.size()));
+}
+
 TEST(LauncherFlagsTest, AnMVariableIsTheValueAndTheLapGoesAfterTheArgs) {
   const json trainer = {{"name", "maxtext"},
                         {"command", {"python3", "-m", "maxtext.trainers.pre_train.train", "base.yml"}},
