@@ -60,6 +60,19 @@ TEST(CrdsIntegration, PolicyDefaultsAndValidation) {
       << both.error().message;
   EXPECT_FALSE(c->Create(resources::kGrainTunePolicies, "",
                          Policy("bad-ns", {{"learnFrom", {{"namespaces", {"Team A"}}}}})).ok());
+
+  // lap: Off unless asked ("Off" quoted in the schema: YAML would read a bare Off as false), its
+  // bounds enforced by the API server.
+  ApiResult<Json> lap = c->Create(resources::kGrainTunePolicies, "", Policy("lap", {{"lap", Json::object()}}));
+  ASSERT_TRUE(lap.ok()) << lap.status().message();
+  EXPECT_EQ((*lap)["spec"]["lap"]["mode"], "Off");
+  EXPECT_EQ((*lap)["spec"]["lap"]["answerWaitSeconds"], 120);
+  EXPECT_TRUE(c->Create(resources::kGrainTunePolicies, "",
+                        Policy("laps", {{"lap", {{"mode", "Training"}, {"steps", 200}}}})).ok());
+  for (const auto& [name, bad] : {std::pair<const char*, Json>{"lap-mode", {{"mode", "DataOnly"}}},
+                                  {"lap-steps", {{"steps", 5}}},
+                                  {"lap-timeout", {{"timeoutSeconds", 7200}}}})
+    EXPECT_FALSE(c->Create(resources::kGrainTunePolicies, "", Policy(name, {{"lap", bad}})).ok()) << name;
 }
 
 TEST(CrdsIntegration, TuningStatusIsASubresourceWithPrinterColumns) {
