@@ -7,8 +7,9 @@
 # every figure), the oracle, MaxText's default and -1, and graintune's first pick and its picks
 # after one and two restarts fed the step times MaxText wrote; then two checkpointed runs that
 # keep one value each (run 1 with no knowledge, run 2 with what run 1 taught: its step times,
-# its workers' busy share and memory), beside the oracle's and -1's steps/s; a table and one
-# JSON line.
+# its workers' busy share and memory), and run 1 after a practice lap (run 1's value with
+# checkpointing off, then the value `graintune recommend --lap` gives from the lap's figures),
+# beside the oracle's and -1's steps/s; a table and one JSON line.
 # Extra arguments go to maxtext_benchmark.py (e.g. --workers 0,1,2 --rounds 3 --steps 20).
 set -euo pipefail
 cd "$(dirname "$0")/.."

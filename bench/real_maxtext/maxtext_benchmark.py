@@ -19,7 +19,9 @@ One run (scripts/bench-real-maxtext.sh):
      change its count): run 1 with graintune's value for a first run (`recommend --runs []`),
      run 2 with the value run 1 taught (`recommend --runs` fed run 1's step times, its workers'
      busy share from /proc cpu time and their peak memory, as the exporter measures them), each
-     with checkpointing on and its own run_name, beside the oracle's and -1's steps/s.
+     with checkpointing on and its own run_name, beside the oracle's and -1's steps/s; and run 1
+     after a practice lap: run 1's value for --steps steps with checkpointing off (the lap),
+     then a run with the value `recommend --lap` gives from the lap's figures.
   6. A table and one JSON line.
 Every MaxText run is `nice`, single-threaded XLA, no network needed.
 """
@@ -161,8 +163,18 @@ def run_maxtext(env: dict, records: str, workers: int, steps: int, workdir: Path
   return Run(workers, seconds, load_before, os.getloadavg()[0], most, busy, peak_rss)
 
 
+def figures_entry(r: Run) -> dict:
+  """A run's figures as the exporter measures them, in `recommend`'s --history format."""
+  entry = {"workers": r.workers, "step_seconds": r.step_seconds}
+  if r.busy_fraction >= 0:
+    entry["worker_busy_fraction"] = round(r.busy_fraction, 4)
+  if r.worker_memory_bytes > 0:
+    entry["worker_memory_bytes"] = r.worker_memory_bytes
+  return entry
+
+
 def recommend(graintune: str, compute_step: float, history: list[Run] | None, workdir: Path,
-              runs: list[Run] | None = None) -> int:
+              runs: list[Run] | None = None, lap: Run | None = None) -> int:
   cores = os.cpu_count() or 1
   memory_gib = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") / 2**30
   argv = [graintune, "recommend", "--host-cpu", str(cores), "--host-memory", f"{memory_gib:.0f}Gi",
@@ -175,16 +187,12 @@ def recommend(graintune: str, compute_step: float, history: list[Run] | None, wo
     argv += ["--history", str(path)]
   if runs is not None:
     path = workdir / "runs.json"
-    entries = []
-    for r in runs:
-      entry = {"workers": r.workers, "step_seconds": r.step_seconds}
-      if r.busy_fraction >= 0:
-        entry["worker_busy_fraction"] = round(r.busy_fraction, 4)
-      if r.worker_memory_bytes > 0:
-        entry["worker_memory_bytes"] = r.worker_memory_bytes
-      entries.append(entry)
-    path.write_text(json.dumps(entries))
+    path.write_text(json.dumps([figures_entry(r) for r in runs]))
     argv += ["--runs", str(path)]
+  if lap is not None:
+    path = workdir / "lap.json"
+    path.write_text(json.dumps(figures_entry(lap)))
+    argv += ["--lap", str(path)]
   out = subprocess.run(argv, check=True, capture_output=True, text=True).stdout
   return int(json.loads(out)["workers"])
 
@@ -244,7 +252,15 @@ def main() -> None:
   run2_workers = recommend(args.graintune, compute_step, None, workdir, runs=[run1])
   run2 = run_maxtext(env, env["GRAINTUNE_MAXTEXT_LARGE_RECORDS"], run2_workers, args.steps, workdir,
                      checkpointed_run="pinned-run-2")
-  for name, r in (("run 1", run1), ("run 2", run2)):
+  # A practice lap: run 1's value, the lap's steps, checkpointing off (as graintune-launcher runs
+  # it), then the run with the value `recommend --lap` gives from the lap's figures.
+  lap_started = time.monotonic()
+  lap = run_maxtext(env, env["GRAINTUNE_MAXTEXT_LARGE_RECORDS"], run1_workers, args.steps, workdir)
+  lap_seconds = time.monotonic() - lap_started
+  lap_workers = recommend(args.graintune, compute_step, None, workdir, lap=lap)
+  from_lap = run_maxtext(env, env["GRAINTUNE_MAXTEXT_LARGE_RECORDS"], lap_workers, args.steps, workdir,
+                         checkpointed_run="pinned-run-from-lap")
+  for name, r in (("lap", lap), ("run from its lap", from_lap), ("run 1", run1), ("run 2", run2)):
     print(f"checkpointed {name}: {r.workers} workers, {r.steps_per_second:.3f} steps/s, workers busy "
           f"{r.busy_fraction:.2f}, peak worker memory {r.worker_memory_bytes / 2**20:.0f} MiB, "
           f"load {r.load_before:.1f}->{r.load_after:.1f}", file=sys.stderr)
@@ -271,7 +287,8 @@ def main() -> None:
     summary["picks"][name] = {"workers": maxtext_pick if w == -1 else w, "of_best": round(fraction, 3)}
   print(f"\n{'runs that keep one value':<30} {'workers':>7} {'steps/s':>8} {'of best':>8}")
   for name, r in (("oracle", sweep.median_run(oracle)), ("maxtext -1", sweep.median_run(-1)),
-                  ("graintune run 1 (no knowledge)", run1), ("graintune run 2 (from run 1)", run2)):
+                  ("graintune run 1 (no knowledge)", run1), ("graintune run 2 (from run 1)", run2),
+                  ("graintune run 1 after a lap", from_lap)):
     shown = f"{maxtext_pick} (-1)" if r.workers == -1 else str(r.workers)
     print(f"{name:<30} {shown:>7} {r.steps_per_second:8.3f} {r.steps_per_second / best:8.2f}")
   summary["pinned_runs"] = {
@@ -281,6 +298,11 @@ def main() -> None:
       "run2": {"workers": run2.workers, "steps_per_second": round(run2.steps_per_second, 4),
                "of_best": round(run2.steps_per_second / best, 3), "busy_fraction": round(run2.busy_fraction, 3),
                "worker_memory_bytes": run2.worker_memory_bytes},
+      "run1_after_lap": {"workers": from_lap.workers, "steps_per_second": round(from_lap.steps_per_second, 4),
+                         "of_best": round(from_lap.steps_per_second / best, 3),
+                         "lap_workers": lap.workers, "lap_seconds": round(lap_seconds, 1),
+                         "lap_busy_fraction": round(lap.busy_fraction, 3),
+                         "lap_worker_memory_bytes": lap.worker_memory_bytes},
       "oracle_steps_per_second": round(sweep.median(oracle), 4),
       "maxtext_minus_one_steps_per_second": round(sweep.median(-1), 4)}
   summary["sweep"] = {str(w): {"steps_per_second": [round(r.steps_per_second, 4) for r in runs],
