@@ -131,11 +131,14 @@ Result<std::vector<std::string>> LapArgv(const std::vector<std::string>& argv,
   return lap;
 }
 
-Result<Command> WithValue(const std::vector<std::string>& argv, const ValueSite& site,
-                          int workers) {
+Result<Command> WithValue(const std::vector<std::string>& argv, const ValueSite& site, int written,
+                          int workers, const std::optional<std::string>& env_now) {
   if (workers < 1) return Status::Error("a value below 1 (" + std::to_string(workers) + ")");
   Command command{.argv = argv, .set_env = {}};
   if (!site.env_name.empty()) {
+    if (env_now != std::to_string(written))
+      return Status::Error(site.env_name + " is '" + env_now.value_or("(unset)") +
+                           "', not the count graintune wrote (" + std::to_string(written) + ")");
     command.set_env.emplace_back(site.env_name, std::to_string(workers));
     return command;
   }
@@ -146,9 +149,9 @@ Result<Command> WithValue(const std::vector<std::string>& argv, const ValueSite&
   std::string& element = command.argv[site.arg];
   const std::string_view held =
       std::string_view(element).substr(site.begin, site.end - site.begin);
-  if (!IsWholeNumber(held))
+  if (held != std::to_string(written))
     return Status::Error("the value's place holds '" + std::string(held) +
-                         "', not the count graintune wrote");
+                         "', not the count graintune wrote (" + std::to_string(written) + ")");
   element.replace(site.begin, site.end - site.begin, std::to_string(workers));
   return command;
 }

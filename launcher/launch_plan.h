@@ -80,11 +80,12 @@ struct Command {
   std::vector<std::pair<std::string, std::string>> set_env;
 };
 
-// The trainer's command with `workers` in place of the value at `site`. Errors: the range is
-// outside its element, or what it holds is not a whole number (the command is not the one the
-// webhook described).
-Result<Command> WithValue(const std::vector<std::string>& argv, const ValueSite& site,
-                          int workers);
+// The trainer's command with `workers` in place of the value at `site`, which must hold `written`
+// (admission's value): in argv, the range's bytes; for an M_ variable, `env_now`, its value in the
+// launcher's environment. Errors: the range is outside its element, or the place holds anything
+// else (the command is not the one the webhook described: a later admission rewrote it).
+Result<Command> WithValue(const std::vector<std::string>& argv, const ValueSite& site, int written,
+                          int workers, const std::optional<std::string>& env_now);
 
 // What the value file (a downward-API file of the pod's graintune.dev/lap-value annotation) says:
 // a count the operator decided, "none: <why>" when the lap gives no value, or nothing yet (empty,

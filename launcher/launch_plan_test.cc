@@ -88,29 +88,38 @@ TEST(LapArgvTest, AnInsertionOutsideTheCommandIsAnError) {
 
 TEST(WithValueTest, RewritesOnlyTheValuesBytes) {
   const std::vector<std::string> argv = {"bash", "-c", "train grain_worker_count=64 steps=9"};
-  Result<Command> trainer = WithValue(argv, {.arg = 2, .begin = 25, .end = 27, .env_name = ""}, 9);
+  Result<Command> trainer =
+      WithValue(argv, {.arg = 2, .begin = 25, .end = 27, .env_name = ""}, 64, 9, std::nullopt);
   ASSERT_TRUE(trainer.ok()) << trainer.error();
   EXPECT_EQ(trainer.value().argv[2], "train grain_worker_count=9 steps=9");
   EXPECT_TRUE(trainer.value().set_env.empty());
 }
 
 TEST(WithValueTest, AnEnvSiteSetsItsVariable) {
-  Result<Command> trainer = WithValue({"train"}, {.arg = 0, .begin = 0, .end = 0,
-                                                  .env_name = "M_GRAIN_WORKER_COUNT"}, 7);
+  const ValueSite site{.arg = 0, .begin = 0, .end = 0, .env_name = "M_GRAIN_WORKER_COUNT"};
+  Result<Command> trainer = WithValue({"train"}, site, 3, 7, "3");
   ASSERT_TRUE(trainer.ok());
   EXPECT_EQ(trainer.value().argv, std::vector<std::string>{"train"});
   ASSERT_EQ(trainer.value().set_env.size(), 1u);
   EXPECT_EQ(trainer.value().set_env[0], (std::pair<std::string, std::string>{"M_GRAIN_WORKER_COUNT", "7"}));
+  EXPECT_FALSE(WithValue({"train"}, site, 3, 7, "12").ok());         // rewritten since
+  EXPECT_FALSE(WithValue({"train"}, site, 3, 7, std::nullopt).ok());  // not set at all
 }
 
-TEST(WithValueTest, ARangeThatHoldsNoCountIsAnError) {
-  // The command is not the one the webhook described: never write into it blind.
+// The command is not the one the webhook described (a later admission rewrote the value, and its
+// length with it): never write into it blind.
+TEST(WithValueTest, APlaceThatDoesNotHoldAdmissionsValueIsAnError) {
   const std::vector<std::string> argv = {"train", "grain_worker_count=64"};
-  EXPECT_FALSE(WithValue(argv, {.arg = 1, .begin = 0, .end = 5, .env_name = ""}, 9).ok());
-  EXPECT_FALSE(WithValue(argv, {.arg = 1, .begin = 19, .end = 40, .env_name = ""}, 9).ok());
-  EXPECT_FALSE(WithValue(argv, {.arg = 2, .begin = 0, .end = 1, .env_name = ""}, 9).ok());
-  EXPECT_FALSE(WithValue(argv, {.arg = 1, .begin = 19, .end = 21, .env_name = ""}, 0).ok());
-  EXPECT_TRUE(WithValue(argv, {.arg = 1, .begin = 19, .end = 21, .env_name = ""}, 9).ok());
+  const auto with = [&](size_t arg, size_t begin, size_t end, int written, int workers) {
+    return WithValue(argv, {.arg = arg, .begin = begin, .end = end, .env_name = ""}, written, workers,
+                     std::nullopt);
+  };
+  EXPECT_FALSE(with(1, 0, 5, 64, 9).ok());
+  EXPECT_FALSE(with(1, 19, 40, 64, 9).ok());
+  EXPECT_FALSE(with(2, 0, 1, 64, 9).ok());
+  EXPECT_FALSE(with(1, 19, 21, 64, 0).ok());
+  EXPECT_FALSE(with(1, 19, 20, 9, 5).ok());  // "9" rewritten to "64": the one-byte range holds "6"
+  EXPECT_TRUE(with(1, 19, 21, 64, 9).ok());
 }
 
 TEST(ParseFlagsTest, ValueAtAndInsertions) {

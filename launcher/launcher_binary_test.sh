@@ -57,7 +57,9 @@ expect_calls "no answer" "$LAP" "grain_worker_count=64 steps=100"
 grep -q "no answer from graintune's operator within 1 s" "$WORK/log" || fail "the log says $(cat "$WORK/log")"
 
 launch 5s --value-at 4:0:5
-expect_calls "a range that holds no count" "$LAP" "grain_worker_count=64 steps=100"
+expect_calls "a range that holds no count: no lap" "grain_worker_count=64 steps=100"
+launch 5s --value-at 4:19:20
+expect_calls "a range on part of the value: no lap" "grain_worker_count=64 steps=100"
 
 launch 5s --lap-steps many
 expect_calls "unusable flags" "grain_worker_count=64 steps=100"

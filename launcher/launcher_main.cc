@@ -219,8 +219,16 @@ int main(int argc, char** argv) {
   if (!flags.ok()) Exec(as_written, "admission's value (flags: " + flags.error() + ")");
   Result<LapPlan> plan = PlanFromFlags(flags.value());
   if (!plan.ok()) Exec(as_written, "admission's value (" + plan.error() + ")");
+  // The place must hold admission's value before any lap: else the command is not the one the
+  // webhook described (a later admission rewrote it), and neither a lap nor an answer applies.
+  const ValueSite& site = plan.value().site;
+  const char* env_now = site.env_name.empty() ? nullptr : std::getenv(site.env_name.c_str());
+  const std::optional<std::string> env_value = env_now ? std::optional<std::string>(env_now) : std::nullopt;
+  const int written = plan.value().admission_value;
+  if (Result<Command> same = WithValue(command, site, written, written, env_value); !same.ok())
+    Exec(as_written, "admission's value, no lap (" + same.error() + ")");
   const auto [workers, why] = LapThenValue(plan.value(), command);
-  Result<Command> trainer = WithValue(command, plan.value().site, workers);
+  Result<Command> trainer = WithValue(command, site, written, workers, env_value);
   if (!trainer.ok()) Exec(as_written, "admission's value (" + trainer.error() + ")");
   Exec(trainer.value(), std::to_string(workers) + " workers, " + why);
 }

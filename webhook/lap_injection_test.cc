@@ -62,7 +62,9 @@ Launched Launch(const json& container, const std::vector<std::string>& flags) {
   Result<std::vector<std::string>> lap = launcher::LapArgv(argv, insertion.value(), {"steps=40", "run_name=lap"});
   EXPECT_TRUE(lap.ok()) << lap.error();
   if (lap.ok()) launched.lap = lap.value();
-  Result<launcher::Command> trainer = launcher::WithValue(argv, site, 9);
+  const char* m_value = site.env_name.empty() ? nullptr : "7";  // admission's, in the env
+  Result<launcher::Command> trainer = launcher::WithValue(
+      argv, site, 7, 9, m_value ? std::optional<std::string>(m_value) : std::nullopt);
   EXPECT_TRUE(trainer.ok()) << trainer.error();
   if (trainer.ok()) launched.trainer = trainer.value();
   return launched;

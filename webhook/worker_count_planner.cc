@@ -278,10 +278,12 @@ void ApplyToTemplates(json& object, const std::string& object_name,
       const ContainerSites& trainer = DecidingContainer(t);
       InjectExporter(object, t.ref.spec_pointer, t.ref.metadata_pointer, trainer.pointer,
                      trainer.overrides, *exporter, plan.warnings);
-      if (lap && &trainer == DecidingContainer(found).second)
+      if (HasLauncher(object.at(json::json_pointer(t.ref.spec_pointer)))) {  // from its JobSet's template
+        if (plan.attempt > 0) AnnotateNoLap(object, t.ref.metadata_pointer, plan.attempt, plan);
+        else plan.lap = "a practice lap runs before the trainer (its template carries graintune-launcher)";
+      } else if (lap && &trainer == DecidingContainer(found).second) {
         AddLap(object, t, trainer, *lap, *exporter, plan);
-      else if (plan.attempt > 0 && HasLauncher(object.at(json::json_pointer(t.ref.spec_pointer))))
-        AnnotateNoLap(object, t.ref.metadata_pointer, plan.attempt, plan);
+      }
     }
   }
 }

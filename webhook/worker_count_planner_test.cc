@@ -653,6 +653,9 @@ TEST_F(LapPlannerTest, TheFirstAttemptOfARunThatKeepsItsValueRunsALapAndItsResta
             command.end());
   EXPECT_NE(std::find(command.begin(), command.end(), "--lap-schedule-steps=1000"), command.end());
   EXPECT_FALSE(RunWithExporter(jobset.mutated, workload::WorkloadKind::kJobSet).changed);  // reinvocation
+  const Plan first_child = RunWithExporter(ChildJob(jobset.mutated, 0), workload::WorkloadKind::kJob);
+  EXPECT_NE(first_child.lap.find("its template carries graintune-launcher"), std::string::npos) << first_child.lap;
+  EXPECT_EQ(first_child.mutated["spec"]["template"]["spec"]["initContainers"].size(), 2u);
 
   const Plan restart = RunWithExporter(ChildJob(jobset.mutated, 1), workload::WorkloadKind::kJob);
   ASSERT_EQ(restart.outcome, PlanOutcome::kTuned);
