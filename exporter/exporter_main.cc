@@ -4,7 +4,9 @@
 //   /steps?since=N  the steps of the current run as JSON (what the operator reads),
 //   /metrics        Prometheus text (last step's figures, counters),
 //   /healthz
-// on a configurable address and port (TPU pods often use host networking).
+// on a configurable address and port (TPU pods often use host networking). When the pod runs a
+// practice lap (graintune-launcher), /steps also carries the lap's steps, figures and result
+// (exporter/lap_watch.h).
 //
 // Flags: ExporterCommand() below (also `graintune-exporter --help`).
 #include <prometheus/gauge.h>
@@ -17,11 +19,13 @@
 #include <cstdlib>
 #include <charconv>
 #include <csignal>
+#include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <thread>
 
 #include "telemetry/last_step_message.h"
+#include "exporter/lap_watch.h"
 #include "exporter/metrics_file_follower.h"
 #include "exporter/process_stats.h"
 #include "telemetry/step_log.h"
@@ -49,6 +53,12 @@ const graintune::server::ServerCommand& ExporterCommand() {
           {.name = "proc-root", .value_name = "DIR", .default_text = "/proc", .help = "where the pod's processes are seen"},
           {.name = "trainer-pattern", .value_name = "TEXT", .default_text = "MaxText",
            .help = "the trainer's command line contains this (case ignored)"},
+          {.name = "lap-metrics-file", .value_name = "PATH",
+           .help = "the practice lap's metrics_file (graintune-launcher's --lap-metrics-file); "
+                   "lap.jsonl beside --metrics-file when not given"},
+          {.name = "lap-result-file", .value_name = "PATH",
+           .help = "how the practice lap ended (graintune-launcher's --result-file); "
+                   "lap-result.json beside --metrics-file when not given"},
           {.name = "termination-message-path", .value_name = "PATH",
            .help = "the last step is kept here (the pod's terminationMessagePath, /dev/termination-log)"}}};
   return kCommand;
@@ -158,6 +168,12 @@ int main(int argc, char** argv) {
   std::signal(SIGINT, OnSignal);
   exporter::MetricsFileFollower follower(metrics_file);
   exporter::ProcessSampler sampler(proc_root, pattern);
+  const std::string beside = std::filesystem::path(metrics_file).parent_path().string();
+  auto beside_metrics = [&](const char* flag, const char* name) {
+    return flags.Get(flag).value_or((std::filesystem::path(beside) / name).string());
+  };
+  exporter::LapWatch lap(beside_metrics("lap-metrics-file", "lap.jsonl"),
+                         beside_metrics("lap-result-file", "lap-result.json"));
   // The last step, kept in the termination message as it moves: the kubelet reads the file
   // whenever the sidecar stops, so a SIGKILL loses nothing written before it.
   const std::string termination_path = flags.Get("termination-message-path").value_or("");
@@ -179,8 +195,11 @@ int main(int argc, char** argv) {
       std::lock_guard<std::mutex> lock(metrics_mu);
       metrics.Observe(u.samples);
     }
-    if (std::optional<telemetry::ProcessFigures> p = sampler.Sample(std::chrono::steady_clock::now()))
-      log.SetProcess(*p);
+    const auto now = std::chrono::steady_clock::now();
+    const std::optional<telemetry::ProcessFigures> process = sampler.Sample(now);
+    if (process) log.SetProcess(*process);
+    lap.Poll(now, process);
+    if (std::optional<telemetry::LapReport> report = lap.Report(now)) log.SetLap(std::move(report).value());
     write_last_step();
     if (!stopping) std::this_thread::sleep_for(std::chrono::milliseconds(poll_ms));
   }

@@ -5,6 +5,7 @@
 #include <filesystem>
 #include <fstream>
 
+#include "exporter/lap_watch.h"
 #include "exporter/metrics_file_follower.h"
 #include "exporter/process_stats.h"
 
@@ -235,6 +236,66 @@ TEST_F(ProcTest, NoTrainerVisibleIsNothingToReport) {
   Proc(1, 0, "/pause", 0, 100);
   ProcessSampler sampler(root_.string());
   EXPECT_FALSE(sampler.Sample(std::chrono::steady_clock::now()).has_value());
+}
+
+
+// The lap's figures are the lap's: samples of its warm-up and of the trainer after its result
+// are left out, its memory is the highest seen, and its result is kept with its age.
+TEST(LapWatchTest, KeepsTheLapsStepsFiguresAndResult) {
+  const fs::path dir = fs::temp_directory_path() / ("graintune-lap-" + std::to_string(::getpid()));
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  const std::string metrics = (dir / "lap.jsonl").string(), result = (dir / "lap-result.json").string();
+  LapWatch watch(metrics, result, /*warmup_steps=*/2);
+  const auto t0 = std::chrono::steady_clock::time_point{};
+  auto at = [&](int s) { return t0 + std::chrono::seconds(s); };
+  watch.Poll(at(0), ProcessFigures{2, 1.0, 1e8, 1e9, 1});
+  EXPECT_FALSE(watch.Report(at(0)).has_value());  // a pod without a lap (yet) shows none
+  std::ofstream(metrics, std::ios::app) << MaxTextLine(1, 20) << MaxTextLine(2, 0.5);
+  watch.Poll(at(1), ProcessFigures{2, 1.0, 2e8, 1e9, 1});  // warm-up: every worker fills its buffer
+  std::ofstream(metrics, std::ios::app) << MaxTextLine(3, 0.5) << MaxTextLine(4, 0.5);
+  watch.Poll(at(2), ProcessFigures{2, 0.2, 3e8, 2e9, 1});
+  watch.Poll(at(3), ProcessFigures{2, 0.4, 2e8, 1e9, 3});
+  std::optional<telemetry::LapReport> running = watch.Report(at(3));
+  ASSERT_TRUE(running.has_value());
+  EXPECT_EQ(running->steps.size(), 4u);
+  EXPECT_FALSE(running->result.has_value());
+  EXPECT_NEAR(running->process->worker_busy_fraction, 0.3, 1e-9);
+  EXPECT_DOUBLE_EQ(running->process->worker_memory_bytes, 3e8);
+  EXPECT_DOUBLE_EQ(running->process->trainer_memory_bytes, 2e9);
+  EXPECT_NEAR(running->process->trainer_cpu_cores, 2, 1e-9);
+
+  std::ofstream(result) << R"({"completed":true,"outcome":"completed","wall_seconds":30,"steps":4,"workers":2})";
+  watch.Poll(at(4), ProcessFigures{2, 1.0, 9e9, 9e9, 9});  // the result came: this is the trainer
+  watch.Poll(at(5), ProcessFigures{8, 1.0, 9e9, 9e9, 9});
+  std::optional<telemetry::LapReport> done = watch.Report(at(10));
+  ASSERT_TRUE(done && done->result);
+  EXPECT_TRUE(done->result->completed);
+  EXPECT_DOUBLE_EQ(done->result_age_seconds, 6);
+  EXPECT_NEAR(done->process->worker_busy_fraction, 0.3, 1e-9);
+  EXPECT_DOUBLE_EQ(done->process->worker_memory_bytes, 3e8);
+  EXPECT_EQ(done->process->workers, 2);
+  fs::remove_all(dir);
+}
+
+// A result file that is not the launcher's (garbage, or far too large) is no result.
+TEST(LapWatchTest, AResultThatIsNotOneIsNoResult) {
+  const fs::path dir = fs::temp_directory_path() / ("graintune-lap-bad-" + std::to_string(::getpid()));
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  const std::string result = (dir / "lap-result.json").string();
+  LapWatch watch((dir / "lap.jsonl").string(), result);
+  std::ofstream(result) << "not json";
+  watch.Poll({}, std::nullopt);
+  EXPECT_FALSE(watch.Report({}).has_value());
+  std::ofstream(result, std::ios::trunc) << R"({"completed":true,"outcome":")" << std::string(1 << 20, 'x') << R"("})";
+  watch.Poll({}, std::nullopt);
+  EXPECT_FALSE(watch.Report({}).has_value());
+  std::ofstream(result, std::ios::trunc) << R"({"completed":false,"outcome":"exited 1"})";
+  watch.Poll({}, std::nullopt);
+  ASSERT_TRUE(watch.Report({}).has_value());
+  EXPECT_FALSE(watch.Report({})->result->completed);
+  fs::remove_all(dir);
 }
 
 }  // namespace

@@ -2,7 +2,8 @@
 // figures last sampled, and counters. Serialised for the operator as /steps JSON:
 //   {"run": 2, "steps": [{"step": 12, "step_time_seconds": 4.31, "tflops_per_device": 195.1,
 //    "tokens_per_device_per_second": 7617}], "lines": 40, "malformed_lines": 1,
-//    "process": {"workers": 8, "worker_busy_fraction": 0.62, ...}}
+//    "process": {"workers": 8, "worker_busy_fraction": 0.62, ...}, "lap": {...}}
+// ("lap": the pod's practice lap, lap_report.h).
 // `run` grows when the metrics file restarts (a new run in the same pod), so a reader never
 // mixes the steps of two runs. Thread-safe.
 #pragma once
@@ -14,8 +15,8 @@
 #include <string>
 #include <vector>
 
-#include "telemetry/maxtext_metrics.h"
-#include "telemetry/process_figures.h"
+#include "telemetry/answer_fields.h"
+#include "telemetry/lap_report.h"
 
 namespace graintune::telemetry {
 
@@ -27,6 +28,8 @@ class StepLog {
   void Restart();
   void Add(const std::vector<StepSample>& samples, int lines, int malformed);
   void SetProcess(const ProcessFigures& figures);
+  // The pod's practice lap as the exporter last saw it (served as the document's "lap").
+  void SetLap(LapReport lap);
 
   // Steps with step > since (all when since < 0).
   nlohmann::json ToJson(long since) const;
@@ -45,6 +48,7 @@ class StepLog {
   std::string pod_uid_;
   std::deque<StepSample> steps_;
   Totals totals_;
+  std::optional<LapReport> lap_;
 };
 
 // The /steps document back into values (for the operator). An answer comes from a pod, which
@@ -57,17 +61,9 @@ struct StepsDocument {
   std::vector<StepSample> steps;
   long malformed_lines = 0;
   std::optional<ProcessFigures> process;
+  std::optional<LapReport> lap;  // the pod's practice lap, once the exporter saw one
 };
 Result<StepsDocument> ParseStepsDocument(const std::string& body);
 
-// What one answer may hold (far above anything MaxText or a TPU host reports).
-inline constexpr size_t kMaxStepsPerAnswer = 20000;       // the exporter keeps at most this many
-inline constexpr double kMaxStep = 1e12;
-inline constexpr double kMaxStepSeconds = 86400;          // a day per step
-inline constexpr double kMaxTflopsPerDevice = 1e6;        // (asynchronous dispatch reads ~1e5)
-inline constexpr double kMaxTokensPerDevicePerSecond = 1e9;
-inline constexpr double kMaxWorkersSeen = 100000;
-inline constexpr double kMaxMemoryBytes = 1e15;
-inline constexpr double kMaxCpuCores = 100000;
 
 }  // namespace graintune::telemetry

@@ -145,6 +145,57 @@ TEST(StepsDocumentTest, FiguresAtTheirBoundsAreRead) {
   EXPECT_EQ(doc->process->workers, 100000);
 }
 
+
+// A lap travels inside the /steps document and comes back as it was sent.
+TEST(LapReportTest, RoundTripsInsideTheStepsDocument) {
+  StepLog log;
+  LapReport lap;
+  lap.steps = {{1, 12.0}, {2, 0.5}, {3, 0.52}};
+  lap.process = ProcessFigures{2, 0.85, 7.6e8, 3e9, 1.2};
+  lap.result = LapResult{.completed = true, .outcome = "completed", .wall_seconds = 39.8, .steps = 60, .workers = 2};
+  lap.result_age_seconds = 4.5;
+  log.SetLap(lap);
+  Result<StepsDocument> doc = ParseStepsDocument(log.ToJson(-1).dump());
+  ASSERT_TRUE(doc.ok()) << doc.error();
+  ASSERT_TRUE(doc->lap.has_value());
+  EXPECT_EQ(doc->lap->steps.size(), 3u);
+  EXPECT_DOUBLE_EQ(doc->lap->process->worker_busy_fraction, 0.85);
+  ASSERT_TRUE(doc->lap->result.has_value());
+  EXPECT_TRUE(doc->lap->result->completed);
+  EXPECT_EQ(doc->lap->result->workers, 2);
+  EXPECT_DOUBLE_EQ(doc->lap->result_age_seconds, 4.5);
+  // A document without a lap has none.
+  EXPECT_FALSE(ParseStepsDocument(StepLog().ToJson(-1).dump())->lap.has_value());
+}
+
+// The launcher's result file as it writes it, and what is not one.
+TEST(LapReportTest, ReadsTheLaunchersResultAndRefusesOthers) {
+  Result<LapResult> r = ParseLapResult(
+      R"({"completed":false,"outcome":"killed by signal 9","wall_seconds":12.5,"steps":60,"workers":64})");
+  ASSERT_TRUE(r.ok()) << r.error();
+  EXPECT_FALSE(r->completed);
+  EXPECT_EQ(r->outcome, "killed by signal 9");
+  EXPECT_EQ(r->workers, 64);
+  for (const char* bad : {"", "[]", R"({"outcome":"completed"})", R"({"completed":"yes"})",
+                          R"({"completed":true,"workers":-1})", R"({"completed":true,"wall_seconds":1e300})"})
+    EXPECT_FALSE(ParseLapResult(bad).ok()) << bad;
+  EXPECT_FALSE(ParseLapResult(R"({"completed":true,"outcome":")" + std::string(300, 'x') + R"("})").ok());
+}
+
+// A pod's owner controls its exporter: an absurd lap refuses the whole answer, naming the lap.
+TEST(LapReportTest, AbsurdLapsAreRejectedWithAReason) {
+  for (const char* lap : {R"("x")", R"({"steps":[{"step":2,"step_time_seconds":1},{"step":1,"step_time_seconds":1}]})",
+                          R"({"process":{"worker_busy_fraction":7}})", R"({"result":{"completed":1}})",
+                          R"({"result":{"completed":true},"result_age_seconds":-3})"}) {
+    Result<StepsDocument> doc = ParseStepsDocument(std::string(R"({"steps":[],"lap":)") + lap + "}");
+    ASSERT_FALSE(doc.ok()) << lap;
+    EXPECT_EQ(doc.error().rfind("rejected: the exporter's /steps answer: lap: ", 0), 0u) << doc.error();
+  }
+  nlohmann::json many = {{"steps", nlohmann::json::array()}};
+  for (int i = 0; i < 10001; ++i) many["steps"].push_back({{"step", i}, {"step_time_seconds", 1}});
+  EXPECT_FALSE(ParseStepsDocument(nlohmann::json({{"steps", nlohmann::json::array()}, {"lap", many}}).dump()).ok());
+}
+
 }  // namespace
 }  // namespace graintune::telemetry
 
