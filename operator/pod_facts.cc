@@ -40,6 +40,26 @@ bool TerminatedOom(const json& status) {
   return false;
 }
 
+// The seconds graintune-launcher waits for the run's value (its --answer-wait=Ns, before its
+// `--`), when a container of `spec` starts with it; 0 when none does.
+int LapAnswerWait(const json& spec) {
+  const json containers = spec.value("containers", json::array());
+  if (!containers.is_array()) return 0;
+  for (const json& c : containers) {
+    if (!c.is_object() || !c.contains("command") || !c["command"].is_array() || c["command"].empty()) continue;
+    const json& command = c["command"];
+    if (!command[0].is_string() || !command[0].get<std::string>().ends_with("/graintune-launcher")) continue;
+    for (const json& word : command) {
+      if (!word.is_string() || word == "--") break;
+      const std::string& w = word.get_ref<const std::string&>();
+      constexpr std::string_view kFlag = "--answer-wait=";
+      if (w.starts_with(kFlag) && w.ends_with("s"))
+        return PositiveInt(w.substr(kFlag.size(), w.size() - kFlag.size() - 1), 0);
+    }
+  }
+  return 0;
+}
+
 }  // namespace
 
 PodFacts PodFactsFromJson(const json& pod) {
@@ -69,6 +89,12 @@ PodFacts PodFactsFromJson(const json& pod) {
   if (auto it = annotations.find(workload::kStepsAnnotation); it != annotations.end())
     if (std::optional<double> n = ParseFiniteNumber(it->second); n && *n >= 0 && *n < 1e15)
       f.steps = static_cast<long>(*n);
+  f.admission_workers = f.workers;
+  f.lap_answer_wait_seconds = LapAnswerWait(pod.value("spec", json::object()));
+  if (auto it = annotations.find(workload::kLapValueAnnotation); it != annotations.end()) {
+    f.lap_answer = it->second;
+    if (const int value = PositiveInt(it->second, 0); value > 0) f.workers = value;
+  }
   if (auto it = labels.find("jobset.sigs.k8s.io/jobset-name"); it != labels.end()) {
     f.owner_kind = "JobSet";
     f.owner_name = it->second;

@@ -37,12 +37,21 @@ struct PodFacts {
   bool pins_workers = false;
   std::string checkpoint_dir;
   std::optional<long> steps;
+  // Its practice lap (docs/practice-lap.md): the seconds its launcher waits for the run's value
+  // after the lap (0: the pod runs no lap), and the answer it was given (the
+  // graintune.dev/lap-value annotation; nullopt: none yet). When the answer is a value, that is
+  // the value the pod's trainer runs with (`workers`); `admission_workers` keeps admission's.
+  int lap_answer_wait_seconds = 0;
+  std::optional<std::string> lap_answer;
+  int admission_workers = 0;
   // The last training step the exporter saw, from its termination message (the exporter
   // writes it as MaxText goes; the kubelet puts it in the sidecar's terminated state).
   std::optional<long> last_step;
 
   // Pending or Running and not being deleted: its attempt is still under way.
   bool Alive() const { return !terminating && (phase == "Pending" || phase == "Running"); }
+  // It runs a lap and waits for the run's value, which nobody gave it yet.
+  bool AwaitsLapAnswer() const { return lap_answer_wait_seconds > 0 && !lap_answer; }
 };
 
 PodFacts PodFactsFromJson(const nlohmann::json& pod);

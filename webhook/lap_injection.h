@@ -26,10 +26,11 @@
 
 #include "base/status.h"
 #include "workload/container_overrides.h"
+#include "workload/workload_annotations.h"
 
 namespace graintune::webhook {
 
-inline constexpr char kLapValueAnnotation[] = "graintune.dev/lap-value";
+using workload::kLapValueAnnotation;
 inline constexpr char kLauncherVolumeName[] = "graintune-launcher";
 inline constexpr char kLapValueVolumeName[] = "graintune-lap-value";
 inline constexpr char kLauncherInstallerName[] = "graintune-launcher-install";

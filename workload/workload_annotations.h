@@ -32,6 +32,9 @@ inline constexpr char kTuningKeyAnnotation[] = "graintune.dev/tuning-key";
 inline constexpr char kDatasetAnnotation[] = "graintune.dev/dataset";
 inline constexpr char kFirstAttemptAnnotation[] = "graintune.dev/first-attempt-worker-count";
 inline constexpr char kManagedLabel[] = "graintune.dev/managed";
+// The run's value a pod's practice lap led to ("N"), or why there is none ("none: ..."): the
+// operator writes it, graintune-launcher reads it through the downward API.
+inline constexpr char kLapValueAnnotation[] = "graintune.dev/lap-value";
 // The attempt a pod's value is for (graintune writes it; JobSet's label wins when present).
 inline constexpr char kAttemptAnnotation[] = "graintune.dev/attempt";
 // On a plain Job's retry pod: how many failed pods of its Job were counted into its attempt, so
