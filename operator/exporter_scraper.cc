@@ -8,8 +8,11 @@
 namespace graintune::op {
 namespace {
 
-// Whether `fresh` holds steps `old` did not: another run, or steps past its last one.
+// Whether `fresh` holds steps `old` did not: another run, steps past its last one, or the end of
+// its practice lap (the answer its pods wait for is due).
 bool BringsNewSteps(const std::optional<telemetry::StepsDocument>& old, const telemetry::StepsDocument& fresh) {
+  const bool lap_ended = fresh.lap && fresh.lap->result;
+  if (lap_ended && !(old && old->lap && old->lap->result)) return true;
   if (!old) return !fresh.steps.empty();
   if (fresh.run != old->run) return true;
   const long old_last = old->steps.empty() ? -1 : old->steps.back().step;

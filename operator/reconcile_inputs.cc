@@ -58,6 +58,14 @@ void TuningController::ReadRunningAttempts(const TuningKey& key, ReconcileInput&
         ++probing;
       }
   }
+  // Every host's practice lap, while its pod waits for the answer: one value for the run
+  // needs the lap of each.
+  for (const PodFacts& p : in.pods) {
+    if (!p.AwaitsLapAnswer() || p.phase != "Running" || p.pod_ip.empty()) continue;
+    asked.push_back(p.uid);
+    if (std::optional<telemetry::StepsDocument> doc = scraper_->Latest(key, p); doc && doc->lap)
+      in.laps[p.uid] = std::move(doc->lap).value();
+  }
   std::lock_guard<std::mutex> lock(states_mu_);
   scraped_pods_[key].insert(asked.begin(), asked.end());
 }

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "operator/lap_answer.h"
 #include "tuner/learning.h"
 
 namespace graintune::op {
@@ -87,6 +88,69 @@ std::vector<EventToRecord> RecordOomKills(const AttemptPods& attempts, std::map<
     events.push_back(OomEvent(*pods.front(), attempt, workers));
   }
   return events;
+}
+
+namespace {
+
+double Rounded(double v, double unit) { return std::round(v / unit) * unit; }
+
+// status.lap for `answer` to the laps of `attempt`'s pods.
+workload::LapStatus LapStatusOf(int attempt, const std::vector<const PodFacts*>& pods, const LapAnswer& answer,
+                                const std::string& now) {
+  workload::LapStatus lap{.attempt = attempt, .answer = answer.text, .answered_at = now};
+  for (const PodFacts* p : pods) lap.admission_workers = std::max(lap.admission_workers, p->admission_workers);
+  if (answer.decision) lap.workers = answer.decision->workers;
+  lap.hosts = static_cast<int>(answer.laps.size());
+  if (answer.laps.empty()) return lap;
+  lap.wall_seconds = Rounded(answer.wall_seconds, 0.1);
+  // The slowest host's step and busy share (it sets the run's value), the highest memory.
+  const auto slowest = std::max_element(answer.laps.begin(), answer.laps.end(), [](const LapFigures& a, const LapFigures& b) {
+    return a.step_seconds < b.step_seconds;
+  });
+  lap.step_seconds = Rounded(slowest->step_seconds, 0.001);
+  lap.worker_busy_fraction = Rounded(slowest->worker_busy_fraction, 0.001);
+  double memory = 0;
+  for (const LapFigures& l : answer.laps) memory = std::max(memory, l.worker_memory_bytes);
+  lap.worker_memory_bytes = std::round(memory);
+  return lap;
+}
+
+EventToRecord LapEvent(const workload::LapStatus& lap) {
+  if (lap.workers)
+    return {"Normal", "LapAnswered",
+            "practice laps of " + std::to_string(lap.hosts) + " hosts: the run keeps grain_worker_count=" +
+                std::to_string(*lap.workers) + " (admission gave " + std::to_string(lap.admission_workers) + ")"};
+  return {"Warning", "LapGaveNoValue",
+          "the run keeps admission's grain_worker_count=" + std::to_string(lap.admission_workers) + ": " +
+              lap.answer.substr(std::min(lap.answer.size(), sizeof("none: ") - 1))};
+}
+
+}  // namespace
+
+std::optional<LapAnswerWrite> RecordLap(const ReconcileInput& in, const AttemptPods& attempts,
+                                        workload::GrainTuningStatus& status, std::vector<EventToRecord>& events) {
+  if (!in.inputs) return std::nullopt;
+  for (const auto& [attempt, pods] : attempts) {
+    LapAnswerWrite write;
+    for (const PodFacts* p : pods)
+      if (p->AwaitsLapAnswer() && !p->terminating) write.pods.push_back(p->name);
+    if (write.pods.empty()) continue;
+    // Once recorded, the answer is the attempt's: a pod seen waiting again (a cache behind the
+    // patches, a pod created late) gets the same, never one decided anew.
+    if (status.lap && status.lap->attempt == attempt) {
+      write.answer = status.lap->answer;
+      return write;
+    }
+    std::vector<PodFacts> facts;
+    for (const PodFacts* p : pods) facts.push_back(*p);
+    const std::optional<LapAnswer> answer = AnswerLaps(facts, in.laps, *in.inputs, in.warmup_steps);
+    if (!answer) continue;
+    write.answer = answer->text;
+    status.lap = LapStatusOf(attempt, pods, *answer, in.now);
+    events.push_back(LapEvent(*status.lap));
+    return write;
+  }
+  return std::nullopt;
 }
 
 void MergeMeasuredTrials(const ReconcileInput& in, const AttemptPods& attempts, std::map<int, Trial>& trials) {

@@ -3,6 +3,7 @@
 //   1. trials: the stored ones (StoredTrials), OOM kills (RecordOomKills, with their Events),
 //      what the pods measured (MergeMeasuredTrials), then RecordTrials (bounded, ended attempts);
 //   2. runs and pins (RecordRunsAndPins): status.runs, the newest pinned attempt, ended early;
+//      and the practice lap (RecordLap): the answer its pods wait for, status.lap;
 //   3. recommend (Recommendation): the value for the next attempt, or the admitted one;
 //   4. next run (NextRun): the value the next checkpoint directory starts with;
 //   5. learn (Learn): what the trials teach other runs;
@@ -24,6 +25,7 @@ namespace graintune::op {
 // The pods of each attempt, by attempt.
 using AttemptPods = std::map<int, std::vector<const PodFacts*>>;
 AttemptPods PodsByAttempt(const std::vector<PodFacts>& pods);
+AttemptPods PodsByAttempt(std::vector<PodFacts>&&) = delete;  // it points into `pods`
 
 // The newest attempt: the highest any pod names, else the newest trial's, else 0.
 int NewestAttempt(const AttemptPods& attempts, const std::vector<Trial>& trials);
@@ -53,6 +55,15 @@ struct RunsAndPins {
   std::optional<EndedEarly> ended_early;
 };
 RunsAndPins RecordRunsAndPins(const std::vector<PodFacts>& pods, workload::GrainTuningStatus& status);
+
+// 2b. The practice lap: the answer for the pods of an attempt that wait for their lap's. The
+// answer status.lap records for the attempt, once there is one (written before any pod is
+// patched, so every pod gets the same); else AnswerLaps (needs `in.inputs`), recorded in
+// status.lap with a LapAnswered or LapGaveNoValue Event. nullopt: no pod waits, or its answer
+// is not due yet.
+std::optional<LapAnswerWrite> RecordLap(const ReconcileInput& in, const AttemptPods& attempts,
+                                        workload::GrainTuningStatus& status,
+                                        std::vector<EventToRecord>& events);
 
 // 3. The recommendation. Once the newest attempt has a trial (`newest_measured`): for attempt
 // newest + 1, the pinned run's value when the newest attempt is pinned, else `decision`'s.

@@ -81,7 +81,8 @@ TEST(ReconcileStepsTest, AnOomKillIsRecordedOnceWithItsEvent) {
   EXPECT_TRUE(RecordOomKills(PodsByAttempt(pods), trials).empty());
   // In a run that keeps its value, the event says the ways out.
   std::map<int, Trial> none;
-  events = RecordOomKills(PodsByAttempt({Pinned(Pod(0, 8, "Failed", true))}), none);
+  const std::vector<PodFacts> pinned_oom = {Pinned(Pod(0, 8, "Failed", true))};
+  events = RecordOomKills(PodsByAttempt(pinned_oom), none);
   ASSERT_EQ(events.size(), 1u);
   EXPECT_EQ(events[0].reason, "OOMKilledInPinnedRun");
   EXPECT_NE(events[0].note.find("grain_use_elastic_iterator=true"), std::string::npos);
@@ -144,12 +145,51 @@ TEST(ReconcileStepsTest, APinnedRunIsRecordedAndItsNewestAttemptPinned) {
   EXPECT_FALSE(free.ended_early);
 }
 
+// 2b. A lap's answer, once status.lap records it, is the attempt's: a pod seen waiting again
+// gets it, even when its laps would now say otherwise (too late), and no new Event is told.
+TEST(ReconcileStepsTest, ARecordedLapAnswerIsTheAttempts) {
+  PodFacts waiting = Pod(0, 64);
+  waiting.uid = "u0";
+  waiting.admission_workers = 64;
+  waiting.lap_answer_wait_seconds = 120;
+  const std::vector<PodFacts> pods = {waiting};
+  ReconcileInput in;
+  in.inputs = SeedInputs();
+  in.now = "2026-12-05T12:00:00Z";
+  telemetry::LapReport late;
+  late.result = telemetry::LapResult{.completed = true, .workers = 64};
+  late.result_age_seconds = 500;
+  in.laps["u0"] = late;
+  workload::GrainTuningStatus status;
+  std::vector<EventToRecord> events;
+  std::optional<LapAnswerWrite> write = RecordLap(in, PodsByAttempt(pods), status, events);
+  ASSERT_TRUE(write && status.lap);
+  EXPECT_EQ(write->answer.rfind("none: the laps' answer came too late", 0), 0u) << write->answer;
+  EXPECT_EQ(write->pods, std::vector<std::string>{"llama-0"});
+  ASSERT_EQ(events.size(), 1u);
+  EXPECT_EQ(events[0].reason, "LapGaveNoValue");
+  EXPECT_EQ(status.lap->admission_workers, 64);
+  EXPECT_FALSE(status.lap->workers.has_value());
+
+  status.lap = workload::LapStatus{.attempt = 0, .answer = "7", .workers = 7};
+  events.clear();
+  write = RecordLap(in, PodsByAttempt(pods), status, events);
+  ASSERT_TRUE(write);
+  EXPECT_EQ(write->answer, "7");
+  EXPECT_TRUE(events.empty());
+  // Nothing waits: nothing to write.
+  std::vector<PodFacts> answered = pods;
+  answered[0].lap_answer = "7";
+  EXPECT_FALSE(RecordLap(in, PodsByAttempt(answered), status, events).has_value());
+}
+
 TEST(ReconcileStepsTest, TheRecommendationIsForTheNextAttemptOnceTheNewestIsMeasured) {
   Decision d;
   d.workers = 9;
   d.per_worker_buffer = 2;
   d.reason = "decided";
-  const AttemptPods attempts = PodsByAttempt({Pod(0, 4), Pod(1, 6)});
+  const std::vector<PodFacts> pods = {Pod(0, 4), Pod(1, 6)};
+  const AttemptPods attempts = PodsByAttempt(pods);
   EXPECT_EQ(NewestAttempt(attempts, {}), 1);
   EXPECT_EQ(NewestAttempt({}, {Measured(3, 4)}), 3);
   EXPECT_EQ(NewestAttempt({}, {}), 0);

@@ -11,7 +11,9 @@ std::vector<workload::RunStatus> RunsStatus(const workload::GrainTuningStatus& o
   std::map<std::string, RunRecord> runs = workload::RunRecordsOf(old_status.runs);
   std::vector<const PodFacts*> pinned;
   for (const PodFacts& p : pods)
-    if (p.pins_workers && p.workers > 0 && !p.checkpoint_dir.empty()) pinned.push_back(&p);
+    // A pod still waiting for its lap's answer does not know its run's value yet.
+    if (p.pins_workers && p.workers > 0 && !p.checkpoint_dir.empty() && !(p.AwaitsLapAnswer() && p.Alive()))
+      pinned.push_back(&p);
   std::sort(pinned.begin(), pinned.end(),
             [](const PodFacts* a, const PodFacts* b) { return a->attempt < b->attempt; });
   for (const PodFacts* p : pinned)

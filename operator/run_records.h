@@ -24,7 +24,9 @@ namespace graintune::op {
 inline constexpr size_t kMaxStoredRuns = 32;
 
 // status.runs as it should be: the stored entries, plus a run for each checkpoint directory a
-// pinned attempt's pods name that none records yet (its value: the lowest such attempt's pods').
+// pinned attempt's pods name that none records yet (its value: the lowest such attempt's pods',
+// which is their practice lap's answer when it gave one; a pod still waiting for that answer
+// names no run yet).
 std::vector<workload::RunStatus> RunsStatus(const workload::GrainTuningStatus& old_status,
                                             const std::vector<PodFacts>& pods);
 

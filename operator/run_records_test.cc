@@ -31,6 +31,43 @@ TEST(RunRecordsTest, APinnedRunIsRecordedWithItsFirstAttemptsValueAndNeverChange
   EXPECT_TRUE(RunsStatus({}, {Pod(0, 4, false), Pod(1, 0, true)}).empty());
 }
 
+// A run with a practice lap: no run is recorded while its pods wait for the lap's answer; the
+// answer is the run's value (read from the pod, graintune.dev/lap-value); a pod that ended
+// without one ran admission's.
+TEST(RunRecordsTest, APracticeLapsRunIsRecordedWithItsAnswer) {
+  const json pod = json::parse(R"({"metadata": {"name": "p0", "uid": "u0",
+      "annotations": {"graintune.dev/worker-count": "64", "graintune.dev/resume": "pins-workers",
+                      "graintune.dev/checkpoint-dir": "/ckpt/r/checkpoints"}},
+    "spec": {"containers": [{"name": "t", "command": ["/graintune-launcher/graintune-launcher",
+             "--answer-wait=90s", "--", "python3", "-m", "MaxText.train"]}]},
+    "status": {"phase": "Running"}})");
+  PodFacts waiting = PodFactsFromJson(pod);
+  ASSERT_TRUE(waiting.pins_workers);
+  EXPECT_EQ(waiting.lap_answer_wait_seconds, 90);
+  EXPECT_TRUE(waiting.AwaitsLapAnswer());
+  EXPECT_TRUE(RunsStatus({}, {waiting}).empty());
+
+  json answered_pod = pod;
+  answered_pod["metadata"]["annotations"]["graintune.dev/lap-value"] = "7";
+  const PodFacts answered = PodFactsFromJson(answered_pod);
+  EXPECT_EQ(answered.workers, 7);
+  EXPECT_EQ(answered.admission_workers, 64);
+  EXPECT_FALSE(answered.AwaitsLapAnswer());
+  std::vector<workload::RunStatus> runs = RunsStatus({}, {answered});
+  ASSERT_EQ(runs.size(), 1u);
+  EXPECT_EQ(runs[0].workers, 7);
+
+  answered_pod["metadata"]["annotations"]["graintune.dev/lap-value"] = "none: the lap of p0 exited 1";
+  runs = RunsStatus({}, {PodFactsFromJson(answered_pod)});
+  ASSERT_EQ(runs.size(), 1u);
+  EXPECT_EQ(runs[0].workers, 64);
+
+  waiting.phase = "Failed";  // its launcher gave up waiting and ran admission's value
+  runs = RunsStatus({}, {waiting});
+  ASSERT_EQ(runs.size(), 1u);
+  EXPECT_EQ(runs[0].workers, 64);
+}
+
 TEST(RunRecordsTest, RunsAreBoundedKeepingTheNewest) {
   std::vector<PodFacts> pods;
   for (int a = 0; a < 40; ++a) pods.push_back(Pod(a, 3, true, "/ckpt/" + std::to_string(a)));

@@ -13,6 +13,7 @@
 #include "workload/cluster_sources.h"
 #include "workload/configmap_fetcher.h"
 #include "workload/graintune_objects.h"
+#include "workload/workload_annotations.h"
 
 namespace graintune::op {
 
@@ -272,6 +273,20 @@ Status TuningController::MarkAttemptsEnded(const json& gt) {
   return Status::Ok();
 }
 
+std::optional<ReconcileError> TuningController::WriteLapAnswer(const TuningKey& key, const LapAnswerWrite& write) {
+  const nlohmann::json patch = {{"metadata", {{"annotations", {{workload::kLapValueAnnotation, write.answer}}}}}};
+  for (const std::string& pod : write.pods) {
+    kube::ApiResult<nlohmann::json> patched =
+        client_->Patch(kube::resources::kPods, key.ns, pod, kube::PatchType::kMerge, patch);
+    if (!patched.ok() && !patched.error().IsNotFound())
+      return ReconcileErrorOf("writing the practice lap's answer on pod " + key.ns + "/" + pod, patched.error());
+    if (patched.ok()) ++counters_.lap_answers;
+  }
+  LogLine(LogLevel::kInfo) << key.ToString() << ": practice lap answered " << write.answer << " on "
+                           << write.pods.size() << " pods";
+  return std::nullopt;
+}
+
 ReconcileOutcome TuningController::ReconcileKey(const TuningKey& tuning_key,
                                                 const std::vector<IndexedPod>& pods) {
   ++counters_.reconciles;
@@ -283,6 +298,10 @@ ReconcileOutcome TuningController::ReconcileKey(const TuningKey& tuning_key,
   if (!out.problem.empty()) Log(LogLevel::kWarning, tuning_key.ToString() + ": " + out.problem);
   Result<StatusWrite, ReconcileError> written = WriteStatus(tuning_key, *in, out);
   if (!written.ok()) return written.error();
+  // The answer a lap waits for follows the status that records it, and never waits for a
+  // deferred progress write: its launchers wait a bounded time.
+  if (out.lap_answer)
+    if (std::optional<ReconcileError> error = WriteLapAnswer(tuning_key, *out.lap_answer)) return *error;
   if (written->deferred) return *written->deferred;
   const bool alive = std::any_of(in->pods.begin(), in->pods.end(), [](const PodFacts& p) { return p.Alive(); });
   // Events wait for the status they describe; a refused exporter answer has none to wait for.

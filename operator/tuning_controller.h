@@ -121,7 +121,8 @@ struct ControllerCounters {
       rejected_answers{0},   // exporter answers refused (ParseStepsDocument, another pod's uid)
       deferred{0},           // keys handed out but not reconciled: still backing off
       progress_deferred{0},  // progress-only status writes put off (progress_write_interval)
-      status_reconciles{0};  // ReconcileTuning() runs: one per reconcile, and one more per
+      status_reconciles{0},
+      lap_answers{0};        // pods given their practice lap's answer  // ReconcileTuning() runs: one per reconcile, and one more per
                              // status write that met another object than it was computed from
                              // (a conflict's fresh read, or a create that lost the race)
 };
@@ -172,6 +173,9 @@ class TuningController {
   // status_write.cc: the Events on the workload people look at (the JobSet or Job), else on
   // the GrainTuning; failures are logged.
   void RecordEvents(const TuningKey& key, const ReconcileInput& in, const std::vector<EventToRecord>& events);
+  // Writes a practice lap's answer on the pods waiting for it (graintune.dev/lap-value, which
+  // their launchers read through the downward API); a pod gone meanwhile needs none.
+  std::optional<ReconcileError> WriteLapAnswer(const TuningKey& key, const LapAnswerWrite& write);
   // For each attempt in `in` with running pods and not in `scraped`: the steps last read from
   // one of its pods' exporters, into in.steps (and `scraped`); when none was read yet, queues
   // first reads of at most options_.first_reads_per_attempt of its pods.

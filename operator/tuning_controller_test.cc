@@ -453,5 +453,73 @@ TEST_F(TuningControllerTest, ARefusedExporterAnswerIsCountedAndWarnedAboutOncePe
   EXPECT_TRUE(names_the_field);
 }
 
+// Two hosts of a first attempt run a practice lap and wait for its answer: once both laps ended,
+// the operator records status.lap and writes one value on both pods, which their launchers read;
+// a later look changes nothing.
+TEST_F(TuningControllerTest, APracticeLapsAnswerIsRecordedAndWrittenOnEveryHost) {
+  fetch_ = [](const PodFacts& pod, const ScraperOptions&, std::stop_token) -> Result<telemetry::StepsDocument> {
+    telemetry::StepsDocument doc;
+    doc.pod_uid = pod.uid;
+    telemetry::LapReport lap;
+    for (long i = 1; i <= 22; ++i) lap.steps.push_back({.step = i, .step_time_seconds = i == 1 ? 30 : 4.3});
+    lap.process = telemetry::ProcessFigures{64, 0.06, 1.6e9, 3e10, 1.5};
+    lap.result = telemetry::LapResult{.completed = true, .outcome = "completed", .wall_seconds = 120, .steps = 22, .workers = 64};
+    lap.result_age_seconds = 3;
+    doc.lap = lap;
+    return doc;
+  };
+  auto host = [](int i) {
+    json pod = ManagedPod("Running");
+    pod["metadata"]["name"] = "llama-" + std::to_string(i);
+    pod["metadata"]["uid"] = "uid-" + std::to_string(i);
+    pod["metadata"]["annotations"]["graintune.dev/worker-count"] = "64";
+    pod["spec"]["containers"][0]["command"] = {"/graintune-launcher/graintune-launcher", "--answer-wait=120s",
+                                               "--", "python3", "-m", "MaxText.train", "grain_worker_count=64"};
+    pod["status"]["podIP"] = "10.0.0." + std::to_string(i + 1);
+    return pod;
+  };
+  api_->Put(kube::resources::kPods, host(1));
+  StartWith(host(0));
+  std::optional<json> answered;
+  WaitFor([&] {
+    controller_->ProcessReady();
+    std::optional<json> p0 = api_->Get(kube::resources::kPods, "team-a", "llama-0");
+    std::optional<json> p1 = api_->Get(kube::resources::kPods, "team-a", "llama-1");
+    if (!p0 || !p1 || !p0->contains("/metadata/annotations/graintune.dev~1lap-value"_json_pointer) ||
+        !p1->contains("/metadata/annotations/graintune.dev~1lap-value"_json_pointer))
+      return false;
+    answered = p0;
+    return true;
+  });
+  const std::string value = (*answered)["metadata"]["annotations"]["graintune.dev/lap-value"];
+  EXPECT_EQ(api_->Get(kube::resources::kPods, "team-a", "llama-1")
+                ->at("metadata").at("annotations").at("graintune.dev/lap-value"), value);
+  const json lap = StoredTuning()->at("status").at("lap");
+  ASSERT_TRUE(lap.contains("workers")) << lap.dump();
+  EXPECT_EQ(std::to_string(lap["workers"].get<int>()), value);
+  EXPECT_LT(lap["workers"].get<int>(), 64) << "64 workers busy 6% of the time are far more than the run needs";
+  EXPECT_EQ(lap["hosts"], 2);
+  EXPECT_EQ(lap["admissionWorkers"], 64);
+  EXPECT_EQ(lap["attempt"], 0);
+  EXPECT_GE(controller_->counters().lap_answers, 2);
+  EXPECT_GE(api_->Count("POST", "/apis/events.k8s.io/v1/namespaces/team-a/events"), 1);
+  // Once the controller's cache sees the answers, nothing more is written on the pods.
+  WaitFor([&] {
+    for (const char* name : {"llama-0", "llama-1"}) {
+      std::optional<json> cached = caches_.pods->Get("team-a", name);
+      if (!cached || !cached->contains("/metadata/annotations/graintune.dev~1lap-value"_json_pointer)) return false;
+    }
+    return true;
+  });
+  controller_->ProcessReady();
+  const int patches = api_->Count("PATCH", "/api/v1/namespaces/team-a/pods/llama-0");
+  EXPECT_GE(patches, 1);
+  Advance(6s);
+  controller_->ProcessReady();
+  EXPECT_EQ(api_->Count("PATCH", "/api/v1/namespaces/team-a/pods/llama-0"), patches);
+  EXPECT_EQ(api_->Get(kube::resources::kPods, "team-a", "llama-0")
+                ->at("metadata").at("annotations").at("graintune.dev/lap-value"), value);
+}
+
 }  // namespace
 }  // namespace graintune::op

@@ -18,8 +18,11 @@
 //    undone): a pod naming it later is a new run, which the webhook numbers as the next
 //    attempt (a Kueue re-admission after preemption deletes and recreates every pod).
 //  - Phase: Paused when spec.paused or the policy mode is Off; else Decide()'s phase.
+//  - Practice laps: the pods of an attempt waiting for their lap's answer get one (AnswerLaps),
+//    recorded first in status.lap; a pod's run is recorded in status.runs only once it has it.
 //  - Events: RecommendationChanged (the value for a new attempt differs), Converged (phase
-//    turned Converged), CappedByOOM (Warning, an OOM trial was recorded).
+//    turned Converged), CappedByOOM (Warning, an OOM trial was recorded), LapAnswered (the
+//    laps gave the run its value) or LapGaveNoValue (Warning, with why).
 #pragma once
 
 #include <chrono>
@@ -46,6 +49,7 @@ struct ReconcileInput {
   std::vector<PodFacts> pods;                  // of this key, any attempt
   std::map<int, telemetry::StepsDocument> steps;          // attempt -> what one of its pods reported
   std::map<int, Trial> measured;               // attempt -> a trial built elsewhere (Prometheus)
+  std::map<std::string, telemetry::LapReport> laps;  // pod uid -> the practice lap it reported
   std::optional<TuningInputs> inputs;          // nullopt: the pods' spec could not be read
   std::string policy_name;                     // for spec.policyName
   std::string dataset_kind;                    // for spec.datasetKind
@@ -62,12 +66,19 @@ struct EventToRecord {
   std::string note;
 };
 
+// The answer to a practice lap (lap_answer.h) to write on pods (graintune.dev/lap-value).
+struct LapAnswerWrite {
+  std::string answer;
+  std::vector<std::string> pods;  // names, in the key's namespace
+};
+
 struct ReconcileOutput {
   nlohmann::json object;   // the GrainTuning to create (when input had none), spec + metadata
   nlohmann::json status;   // the desired status
   bool status_changed = false;
   std::vector<EventToRecord> events;
   std::string problem;     // why no decision could be made, when none was
+  std::optional<LapAnswerWrite> lap_answer;  // after the status is written
 };
 
 // Summarises one attempt from its exporter's steps; error when too few steady steps yet.

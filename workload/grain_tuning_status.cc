@@ -105,6 +105,20 @@ void Fields(V& visit, T& e) {
   visit("steps", e.steps);
 }
 
+template <typename V, Of<LapStatus> T>
+void Fields(V& visit, T& l) {
+  visit("attempt", l.attempt);
+  visit("answer", l.answer);
+  visit("workers", l.workers);
+  visit("admissionWorkers", l.admission_workers);
+  visit("hosts", l.hosts);
+  visit("wallSeconds", l.wall_seconds);
+  visit("stepSeconds", l.step_seconds);
+  visit("workerBusyFraction", l.worker_busy_fraction);
+  visit("workerMemoryBytes", l.worker_memory_bytes);
+  visit("answeredAt", l.answered_at);
+}
+
 template <typename V, Of<ConditionStatus> T>
 void Fields(V& visit, T& c) {
   visit("type", c.type, kIdentifies);
@@ -129,6 +143,7 @@ void Fields(V& visit, T& s) {
   visit("nextRun", s.next_run);
   visit("pinnedAttempt", s.pinned_attempt);
   visit("endedEarly", s.ended_early);
+  visit("lap", s.lap);
   visit("conditions", s.conditions);
 }
 
@@ -136,7 +151,7 @@ template <typename T>
 concept Record = std::same_as<T, WorkloadRef> || std::same_as<T, GrainTuningSpec> ||
                  std::same_as<T, TrialStatus> || std::same_as<T, RecommendationStatus> ||
                  std::same_as<T, RunStatus> || std::same_as<T, LearnedStatus> ||
-                 std::same_as<T, NextRunStatus> || std::same_as<T, EndedEarlyStatus> ||
+                 std::same_as<T, NextRunStatus> || std::same_as<T, EndedEarlyStatus> || std::same_as<T, LapStatus> ||
                  std::same_as<T, ConditionStatus> || std::same_as<T, GrainTuningStatus>;
 
 template <typename T> struct IsOptional : std::false_type {};
@@ -308,6 +323,7 @@ GrainTuningStatus StatusFromJson(const json& status) { return FromJsonOrEmpty<Gr
 json ToJson(const GrainTuningStatus& status) { return Write(status); }
 json ToJson(const TrialStatus& trial) { return Write(trial); }
 json ToJson(const EndedEarlyStatus& ended) { return Write(ended); }
+json ToJson(const LapStatus& lap) { return Write(lap); }
 json ToJson(const RunStatus& run) { return Write(run); }
 
 GrainTuningSpec SpecOf(const json& gt) { return SpecFromJson(Member(gt, "spec")); }

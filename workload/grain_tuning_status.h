@@ -110,6 +110,22 @@ struct EndedEarlyStatus {
   bool operator==(const EndedEarlyStatus&) const = default;
 };
 
+// The practice lap of a run's first attempt (status.lap; docs/practice-lap.md): the answer the
+// operator gave its pods (graintune.dev/lap-value) and what the laps measured.
+struct LapStatus {
+  int attempt = 0;
+  std::string answer;              // as written: "N" (the run's value) or "none: why"
+  std::optional<int> workers;      // the run's value, when the answer is one
+  int admission_workers = 0;       // the value the laps ran with (admission's)
+  int hosts = 0;                   // laps the answer was decided from
+  std::optional<double> wall_seconds;          // the longest lap
+  std::optional<double> step_seconds;          // the slowest host's steady step
+  std::optional<double> worker_busy_fraction;  // that host's workers' busy share
+  std::optional<double> worker_memory_bytes;   // the highest worker peak any host showed
+  std::optional<std::string> answered_at;
+  bool operator==(const LapStatus&) const = default;
+};
+
 struct ConditionStatus {
   std::string type;
   std::string status;  // True | False | Unknown
@@ -133,6 +149,7 @@ struct GrainTuningStatus {
   std::optional<NextRunStatus> next_run;
   std::optional<int> pinned_attempt;
   std::optional<EndedEarlyStatus> ended_early;
+  std::optional<LapStatus> lap;
   std::vector<ConditionStatus> conditions;
   bool operator==(const GrainTuningStatus&) const = default;
 };
@@ -144,6 +161,7 @@ nlohmann::json ToJson(const GrainTuningStatus& status);
 nlohmann::json ToJson(const TrialStatus& trial);
 nlohmann::json ToJson(const EndedEarlyStatus& ended);
 nlohmann::json ToJson(const RunStatus& run);
+nlohmann::json ToJson(const LapStatus& lap);
 
 // The spec and status of a GrainTuning object (anything but an object: empty ones).
 GrainTuningSpec SpecOf(const nlohmann::json& grain_tuning);
