@@ -120,6 +120,7 @@ nlohmann::json TuningStatusJson(const nlohmann::json& gt) {
           {"recommendation", recommendation},
           {"nextRun", next_run},
           {"runs", runs},
+          {"lap", status.lap ? workload::ToJson(*status.lap) : nlohmann::json()},
           {"conditions", conditions},
           {"trials", rows}};
 }
@@ -147,6 +148,15 @@ std::string TuningStatusText(const nlohmann::json& gt) {
     out += "  run:  " + run["checkpointDir"].get<std::string>() + " keeps " +
            std::to_string(run["workers"].get<int>()) + " workers (from attempt " +
            std::to_string(run["firstAttempt"].get<int>()) + ")\n";
+  if (const nlohmann::json& lap = s["lap"]; lap.is_object()) {
+    out += "  lap:  attempt " + std::to_string(lap["attempt"].get<int>()) + ", " +
+           std::to_string(lap["hosts"].get<int>()) + " hosts at " + std::to_string(lap["admissionWorkers"].get<int>()) +
+           " workers: " + (lap.contains("workers") ? "the run keeps " + std::to_string(lap["workers"].get<int>()) + " workers"
+                                                   : lap["answer"].get<std::string>());
+    if (lap.contains("wallSeconds"))
+      out += " (" + std::to_string(static_cast<long>(lap["wallSeconds"].get<double>())) + " s)";
+    out += "\n";
+  }
   if (s["conditions"].contains("ValuePinned"))
     out += "  pinned: " + s["conditions"]["ValuePinned"].get<std::string>() + "\n";
   if (s["conditions"].contains("EndedEarly"))

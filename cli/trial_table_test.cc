@@ -103,6 +103,20 @@ TEST(TuningStatus, APinnedRunSaysItKeepsItsValueAndWhatTheNextRunGets) {
   EXPECT_EQ(j["conditions"], (nlohmann::json{{"ValuePinned", "attempt 2 keeps 4 workers"}}));
 }
 
+// A run sized by its practice lap says so: the laps, the value they gave, or why none.
+TEST(TuningStatus, APracticeLapSaysWhatItGaveTheRun) {
+  nlohmann::json gt = nlohmann::json::parse(R"({
+    "metadata": {"namespace": "ml", "name": "pretrain"}, "spec": {"tuningKey": "pretrain"},
+    "status": {"lap": {"attempt": 0, "answer": "7", "workers": 7, "admissionWorkers": 64, "hosts": 8,
+                       "wallSeconds": 1153.4, "stepSeconds": 4.3}}})");
+  EXPECT_NE(TuningStatusText(gt).find("  lap:  attempt 0, 8 hosts at 64 workers: the run keeps 7 workers (1153 s)\n"),
+            std::string::npos) << TuningStatusText(gt);
+  EXPECT_EQ(TuningStatusJson(gt)["lap"]["workers"], 7);
+  gt["status"]["lap"] = {{"attempt", 0}, {"answer", "none: the lap of p-0 exited 1"}, {"admissionWorkers", 64}, {"hosts", 0}};
+  EXPECT_NE(TuningStatusText(gt).find("  lap:  attempt 0, 0 hosts at 64 workers: none: the lap of p-0 exited 1\n"),
+            std::string::npos) << TuningStatusText(gt);
+}
+
 // What its first pick learned from other workloads: the demand key, the GrainTunings named.
 TEST(TuningStatus, TheDemandKeyAndTheGrainTuningsItsFirstPickLearnedFrom) {
   nlohmann::json gt = nlohmann::json::parse(R"({

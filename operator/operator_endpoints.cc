@@ -46,7 +46,7 @@ server::HttpResponse OperatorEndpoints::Metrics() {
       {"scrape", c.scrapes}, {"scrape_error", c.scrape_errors},
       {"status_write", c.status_writes}, {"status_progress_deferred", c.progress_deferred},
       {"event", c.events}, {"forgotten", c.forgotten}, {"ended_early", c.ended_early},
-      {"rejected_answer", c.rejected_answers}};
+      {"rejected_answer", c.rejected_answers}, {"lap_answer", c.lap_answers}};
   for (const auto& [kind, v] : now) {
     counters_.Add({{"kind", kind}}).Increment(v - exported_[kind]);
     exported_[kind] = v;

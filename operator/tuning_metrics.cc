@@ -6,6 +6,7 @@
 #include <map>
 #include <string>
 
+#include "workload/grain_tuning_status.h"
 #include "workload/graintune_objects.h"
 
 namespace graintune::op {
@@ -24,6 +25,11 @@ std::vector<prometheus::MetricFamily> TuningMetricFamilies(const std::vector<jso
   auto& oom = family("graintune_trial_oom_killed", "1 when a pod of the attempt was OOMKilled");
   auto& recommended = family("graintune_recommended_workers",
                              "grain_worker_count recommended for the attempt labelled");
+  auto& lap_workers = family("graintune_lap_workers",
+                             "grain_worker_count the practice lap gave the run whose first attempt is labelled");
+  auto& lap_admission = family("graintune_lap_admission_workers", "grain_worker_count the practice lap ran with");
+  auto& lap_seconds = family("graintune_lap_seconds", "Wall time of the longest practice lap of the attempt");
+  auto& lap_value = family("graintune_lap_gave_value", "1 when the practice lap gave the run its value, 0 when none");
   for (const json& gt : grain_tunings) {
     if (!gt.is_object()) continue;
     const json meta = gt.value("metadata", json::object());
@@ -44,6 +50,12 @@ std::vector<prometheus::MetricFamily> TuningMetricFamilies(const std::vector<jso
     }
     if (history.recommended_workers)
       recommended.Add(labels(history.recommendation_attempt)).Set(*history.recommended_workers);
+    if (const std::optional<workload::LapStatus> lap = workload::StatusWithoutListsOf(gt).lap) {
+      lap_value.Add(labels(lap->attempt)).Set(lap->workers ? 1 : 0);
+      lap_admission.Add(labels(lap->attempt)).Set(lap->admission_workers);
+      if (lap->workers) lap_workers.Add(labels(lap->attempt)).Set(*lap->workers);
+      if (lap->wall_seconds) lap_seconds.Add(labels(lap->attempt)).Set(*lap->wall_seconds);
+    }
   }
   return registry.Collect();
 }

@@ -9,6 +9,11 @@
 //   graintune_trial_oom_killed{...}          1 when a pod of the attempt was OOMKilled
 //   graintune_recommended_workers{graintuning_namespace, graintuning, attempt}
 //                                            the recommendation and the attempt it is for
+//   graintune_lap_gave_value{..., attempt}   1 when the attempt's practice lap gave its run a
+//                                            value (status.lap), 0 when it gave none
+//   graintune_lap_workers{...}               that value; graintune_lap_admission_workers the
+//                                            value the laps ran with; graintune_lap_seconds
+//                                            the longest lap's wall time
 //
 // The namespace label is not called `namespace` so that Prometheus keeps it beside the
 // operator pod's own target label. Every replica exports the same series (they read the same

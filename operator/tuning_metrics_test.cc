@@ -39,6 +39,21 @@ TEST(TuningMetrics, OneSeriesPerTrialLabelledByGrainTuningAndAttempt) {
     EXPECT_EQ(text.find(name + l1), std::string::npos) << name;
 }
 
+TEST(TuningMetrics, APracticeLapIsTold) {
+  json gt = GrainTuning();
+  gt["status"]["lap"] = {{"attempt", 0}, {"answer", "7"}, {"workers", 7}, {"admissionWorkers", 64},
+                         {"hosts", 2}, {"wallSeconds", 140.5}};
+  const std::string l0 = R"({attempt="0",graintuning="llama",graintuning_namespace="team-a"})";
+  std::string text = Exposition({gt});
+  for (const std::string& line : {"graintune_lap_gave_value" + l0 + " 1", "graintune_lap_workers" + l0 + " 7",
+                                  "graintune_lap_admission_workers" + l0 + " 64", "graintune_lap_seconds" + l0 + " 140.5"})
+    EXPECT_NE(text.find(line + "\n"), std::string::npos) << line << " not in\n" << text;
+  gt["status"]["lap"] = {{"attempt", 0}, {"answer", "none: the lap of p exited 1"}, {"admissionWorkers", 64}, {"hosts", 0}};
+  text = Exposition({gt});
+  EXPECT_NE(text.find("graintune_lap_gave_value" + l0 + " 0\n"), std::string::npos) << text;
+  EXPECT_EQ(text.find("graintune_lap_workers{"), std::string::npos) << text;
+}
+
 TEST(TuningMetrics, NoSeriesWhenNothingIsMeasured) {
   json fresh = {{"metadata", {{"namespace", "a"}, {"name", "b"}}}, {"status", json::object()}};
   json nameless = GrainTuning();
