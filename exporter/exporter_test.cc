@@ -200,6 +200,21 @@ TEST_F(ProcTest, TheShellsWrappingTheTrainerAreNeitherTrainerNorWorkers) {
   EXPECT_FALSE(ProcessSampler(root_.string()).Sample(std::chrono::steady_clock::now()).has_value());
 }
 
+// During a practice lap graintune-launcher runs the trainer's command: its argv holds that
+// command, so it matches; it is no trainer, and the lap's MaxText is (its workers are the lap's).
+TEST_F(ProcTest, TheLauncherRunningALapIsNeitherTrainerNorWorker) {
+  Proc(1, 0, "/pause", 0, 100);
+  Proc(5, 1, "/graintune-launcher/graintune-launcher --lap-steps=20 -- bash -c python3 -m MaxText.train", 1, 3'000);
+  Proc(6, 5, "bash -c python3 -m MaxText.train base.yml steps=20", 1, 4'000);
+  Proc(7, 6, "python3 -m MaxText.train base.yml steps=20", 1000, 30'000'000);
+  Proc(8, 7, "python3 -m MaxText.train base.yml steps=20", 500, 2'000'000);
+  std::optional<ProcessFigures> a = ProcessSampler(root_.string()).Sample(std::chrono::steady_clock::now());
+  ASSERT_TRUE(a.has_value());
+  EXPECT_EQ(a->workers, 1);
+  EXPECT_DOUBLE_EQ(a->worker_memory_bytes, 2'000'000 * 1024.0);
+  EXPECT_DOUBLE_EQ(a->trainer_memory_bytes, 30'000'000 * 1024.0);
+}
+
 // The exporter runs with --trainer-pattern PATTERN: its own command line matches; it is no trainer.
 TEST_F(ProcTest, TheExporterItselfIsNoTrainer) {
   const int self = static_cast<int>(::getpid());

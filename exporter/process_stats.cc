@@ -36,6 +36,15 @@ bool IsShell(const std::string& name) {
   return kShells.count(name) > 0;
 }
 
+// What wraps the trainer and holds its command line without being it: a shell, or
+// graintune-launcher while it runs the practice lap (its argv holds the trainer's command after
+// its `--`; once the lap is over it execs the trainer and is no longer itself).
+bool IsWrapper(const std::string& name, const std::string& cmdline) {
+  if (IsShell(name)) return true;
+  const std::string argv0 = cmdline.substr(0, cmdline.find(' '));
+  return argv0 == "graintune-launcher" || argv0.ends_with("/graintune-launcher");
+}
+
 std::optional<Proc> ReadProc(const fs::path& dir, int pid) {
   std::ifstream stat(dir / "stat");
   std::string text((std::istreambuf_iterator<char>(stat)), std::istreambuf_iterator<char>());
@@ -86,13 +95,13 @@ std::optional<telemetry::ProcessFigures> ProcessSampler::Sample(std::chrono::ste
     if (name.empty() || name.find_first_not_of("0123456789") != std::string::npos) continue;
     if (std::optional<Proc> p = ReadProc(it->path(), std::atoi(name.c_str()))) procs[p->pid] = *p;
   }
-  // The trainer: the oldest (lowest pid) matching process, not a shell, whose parent is not a
+  // The trainer: the oldest (lowest pid) matching process, not a wrapper, whose parent is not a
   // matching non-shell too (Grain's workers are forked from the trainer and share its command
   // line; the shells that wrap it are its ancestors, and their other children are not workers).
   // Nor is the exporter itself: its own command line holds the pattern when one is given.
   const int self = static_cast<int>(::getpid());
   auto matches = [&](const Proc& p) {
-    return p.pid != self && !IsShell(p.name) && Lowercase(p.cmdline).find(pattern_) != std::string::npos;
+    return p.pid != self && !IsWrapper(p.name, p.cmdline) && Lowercase(p.cmdline).find(pattern_) != std::string::npos;
   };
   const Proc* trainer = nullptr;
   for (const auto& [pid, p] : procs) {

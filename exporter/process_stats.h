@@ -2,7 +2,7 @@
 // (shareProcessNamespace: true): the trainer process (its command line contains a pattern,
 // case ignored: "MaxText" by default, which finds `python -m MaxText.train` and maxtext 0.2.x's
 // `python -m maxtext.trainers.pre_train.train`; shells, whose command line holds the script
-// that starts it, never are), Grain's worker processes (the trainer's descendants but
+// that starts it, and graintune-launcher running a practice lap never are), Grain's worker processes (the trainer's descendants but
 // multiprocessing's resource tracker and forkserver), their peak
 // resident memory (VmHWM), the trainer's cpu use and how busy the workers were between two
 // samples. The /proc root is a parameter so tests can point at a fake tree.
