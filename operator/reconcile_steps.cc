@@ -92,7 +92,11 @@ std::vector<EventToRecord> RecordOomKills(const AttemptPods& attempts, std::map<
 
 namespace {
 
-double Rounded(double v, double unit) { return std::round(v / unit) * unit; }
+// `v` to `decimals` places (60.3, not 60.300000000000004 as 603 * 0.1 gives).
+double Rounded(double v, int decimals) {
+  const double scale = std::pow(10.0, decimals);
+  return std::round(v * scale) / scale;
+}
 
 // status.lap for `answer` to the laps of `attempt`'s pods.
 workload::LapStatus LapStatusOf(int attempt, const std::vector<const PodFacts*>& pods, const LapAnswer& answer,
@@ -102,13 +106,13 @@ workload::LapStatus LapStatusOf(int attempt, const std::vector<const PodFacts*>&
   if (answer.decision) lap.workers = answer.decision->workers;
   lap.hosts = static_cast<int>(answer.laps.size());
   if (answer.laps.empty()) return lap;
-  lap.wall_seconds = Rounded(answer.wall_seconds, 0.1);
+  lap.wall_seconds = Rounded(answer.wall_seconds, 1);
   // The slowest host's step and busy share (it sets the run's value), the highest memory.
   const auto slowest = std::max_element(answer.laps.begin(), answer.laps.end(), [](const LapFigures& a, const LapFigures& b) {
     return a.step_seconds < b.step_seconds;
   });
-  lap.step_seconds = Rounded(slowest->step_seconds, 0.001);
-  lap.worker_busy_fraction = Rounded(slowest->worker_busy_fraction, 0.001);
+  lap.step_seconds = Rounded(slowest->step_seconds, 3);
+  lap.worker_busy_fraction = Rounded(slowest->worker_busy_fraction, 3);
   double memory = 0;
   for (const LapFigures& l : answer.laps) memory = std::max(memory, l.worker_memory_bytes);
   lap.worker_memory_bytes = std::round(memory);
