@@ -57,6 +57,9 @@ struct ContainerSites {
   std::optional<workload::ConfigValues> config;
   workload::RunResume resume;
   workload::ContainerEnv env;  // as its shell sees it: literals and its ConfigMaps
+  // The counts an earlier admission applied (on an object graintune manages): a reinvocation
+  // reads the starts that hold them as the first admission read the starts that held -1.
+  std::optional<int> applied_workers, applied_eval_workers;
 };
 
 // What the finders found in one pod template.
@@ -125,9 +128,14 @@ void FindContainerSites(const json& object, WorkloadKind kind, const json& spec,
   const size_t before = t.edits.size();
   for (const auto& finder : SiteFinders()) finder->Find(ctx, t.edits, warnings);
   if (t.edits.size() == before) return;
+  if (managed) {
+    sites.applied_workers = t.annotations.applied_workers;
+    sites.applied_eval_workers = t.annotations.applied_eval_workers;
+  }
   sites.resume = workload::ResumeOf({sites.overrides, config,
                                      workload::ViewOfConfig(sites.overrides, config),
-                                     JobSetNameFor(object, kind, c)});
+                                     JobSetNameFor(object, kind, c), sites.applied_workers,
+                                     sites.applied_eval_workers});
   // Only the eval pipeline's count is graintune's here: MaxText's checkpoints hold the training
   // iterator alone, so the eval count may change at every restart (the training count is the
   // user's, as written).
@@ -367,8 +375,12 @@ std::optional<long> DataHosts(const json& object, WorkloadKind kind, const Templ
 bool WithinMaxTextLimits(const ContainerSites& trainer, std::optional<long> data_files,
                          std::optional<long> hosts, bool has_eval, Plan& plan, bool& hosts_read) {
   const workload::ConfigValues* config = trainer.config ? &*trainer.config : nullptr;
-  const workload::RunResumeQuery query{trainer.overrides, config,
-                                       workload::ViewOfConfig(trainer.overrides, config), ""};
+  const workload::RunResumeQuery query{trainer.overrides,
+                                       config,
+                                       workload::ViewOfConfig(trainer.overrides, config),
+                                       "",
+                                       trainer.applied_workers,
+                                       trainer.applied_eval_workers};
   for (const bool eval : {false, true}) {
     if (eval && !has_eval) continue;
     const workload::WorkerLimit limit = workload::MaxTextWorkerLimit({query, eval, data_files, hosts});

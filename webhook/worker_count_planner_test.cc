@@ -107,6 +107,25 @@ TEST_F(PlannerTest, ReinvocationIsANoOp) {
   EXPECT_EQ(second.mutated, first.mutated);
 }
 
+// A script that starts MaxText twice, the first without grain_worker_count (MaxText's default)
+// and from another directory: admitted again as the API server stores it, the start that holds
+// the applied value is still the run, and its checkpoint directory stays (found by the
+// admission fuzzer).
+TEST_F(PlannerTest, ReinvocationOfAScriptWithTwoStartsKeepsTheStartThatHeldMinusOne) {
+  json job = SeedJob();
+  std::string& script = job["spec"]["template"]["spec"]["containers"][0]["command"][2].get_ref<std::string&>();
+  script = "python3 -m MaxText.train MaxText/configs/base.yml run_name=smoke base_output_directory=gs://b/smoke steps=5; " +
+           script + " run_name=llama base_output_directory=gs://b/runs dataset_type=grain enable_checkpointing=false";
+  const Plan first = Run(job, workload::WorkloadKind::kJob);
+  ASSERT_TRUE(first.changed) << (first.warnings.empty() ? "" : first.warnings[0]);
+  ASSERT_EQ(first.resume.checkpoint_dir, "gs://b/runs/llama/checkpoints") << first.resume.why;
+
+  const Plan second = Run(first.mutated, workload::WorkloadKind::kJob);
+  EXPECT_FALSE(second.changed) << second.patch.dump();
+  EXPECT_EQ(second.mutated, first.mutated);
+  EXPECT_EQ(second.resume.checkpoint_dir, first.resume.checkpoint_dir) << second.resume.why;
+}
+
 // A restarted child Job of a checkpointed JobSet whose value learned from another namespace:
 // admitted again as the API server stores it, the pinned value is its own, and the
 // learned-from it was given stays (found by the admission fuzzer).

@@ -248,11 +248,14 @@ RunResume ResumeOfOneStart(const RunResumeQuery& query) {
 
 }  // namespace
 
-bool MaySeeMinusOne(const RunResumeQuery& query, const std::string& key) {
+bool SeesGraintunesValue(const RunResumeQuery& query, const std::string& key) {
   const std::optional<std::string> value = EffectiveValue(query, key);
   if (!value) return true;
   const std::optional<double> n = ParseFiniteNumber(*value);
-  return !n || *n == -1;
+  if (!n || *n == -1) return true;
+  const std::optional<int>& applied =
+      key == "grain_worker_count_eval" ? query.applied_eval_workers : query.applied_workers;
+  return applied && *n == *applied;
 }
 
 RunResume ResumeOf(const RunResumeQuery& query) {
@@ -264,8 +267,9 @@ RunResume ResumeOf(const RunResumeQuery& query) {
   std::vector<size_t> numbers;
   for (size_t i = 0; i < query.overrides.starts; ++i) {
     const ContainerOverrides start = query.overrides.OfStart(i);
-    const RunResumeQuery q{start, query.config, query.view, query.jobset_name};
-    if (!MaySeeMinusOne(q, "grain_worker_count")) continue;
+    const RunResumeQuery q{start,           query.config, query.view, query.jobset_name,
+                           query.applied_workers, query.applied_eval_workers};
+    if (!SeesGraintunesValue(q, "grain_worker_count")) continue;
     seen.push_back(ResumeOfOneStart(q));
     numbers.push_back(i + 1);
   }

@@ -66,6 +66,12 @@ struct RunResumeQuery {
   // $JOBSET_NAME as MaxText will see it: the container's literal env value, else (set from a
   // field, as xpk does) the name of the JobSet the object belongs to; "" when unset.
   std::string jobset_name;
+  // The counts graintune wrote on an earlier admission of this object (its applied annotations,
+  // on an object it manages). A start whose count is one of them sees graintune's value as a
+  // start that says -1 does, so the API server's reinvocation judges the starts the first
+  // admission judged.
+  std::optional<int> applied_workers;
+  std::optional<int> applied_eval_workers;
 };
 
 struct RunResume {
@@ -77,12 +83,13 @@ struct RunResume {
 };
 
 // For a container whose script starts MaxText more than once (ContainerOverrides::starts), each
-// start that may see grain_worker_count=-1 is judged on its own config, and the value pins when
+// start that may see graintune's grain_worker_count (SeesGraintunesValue) is judged on its own config, and the value pins when
 // any of them pins (two pinning starts with different directories: pinned, no directory).
 RunResume ResumeOf(const RunResumeQuery& query);
 
-// Whether `key` may be -1 in the config of `query` (graintune cannot tell counts as may).
-bool MaySeeMinusOne(const RunResumeQuery& query, const std::string& key);
+// Whether `key` may hold the value graintune writes in the config of `query`: -1, the count
+// graintune applied to this object (RunResumeQuery::applied_*), or a value graintune cannot tell.
+bool SeesGraintunesValue(const RunResumeQuery& query, const std::string& key);
 
 // One key of the effective config the rule above reads (overrides, mounted file, MaxText's
 // default); nullopt when graintune cannot tell.

@@ -256,6 +256,30 @@ TEST(RunResumeTest, AStartThatDoesNotSeeMinusOneDoesNotDecide) {
   EXPECT_FALSE(Read(c).pins_workers);
 }
 
+// The API server's reinvocation sees the count graintune applied where -1 was: the start that
+// holds it is judged as the start that held -1 was, and the start that never saw the value
+// (MaxText's default count) is not (found by the admission fuzzer).
+TEST(RunResumeTest, TheStartHoldingTheAppliedCountIsJudgedAsTheStartThatHeldMinusOne) {
+  const std::string first = "python3 -m MaxText.train base.yml run_name=a base_output_directory=gs://b/one; ";
+  const std::string second = "python3 -m MaxText.train base.yml dataset_type=grain run_name=b "
+                             "base_output_directory=gs://b/two enable_checkpointing=false grain_worker_count=";
+  const json written = {{"command", {"bash", "-c", first + second + "-1"}}};
+  const json applied = {{"command", {"bash", "-c", first + second + "6"}}};
+  const RunResume before = Read(written);
+  ASSERT_FALSE(before.pins_workers) << before.why;
+  ASSERT_EQ(before.checkpoint_dir, "gs://b/two/b/checkpoints");
+
+  const ContainerOverrides overrides = ScanContainer(applied);
+  RunResumeQuery query{overrides, nullptr, ViewOfConfig(overrides, nullptr), ""};
+  query.applied_workers = 6;
+  const RunResume again = ResumeOf(query);
+  EXPECT_EQ(again.pins_workers, before.pins_workers) << again.why;
+  EXPECT_EQ(again.checkpoint_dir, before.checkpoint_dir);
+  EXPECT_EQ(again.why, before.why);
+  // Without the applied count, neither start sees graintune's value: the whole script decides.
+  EXPECT_NE(Read(applied).checkpoint_dir, before.checkpoint_dir);
+}
+
 TEST(RunResumeTest, TwoStartsRestoringFromTwoDirectoriesHoldWithNoDirectory) {
   const json c = {{"command", {"bash", "-c",
       "python3 -m MaxText.train base.yml dataset_type=grain run_name=a base_output_directory=gs://b grain_worker_count=-1; "
