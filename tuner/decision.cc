@@ -9,15 +9,21 @@
 namespace graintune {
 namespace {
 
+// A count from a figure an object may make absurd (a cpu limit of "20P", a worker memory of one
+// byte): held within a million either way, beyond any host's workers, so the cast is defined
+// and every cap and budget after it still applies. NaN counts as none.
+int CountOf(double x) {
+  constexpr double kCountBound = 1e6;
+  return std::isnan(x) ? 0 : static_cast<int>(std::clamp(x, -kCountBound, kCountBound));
+}
+
 // Workers the cores left to them can run. Rounded to the nearest whole worker, not down: a
 // worker with half a core or more still adds throughput (measured with real Grain on a 2-core
 // host, bench/real_grain: 2 workers beside a trainer delivered 1.6x one worker), while one
 // with less mostly adds contention.
-int CpuBudget(double available_cores) {
-  return static_cast<int>(std::floor(std::max(0.0, available_cores) + 0.5));
-}
+int CpuBudget(double available_cores) { return CountOf(std::floor(std::max(0.0, available_cores) + 0.5)); }
 
-int CeilInt(double x) { return static_cast<int>(std::ceil(x - 1e-9)); }
+int CeilInt(double x) { return CountOf(std::ceil(x - 1e-9)); }
 
 double Safety(const Policy& policy) {
   return policy.objective == Objective::kFewestWorkers ? 1.05 : policy.safety_factor;
@@ -119,7 +125,7 @@ std::string ApplyMeasurements(const TuningInputs& in, const std::vector<Trial>& 
     const double trainer = in.policy.reserved_memory_bytes.value_or(1.1 * it->trainer_memory_bytes);
     const double per_worker = 1.1 * it->worker_memory_bytes;
     const double usable = in.host.memory_bytes * (1.0 - in.policy.memory_headroom) - trainer;
-    b.memory = static_cast<int>(std::floor(std::max(0.0, usable) / per_worker));
+    b.memory = CountOf(std::floor(std::max(0.0, usable) / per_worker));
     b.per_worker_memory_bytes = per_worker;
     note = "measured " + Bytes(it->worker_memory_bytes) + "/worker, trainer " +
            Bytes(it->trainer_memory_bytes);
@@ -152,7 +158,7 @@ Budgets ComputeBudgets(const TuningInputs& in) {
   b.cpu = CpuBudget(in.host.cpu_cores - reserved_cpu);
   b.per_worker_memory_bytes = in.profile.worker_memory_bytes + in.demand.element_bytes;
   b.memory = b.per_worker_memory_bytes > 0
-                 ? static_cast<int>(std::floor(UsableMemory(in) / b.per_worker_memory_bytes))
+                 ? CountOf(std::floor(UsableMemory(in) / b.per_worker_memory_bytes))
                  : b.cpu;
   b.ceiling = std::max(1, std::min({b.cpu, b.memory, in.policy.max_workers}));
   return b;

@@ -34,6 +34,22 @@ Trial MakeTrial(int attempt, int workers, double tokens_per_second, bool data_bo
   return t;
 }
 
+// A host an object claims is absurd (a cpu limit of "20P", petabytes of memory, one byte per
+// worker): the budgets stay counts, and the value stays within the policy (found by the
+// admission fuzzer, where the conversion to int was undefined).
+TEST(DecisionTest, AbsurdHostFiguresStayWithinThePolicy) {
+  TuningInputs in = SeedInputs();
+  in.host.cpu_cores = 2e16;
+  in.host.memory_bytes = 4e20;
+  in.profile = ProfileWithOverrides(DatasetKind::kRawText, 2100, 1);
+  in.demand.element_bytes = 0;
+  const Decision d = Decide(in, {});
+  EXPECT_GE(d.workers, 1);
+  EXPECT_LE(d.workers, in.policy.max_workers);
+  EXPECT_EQ(d.budgets.cpu, 1000000);
+  EXPECT_EQ(d.budgets.memory, 1000000);
+}
+
 TEST(DecisionTest, AFedTrialAtTheBufferedPaceIsFedEvenBelowAnOptimisticEstimate) {
   TuningInputs in = SeedInputs();
   in.demand.tokens_per_second_per_host = 27000;  // estimated at 40% MFU: 2.43 s a step
