@@ -15,7 +15,9 @@
 # pinned environment of ~1.5 GB from PyPI the first time, cached): a tiny model on one TPU host
 # shaped like this machine, its Grain workers and metrics file real, re-tuned across a restart.
 # With --real-node too, MaxText runs in a container on the real node (the test image, with this
-# machine's pinned MaxText environment mounted read-only).
+# machine's pinned MaxText environment mounted read-only), and the story ends with a practice
+# lap: a new run whose policy asks for one runs its own command for 20 steps first, and its
+# trainer starts with the value the lap gave.
 # Everything it starts stops when it ends or is interrupted (Ctrl-C); the real node restores
 # every host setting it changed.
 set -euo pipefail
@@ -30,7 +32,7 @@ while [ $# -gt 0 ]; do
       [ $# -ge 2 ] || usage "--trainer needs a value"
       case "$2" in emulator|maxtext) trainer="$2" ;; *) usage "unknown trainer '$2'" ;; esac
       shift ;;
-    -h|--help) sed -n '2,20p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,23p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) usage "unknown argument '$1'" ;;
   esac
   shift

@@ -18,14 +18,6 @@ using kube::Json;
 
 constexpr char kJobSet[] = "tiny";
 constexpr char kSecondRun[] = "tiny-run2";
-// Checkpoints every 5 steps, each written before the next step, to a folder that outlives the pod.
-constexpr char kCheckpointingArgs[] = "enable_checkpointing=true checkpoint_period=5 async_checkpointing=false";
-
-std::string Fixed(double v, int decimals) {
-  char text[32];
-  std::snprintf(text, sizeof text, "%.*f", decimals, v);
-  return text;
-}
 
 // What one attempt did on this machine, seen from /proc and MaxText's own file.
 struct AttemptRun {
@@ -52,7 +44,7 @@ class Story {
     Say("   inside xpk's `bash -c` wrapper, checkpointing every 5 steps (with Grain's iterator); its");
     Say("   records are 512 KiB of text, so tokenizing binds:");
     Result<TinyJobSetOptions> placed = pods_.Place({.ns = kMaxTextDemoNamespace, .name = kJobSet, .steps = steps_,
-                                                    .extra_args = kCheckpointingArgs});
+                                                    .extra_args = kTinyCheckpointing});
     if (!placed.ok()) return Stop(placed.error());
     Say(Indent(Text(cp_.Kubectl({"apply", "-f", "-"}, TinyMaxTextJobSet(maxtext_, *placed)))));
 
@@ -90,7 +82,7 @@ class Story {
     const int next_run = pinned["status"]["nextRun"].value("workers", 0);
     cp_.Kubectl({"delete", "jobset", "-n", kMaxTextDemoNamespace, kJobSet, "--wait=true", "--timeout=120s"});
     Result<TinyJobSetOptions> second = pods_.Place({.ns = kMaxTextDemoNamespace, .name = kSecondRun,
-                                                    .steps = steps_, .extra_args = kCheckpointingArgs});
+                                                    .steps = steps_, .extra_args = kTinyCheckpointing});
     if (!second.ok()) return Stop(second.error());
     // The same workload (its tuning key), a new run: another checkpoint directory.
     std::string manifest = TinyMaxTextJobSet(maxtext_, *second);

@@ -50,4 +50,10 @@ int Stop(const std::string& what) {
   return g_interrupted ? 130 : 1;
 }
 
+std::string Fixed(double v, int decimals) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%.*f", decimals, v);
+  return text;
+}
+
 }  // namespace graintune::testing::demo

@@ -19,6 +19,8 @@ void Say(const std::string& text);          // a line, flushed at once
 void Step(const std::string& title);        // "\n== title"
 // `text` with every line prefixed by `pad`, trailing blank lines dropped.
 std::string Indent(const std::string& text, const std::string& pad = "   ");
+// `v` with `decimals` places ("0.854").
+std::string Fixed(double v, int decimals);
 // Polls `done` until it holds (true), `seconds` pass or the demo is interrupted (false).
 bool WaitFor(const std::function<bool()>& done, int seconds);
 // Says why the demo stops early (`what` did not happen, or the interruption); its exit code.

@@ -39,6 +39,10 @@ Result<kube::Json> MaxTextHost(const std::string& name, double cpus, double memo
 // The tiny JobSet's steps: 20 after the operator's 2 warm-up steps (its --warmup-steps
 // default), so a trial has 10 steady samples where the operator needs 8.
 inline constexpr int kTinySteps = 22;
+// MaxText overrides that make the tiny JobSet a run that checkpoints (Grain's iterator too) every
+// 5 steps, each written before the next step: it keeps one value for its life.
+inline constexpr char kTinyCheckpointing[] =
+    "enable_checkpointing=true checkpoint_period=5 async_checkpointing=false";
 inline constexpr int kOperatorWarmupSteps = 2;
 
 struct TinyJobSetOptions {

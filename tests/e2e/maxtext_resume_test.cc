@@ -49,9 +49,9 @@ constexpr char kJobSet[] = "tiny";
 constexpr int kSteps = 22;
 // The namespace policy's minWorkers once attempt 0 runs (AttemptZeroPastACheckpoint).
 constexpr int kFloorAfterAttemptZero = 2;
-// Checkpoints every 5 steps, written before the next step (no asynchronous save), in a folder of
-// this machine that every attempt's pod sees at the same path.
-constexpr char kCheckpointing[] = "enable_checkpointing=true checkpoint_period=5 async_checkpointing=false";
+// kTinyCheckpointing's checkpoints go to a folder of this machine that every attempt's pod sees
+// at the same path.
+constexpr const char* kCheckpointing = kTinyCheckpointing;
 
 std::string ReadAll(const std::string& path) {
   std::ifstream in(path);

@@ -18,8 +18,6 @@
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
-#include <fstream>
-#include <sstream>
 
 #include "tests/controlplane/host_footprint.h"
 #include "tests/controlplane/maxtext_workload.h"
@@ -28,6 +26,7 @@
 #include "tests/controlplane/result_text.h"
 #include "tests/controlplane/wait_for.h"
 #include "tests/node/chart_on_node.h"
+#include "tests/node/node_lap.h"
 #include "tests/node/node_maxtext_pods.h"
 #include "tests/node/node_test_support.h"
 #include "tests/node/node_workloads.h"
@@ -40,36 +39,6 @@ using std::chrono::seconds;
 
 constexpr char kNs[] = "maxtext-lap";
 constexpr char kJobSet[] = "tiny";
-constexpr char kCheckpointing[] = "enable_checkpointing=true checkpoint_period=5 async_checkpointing=false";
-// The lap's own run name (graintune-launcher's): its MaxText start says so on its command line.
-// (Not enable_checkpointing=false: the tiny model's arguments carry it, before the run's =true.)
-constexpr char kLapWord[] = "run_name=graintune-practice-lap";
-
-// The namespace's policy: at most 2 workers (this machine's cores), and a training lap of 20
-// steps (the fewest a lap runs), stopped after 400 s.
-std::string LapPolicy() {
-  return NamespacePolicy(kNs, 2) +
-         "  lap: {mode: Training, steps: 20, timeoutSeconds: 400, answerWaitSeconds: 120}\n";
-}
-
-// The pod's MaxText trainer (not its lap): the `bash` process of the pod whose command line
-// starts MaxText without the lap's words; 0 while there is none.
-int TrainerShell(const std::string& pod_uid) {
-  for (int pid : PodProcesses(pod_uid, "bash")) {
-    std::ifstream in("/proc/" + std::to_string(pid) + "/cmdline");
-    std::stringstream text;
-    text << in.rdbuf();
-    const std::string cmdline = text.str();
-    if (cmdline.find(kMaxTextTrainerPattern) != std::string::npos && cmdline.find(kLapWord) == std::string::npos)
-      return pid;
-  }
-  return 0;
-}
-
-std::string Annotation(const Json& pod, const std::string& key) {
-  const Json annotations = pod.value("/metadata/annotations"_json_pointer, Json::object());
-  return annotations.is_object() ? annotations.value(key, std::string()) : std::string();
-}
 
 TEST(MaxTextLapOnNode, TheFirstAttemptsTrainerStartsWithTheValueItsLapGave) {
   const auto test_start = std::chrono::steady_clock::now();
@@ -87,7 +56,7 @@ TEST(MaxTextLapOnNode, TheFirstAttemptsTrainerStartsWithTheValueItsLapGave) {
   std::shared_ptr<kube::Client> client = cp->AdminClient();
   const NodeMaxTextPods pods(*cp, *maxtext, images->test_ref);
   Result<TinyJobSetOptions> tiny =
-      pods.Place({.ns = kNs, .name = kJobSet, .steps = kTinySteps, .extra_args = kCheckpointing});
+      pods.Place({.ns = kNs, .name = kJobSet, .steps = kTinySteps, .extra_args = kTinyCheckpointing});
   ASSERT_TRUE(tiny.ok()) << tiny.error();
   auto on_failure = [&] {
     return "\n" + Text(cp->Kubectl({"get", "pods,jobs,jobsets,graintunings", "-A", "-o", "wide"})) +
@@ -106,7 +75,7 @@ TEST(MaxTextLapOnNode, TheFirstAttemptsTrainerStartsWithTheValueItsLapGave) {
       HelmInstallOnNode(*cp, std::string(GRAINTUNE_SOURCE_DIR) + "/charts/graintune", images->ref);
   ASSERT_TRUE(installed.ok()) << installed.message() << on_failure();
   ASSERT_TRUE(CreateNamespaceWithPolicy(*cp, kNs, 2).ok());
-  ASSERT_TRUE(cp->Kubectl({"apply", "-f", "-"}, LapPolicy()).ok());
+  ASSERT_TRUE(cp->Kubectl({"apply", "-f", "-"}, LapPolicy(kNs, 2)).ok());
   Result<std::string> applied = cp->Kubectl({"apply", "-f", "-"}, TinyMaxTextJobSet(*maxtext, *tiny));
   ASSERT_TRUE(applied.ok()) << applied.error();
 
@@ -114,12 +83,12 @@ TEST(MaxTextLapOnNode, TheFirstAttemptsTrainerStartsWithTheValueItsLapGave) {
   Json pod;
   const bool answered = WaitFor([&] {
     const std::vector<Json> attempt = AttemptPods(*client, kNs, kJobSet, 0);
-    if (attempt.size() != 1 || Annotation(attempt[0], "graintune.dev/lap-value").empty()) return false;
+    if (attempt.size() != 1 || PodAnnotation(attempt[0], "graintune.dev/lap-value").empty()) return false;
     pod = attempt[0];
     return true;
   }, seconds(480));
   ASSERT_TRUE(answered) << "no answer on the pod" << on_failure();
-  const std::string answer = Annotation(pod, "graintune.dev/lap-value");
+  const std::string answer = PodAnnotation(pod, "graintune.dev/lap-value");
   const int admission = WorkersOf(pod);
   std::printf("admission's value %d; the lap's answer: %s\n", admission, answer.c_str());
   const Json lap = tuning().value("/status/lap"_json_pointer, Json::object());
@@ -139,7 +108,7 @@ TEST(MaxTextLapOnNode, TheFirstAttemptsTrainerStartsWithTheValueItsLapGave) {
   MetricsFileRead read;
   const bool trained = WaitFor([&] {
     ++polls;
-    if (shell == 0) shell = TrainerShell(uid);
+    if (shell == 0) shell = TrainerShellAfterLap(uid);
     if (shell != 0) {
       const std::map<int, ProcessSeen> tree = Descendants(shell);
       const int workers = GrainWorkers(tree, kMaxTextTrainerPattern);

@@ -11,7 +11,9 @@
 // With --trainer maxtext (scripts/demo.sh --real-node --trainer maxtext) the story after the
 // install is demo_maxtext_story.h's instead: MaxText's own trainer in a container of the test
 // image, with this machine's pinned MaxText environment mounted (node_maxtext_pods.h), its Grain
-// worker processes counted in the pod's cgroup, its metrics file read from the pod's emptyDir.
+// worker processes counted in the pod's cgroup, its metrics file read from the pod's emptyDir;
+// then a new run in a namespace whose policy asks for a practice lap starts its trainer with the
+// value its lap gave (demo_lap_story.h).
 //
 // Needs root (the node changes sysctls, mounts and cgroups; all restored when it stops) and the
 // image variables scripts/image.sh prints (and, for MaxText, the GRAINTUNE_MAXTEXT_* variables
@@ -30,6 +32,7 @@
 #include "tests/controlplane/demo_maxtext_story.h"
 #include "tests/controlplane/demo_output.h"
 #include "tests/controlplane/wait_for.h"
+#include "tests/node/demo_lap_story.h"
 #include "tests/node/chart_on_node.h"
 #include "tests/node/node_maxtext_pods.h"
 #include "tests/node/node_test_support.h"
@@ -109,7 +112,9 @@ int main(int argc, char** argv) {
     Say("   environment mounted read-only (hostPath), as root, on the node's " +
         Text(cp->Kubectl({"get", "node", RealNode::kName, "-o", "jsonpath={.status.allocatable.cpu}"})) + " cpu.");
     const NodeMaxTextPods pods(*cp, *maxtext, images->test_ref);
-    return TellMaxTextStory(*cp, pods, *maxtext, kMaxTextStepsAsked);
+    const int told = TellMaxTextStory(*cp, pods, *maxtext, kMaxTextStepsAsked);
+    if (told != 0) return told;
+    return TellLapStory(*cp, pods, *maxtext, 7);
   }
 
   Step("3. A single-host JobSet with grain_worker_count=-1");

@@ -1,0 +1,28 @@
+// The practice lap of the tiny MaxText JobSet on the real node, as the node test and the
+// real-node demo run it: a namespace whose policy asks for a training lap, the pod's MaxText
+// trainer told apart from its lap (graintune-launcher runs the lap under its own run_name), and
+// the operator's answer read off the pod.
+#pragma once
+
+#include <string>
+
+#include "kube/client.h"
+
+namespace graintune::testing {
+
+// The lap's own run name (graintune-launcher's): its MaxText start says so on its command line.
+// (Not enable_checkpointing=false: the tiny model's arguments carry it, before the run's =true.)
+inline constexpr char kLapRunNameWord[] = "run_name=graintune-practice-lap";
+
+// `ns`'s GrainTunePolicy: at most `max_workers` (this machine's cores) and a training lap of 20
+// steps (the fewest a lap runs), stopped after 400 s, its answer awaited 120 s.
+std::string LapPolicy(const std::string& ns, int max_workers);
+
+// The pod's MaxText trainer (not its lap): the `bash` process of the pod whose command line
+// starts MaxText without the lap's run name; 0 while there is none.
+int TrainerShellAfterLap(const std::string& pod_uid);
+
+// The pod's annotation `key` ("" when absent).
+std::string PodAnnotation(const kube::Json& pod, const std::string& key);
+
+}  // namespace graintune::testing
