@@ -277,6 +277,7 @@ int main(int argc, char** argv) {
   // resumed from its last checkpoint with steps still to train.
   const int told = maxtext ? TellMaxTextStory(cp, maxtext_pods, *maxtext, 2 * kTinySteps - 4)
                            : TellLlamaStory(cp, runner, source_dir);
+  if (maxtext && told == 0) Say("\nDone: stopping everything this demo started.");
   runner.Stop();
   return told;
 }

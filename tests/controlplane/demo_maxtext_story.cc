@@ -100,7 +100,6 @@ class Story {
         Fixed(1 / a0->whole.step_seconds_mean, 3) + ", run 2 with " + std::to_string(r2->workers) + " " +
         Fixed(1 / r2->whole.step_seconds_mean, 3) + " (x" +
         Fixed(a0->whole.step_seconds_mean / r2->whole.step_seconds_mean, 2) + ").");
-    Say("\nDone: stopping everything this demo started.");
     return Interrupted() ? 130 : 0;
   }
 

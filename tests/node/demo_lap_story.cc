@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "tests/controlplane/demo_maxtext_story.h"
 #include "tests/controlplane/demo_output.h"
 #include "tests/controlplane/process_tree.h"
 #include "tests/node/node_lap.h"
@@ -37,6 +38,12 @@ void SayLap(const Json& lap) {
 int TellLapStory(ControlPlane& cp, const NodeMaxTextPods& pods, const MaxTextEnv& maxtext, int step) {
   std::shared_ptr<kube::Client> client = cp.AdminClient();
   Step(std::to_string(step) + ". A practice lap: a new run measures its own pipeline before it keeps a value");
+  // The story's last run still holds the node's TPU chips (its trainer frozen where it stopped).
+  if (Result<std::string> r = cp.Kubectl({"delete", "jobsets", "--all", "-n", kMaxTextDemoNamespace}); !r.ok())
+    return Stop(r.error());
+  if (!WaitFor([&] { return PodsWith(*client, kMaxTextDemoNamespace, "").empty(); }, 120))
+    return Stop("the story's last run still holds the node");
+  Say("   (the runs of " + std::string(kMaxTextDemoNamespace) + " deleted: their pods held the node's TPU chips)");
   Result<TinyJobSetOptions> tiny =
       pods.Place({.ns = kNs, .name = kJobSet, .steps = kTinySteps, .extra_args = kTinyCheckpointing});
   if (!tiny.ok()) return Stop(tiny.error());

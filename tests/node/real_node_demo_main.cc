@@ -114,7 +114,9 @@ int main(int argc, char** argv) {
     const NodeMaxTextPods pods(*cp, *maxtext, images->test_ref);
     const int told = TellMaxTextStory(*cp, pods, *maxtext, kMaxTextStepsAsked);
     if (told != 0) return told;
-    return TellLapStory(*cp, pods, *maxtext, 7);
+    const int lapped = TellLapStory(*cp, pods, *maxtext, 7);
+    if (lapped == 0) Say("\nDone: stopping everything this demo started (the host is restored).");
+    return lapped;
   }
 
   Step("3. A single-host JobSet with grain_worker_count=-1");
