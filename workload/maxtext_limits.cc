@@ -65,12 +65,7 @@ WorkerLimit MaxTextWorkerLimit(const WorkerLimitQuery& q) {
   WorkerLimit strictest;
   for (size_t i = 0; i < all.starts; ++i) {
     const ContainerOverrides start = all.OfStart(i);
-    const RunResumeQuery config{start,
-                                q.config.config,
-                                q.config.view,
-                                q.config.jobset_name,
-                                q.config.applied_workers,
-                                q.config.applied_eval_workers};
+    const RunResumeQuery config = q.config.ForStart(start);
     if (!SeesGraintunesValue(config, key)) continue;
     WorkerLimit limit = LimitOfOneStart({config, q.eval, q.data_files, q.hosts});
     if (limit.kind == WorkerLimit::Kind::kUnknown) return limit;

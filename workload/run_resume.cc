@@ -267,8 +267,7 @@ RunResume ResumeOf(const RunResumeQuery& query) {
   std::vector<size_t> numbers;
   for (size_t i = 0; i < query.overrides.starts; ++i) {
     const ContainerOverrides start = query.overrides.OfStart(i);
-    const RunResumeQuery q{start,           query.config, query.view, query.jobset_name,
-                           query.applied_workers, query.applied_eval_workers};
+    const RunResumeQuery q = query.ForStart(start);
     if (!SeesGraintunesValue(q, "grain_worker_count")) continue;
     seen.push_back(ResumeOfOneStart(q));
     numbers.push_back(i + 1);

@@ -72,6 +72,11 @@ struct RunResumeQuery {
   // admission judged.
   std::optional<int> applied_workers;
   std::optional<int> applied_eval_workers;
+
+  // This query for `start` (ContainerOverrides::OfStart), everything else kept.
+  RunResumeQuery ForStart(const ContainerOverrides& start) const {
+    return {start, config, view, jobset_name, applied_workers, applied_eval_workers};
+  }
 };
 
 struct RunResume {
@@ -83,8 +88,9 @@ struct RunResume {
 };
 
 // For a container whose script starts MaxText more than once (ContainerOverrides::starts), each
-// start that may see graintune's grain_worker_count (SeesGraintunesValue) is judged on its own config, and the value pins when
-// any of them pins (two pinning starts with different directories: pinned, no directory).
+// start that may see graintune's grain_worker_count (SeesGraintunesValue) is judged on its own
+// config, and the value pins when any of them pins (two pinning starts with different
+// directories: pinned, no directory).
 RunResume ResumeOf(const RunResumeQuery& query);
 
 // Whether `key` may hold the value graintune writes in the config of `query`: -1, the count
