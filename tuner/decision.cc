@@ -4,18 +4,11 @@
 #include <cmath>
 #include <optional>
 
+#include "tuner/counts.h"
 #include "tuner/figures.h"
 
 namespace graintune {
 namespace {
-
-// A count from a figure an object may make absurd (a cpu limit of "20P", a worker memory of one
-// byte): held within a million either way, beyond any host's workers, so the cast is defined
-// and every cap and budget after it still applies. NaN counts as none.
-int CountOf(double x) {
-  constexpr double kCountBound = 1e6;
-  return std::isnan(x) ? 0 : static_cast<int>(std::clamp(x, -kCountBound, kCountBound));
-}
 
 // Workers the cores left to them can run. Rounded to the nearest whole worker, not down: a
 // worker with half a core or more still adds throughput (measured with real Grain on a 2-core
