@@ -156,11 +156,6 @@ std::string TuningStatusText(const nlohmann::json& gt) {
     if (lap.contains("wallSeconds"))
       out += " (" + std::to_string(static_cast<long>(lap["wallSeconds"].get<double>())) + " s)";
     out += "\n";
-    if (lap.contains("compileCacheHit"))
-      out += std::string("  compile: ") +
-             (lap["compileCacheHit"].get<bool>() ? "from the lap's cache" : "compiled again, not from the lap's cache") +
-             " (first step " + Fixed(lap.value("trainerFirstStepSeconds", 0.0), 1) + " s, the lap's " +
-             Fixed(lap.value("lapFirstStepSeconds", 0.0), 1) + " s)\n";
   }
   if (s["conditions"].contains("ValuePinned"))
     out += "  pinned: " + s["conditions"]["ValuePinned"].get<std::string>() + "\n";

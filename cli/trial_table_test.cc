@@ -112,13 +112,6 @@ TEST(TuningStatus, APracticeLapSaysWhatItGaveTheRun) {
   EXPECT_NE(TuningStatusText(gt).find("  lap:  attempt 0, 8 hosts at 64 workers: the run keeps 7 workers (1153 s)\n"),
             std::string::npos) << TuningStatusText(gt);
   EXPECT_EQ(TuningStatusJson(gt)["lap"]["workers"], 7);
-  EXPECT_EQ(TuningStatusText(gt).find("  compile:"), std::string::npos) << "no verdict before the trainer's first step";
-  gt["status"]["lap"]["compileCacheHit"] = true;
-  gt["status"]["lap"]["lapFirstStepSeconds"] = 31.42;
-  gt["status"]["lap"]["trainerFirstStepSeconds"] = 2.04;
-  EXPECT_NE(TuningStatusText(gt).find("  compile: from the lap's cache (first step 2.0 s, the lap's 31.4 s)\n"),
-            std::string::npos) << TuningStatusText(gt);
-  EXPECT_EQ(TuningStatusJson(gt)["lap"]["compileCacheHit"], true);
   gt["status"]["lap"] = {{"attempt", 0}, {"answer", "none: the lap of p-0 exited 1"}, {"admissionWorkers", 64}, {"hosts", 0}};
   EXPECT_NE(TuningStatusText(gt).find("  lap:  attempt 0, 0 hosts at 64 workers: none: the lap of p-0 exited 1\n"),
             std::string::npos) << TuningStatusText(gt);

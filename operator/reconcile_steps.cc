@@ -4,8 +4,6 @@
 #include <cmath>
 
 #include "operator/lap_answer.h"
-#include "operator/lap_compile_cache.h"
-#include "tuner/figures.h"
 #include "tuner/learning.h"
 
 namespace graintune::op {
@@ -157,27 +155,6 @@ std::optional<LapAnswerWrite> RecordLap(const ReconcileInput& in, const AttemptP
     return write;
   }
   return std::nullopt;
-}
-
-void RecordLapCompileCache(const ReconcileInput& in, GrainTuningStatus& status, std::vector<EventToRecord>& events) {
-  if (!status.lap || status.lap->compile_cache_hit) return;
-  const auto steps = in.steps.find(status.lap->attempt);
-  if (steps == in.steps.end()) return;
-  const std::optional<CompileCacheVerdict> verdict = CompileCacheOf(steps->second);
-  if (!verdict) return;
-  workload::LapStatus& lap = *status.lap;
-  lap.compile_cache_hit = verdict->hit;
-  lap.lap_first_step_seconds = Rounded(verdict->lap_first_step_seconds, 3);
-  lap.trainer_first_step_seconds = Rounded(verdict->trainer_first_step_seconds, 3);
-  const std::string steps_text = "the trainer's first step took " + Fixed(*lap.trainer_first_step_seconds, 1) +
-                                 " s, its practice lap's " + Fixed(*lap.lap_first_step_seconds, 1) + " s";
-  if (verdict->hit)
-    events.push_back({"Normal", "LapCompileCacheHit",
-                      steps_text + ": the trainer's compile came from the JAX compilation cache the lap filled"});
-  else
-    events.push_back({"Warning", "LapCompileCacheMissed",
-                      steps_text + ": the trainer compiled again (its program is not the lap's, or its "
-                                   "jax_cache_dir is not the one the lap wrote)"});
 }
 
 void MergeMeasuredTrials(const ReconcileInput& in, const AttemptPods& attempts, std::map<int, Trial>& trials) {

@@ -3,8 +3,7 @@
 //   1. trials: the stored ones (StoredTrials), OOM kills (RecordOomKills, with their Events),
 //      what the pods measured (MergeMeasuredTrials), then RecordTrials (bounded, ended attempts);
 //   2. runs and pins (RecordRunsAndPins): status.runs, the newest pinned attempt, ended early;
-//      and the practice lap (RecordLap): the answer its pods wait for, status.lap, then
-//      whether its trainer's compile came from the lap's cache (RecordLapCompileCache);
+//      and the practice lap (RecordLap): the answer its pods wait for, status.lap;
 //   3. recommend (Recommendation): the value for the next attempt, or the admitted one;
 //   4. next run (NextRun): the value the next checkpoint directory starts with;
 //   5. learn (Learn): what the trials teach other runs;
@@ -65,12 +64,6 @@ RunsAndPins RecordRunsAndPins(const std::vector<PodFacts>& pods, workload::Grain
 std::optional<LapAnswerWrite> RecordLap(const ReconcileInput& in, const AttemptPods& attempts,
                                         workload::GrainTuningStatus& status,
                                         std::vector<EventToRecord>& events);
-
-// 2c. Whether the lap's attempt's trainer found its compile in the cache the lap filled
-// (lap_compile_cache.h), from the steps its exporter reported (in.steps): recorded once in
-// status.lap, with a LapCompileCacheHit Event or a LapCompileCacheMissed Warning.
-void RecordLapCompileCache(const ReconcileInput& in, workload::GrainTuningStatus& status,
-                           std::vector<EventToRecord>& events);
 
 // 3. The recommendation. Once the newest attempt has a trial (`newest_measured`): for attempt
 // newest + 1, the pinned run's value when the newest attempt is pinned, else `decision`'s.

@@ -183,56 +183,6 @@ TEST(ReconcileStepsTest, ARecordedLapAnswerIsTheAttempts) {
   EXPECT_FALSE(RecordLap(in, PodsByAttempt(answered), status, events).has_value());
 }
 
-// 2c. Once the lap's attempt's trainer steps, whether its compile came from the lap's cache is
-// recorded once, with an Event; a miss is a Warning that says why it matters.
-TEST(ReconcileStepsTest, TheTrainersCompileIsJudgedOnceAgainstItsLaps) {
-  ReconcileInput in;
-  workload::GrainTuningStatus status;
-  std::vector<EventToRecord> events;
-  telemetry::StepsDocument doc;
-  doc.lap = telemetry::LapReport{};
-  doc.lap->steps = {{.step = 0, .step_time_seconds = 31.417}, {.step = 1, .step_time_seconds = 0.5}};
-  doc.lap->result = telemetry::LapResult{.completed = true, .outcome = "completed"};
-  in.steps[0] = doc;
-  RecordLapCompileCache(in, status, events);
-  EXPECT_FALSE(status.lap) << "no lap, nothing to judge";
-
-  status.lap = workload::LapStatus{.attempt = 0, .answer = "7", .workers = 7};
-  RecordLapCompileCache(in, status, events);
-  EXPECT_FALSE(status.lap->compile_cache_hit) << "the trainer has not stepped yet";
-  EXPECT_TRUE(events.empty());
-
-  in.steps[0].steps = {{.step = 0, .step_time_seconds = 2.04}};
-  RecordLapCompileCache(in, status, events);
-  EXPECT_EQ(status.lap->compile_cache_hit, true);
-  EXPECT_EQ(status.lap->lap_first_step_seconds, 31.417);
-  EXPECT_EQ(status.lap->trainer_first_step_seconds, 2.04);
-  ASSERT_EQ(events.size(), 1u);
-  EXPECT_EQ(events[0].type, "Normal");
-  EXPECT_EQ(events[0].reason, "LapCompileCacheHit");
-  EXPECT_NE(events[0].note.find("first step took 2.0 s, its practice lap's 31.4 s"), std::string::npos)
-      << events[0].note;
-  // Recorded once: later steps (or a later answer) change nothing.
-  in.steps[0].steps = {{.step = 0, .step_time_seconds = 30}};
-  RecordLapCompileCache(in, status, events);
-  EXPECT_EQ(status.lap->compile_cache_hit, true);
-  EXPECT_EQ(events.size(), 1u);
-
-  workload::GrainTuningStatus missed;
-  missed.lap = workload::LapStatus{.attempt = 0, .answer = "7", .workers = 7};
-  events.clear();
-  RecordLapCompileCache(in, missed, events);
-  EXPECT_EQ(missed.lap->compile_cache_hit, false);
-  ASSERT_EQ(events.size(), 1u);
-  EXPECT_EQ(events[0].type, "Warning");
-  EXPECT_EQ(events[0].reason, "LapCompileCacheMissed");
-  // Another attempt's steps are not the lap's trainer's.
-  workload::GrainTuningStatus other;
-  other.lap = workload::LapStatus{.attempt = 1, .answer = "7", .workers = 7};
-  RecordLapCompileCache(in, other, events);
-  EXPECT_FALSE(other.lap->compile_cache_hit);
-}
-
 TEST(ReconcileStepsTest, TheRecommendationIsForTheNextAttemptOnceTheNewestIsMeasured) {
   Decision d;
   d.workers = 9;

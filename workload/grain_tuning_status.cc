@@ -117,9 +117,6 @@ void Fields(V& visit, T& l) {
   visit("workerBusyFraction", l.worker_busy_fraction);
   visit("workerMemoryBytes", l.worker_memory_bytes);
   visit("answeredAt", l.answered_at);
-  visit("compileCacheHit", l.compile_cache_hit);
-  visit("lapFirstStepSeconds", l.lap_first_step_seconds);
-  visit("trainerFirstStepSeconds", l.trainer_first_step_seconds);
 }
 
 template <typename V, Of<ConditionStatus> T>

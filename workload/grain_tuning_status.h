@@ -123,12 +123,6 @@ struct LapStatus {
   std::optional<double> worker_busy_fraction;  // that host's workers' busy share
   std::optional<double> worker_memory_bytes;   // the highest worker peak any host showed
   std::optional<std::string> answered_at;
-  // Whether the trainer's compile came from the JAX compilation cache the lap filled
-  // (operator/lap_compile_cache.h), with the two first steps it was judged from; set once the
-  // trainer's first step is seen.
-  std::optional<bool> compile_cache_hit;
-  std::optional<double> lap_first_step_seconds;
-  std::optional<double> trainer_first_step_seconds;
   bool operator==(const LapStatus&) const = default;
 };
 
