@@ -28,7 +28,10 @@ Status ControlPlane::StartControllers() {
        // KWOK nodes do not heartbeat; without this the node lifecycle controller would taint
        // and evict everything after its grace period.
        "--controllers", "*,-node-lifecycle-controller,-node-ipam-controller",
-       "--concurrent-job-syncs", "5", "--v=1"}, options_.controller_manager_args),
+       "--concurrent-job-syncs", "5",
+       // Its FlexVolume prober creates this folder; the default is under /usr/libexec, which
+       // would outlive the control plane on the host.
+       "--flex-volume-plugin-dir", dir_ + "/flexvolume", "--v=1"}, options_.controller_manager_args),
       dir_ + "/kube-controller-manager.log");
   if (!kcm.ok()) return kcm.status();
   controller_manager_ = std::move(kcm).value();

@@ -43,13 +43,16 @@ std::string TinyMaxTextJobSet(const MaxTextEnv& env, const TinyJobSetOptions& o)
     const std::string name = "host-" + std::to_string(i);
     volumes += "                - {name: " + name + ", hostPath: {path: \"" + path + "\", type: Directory}}\n";
     mounts += "                    - {name: " + name + ", mountPath: \"" + path + "\", readOnly: " +
-              (writable ? "false" : "true") + "}\n";
+              (writable ? "false" : "true") + (writable && o.writable_per_pod ? ", subPathExpr: $(POD_NAME)" : "") +
+              "}\n";
   }
   if (!volumes.empty()) {
     volumes = "              volumes:\n" + volumes;
     mounts = "                  volumeMounts:\n" + mounts;
   }
   if (!o.path.empty()) env_path = "                    - {name: PATH, value: \"" + o.path + "\"}\n";
+  if (o.writable_per_pod)
+    env_path += "                    - {name: POD_NAME, valueFrom: {fieldRef: {fieldPath: metadata.name}}}\n";
   // The trainer's container only: the sidecar graintune injects keeps its own user.
   if (o.run_as_root) security = "                  securityContext: {runAsUser: 0, runAsGroup: 0}\n";
   if (!o.memory_limit.empty()) memory = ", memory: " + o.memory_limit;
@@ -61,8 +64,8 @@ std::string TinyMaxTextJobSet(const MaxTextEnv& env, const TinyJobSetOptions& o)
       replicas: 1
       template:
         spec:
-          parallelism: 1
-          completions: 1
+          parallelism: )" + std::to_string(o.pods) + R"(
+          completions: )" + std::to_string(o.pods) + R"(
           backoffLimit: 0
           template:
             spec:
@@ -90,7 +93,7 @@ std::string TinyMaxTextJobSet(const MaxTextEnv& env, const TinyJobSetOptions& o)
                     - {name: JAX_PLATFORMS, value: cpu}
                     - {name: XLA_FLAGS, value: --xla_cpu_multi_thread_eigen=false}
                     - {name: HF_HUB_OFFLINE, value: "1"}
-)" + env_path + mounts + security + R"(                  resources: {limits: {google.com/tpu: 4)" + memory + R"(}}
+)" + env_path + mounts + security + R"(                  resources: {limits: {google.com/tpu: )" + std::to_string(o.chips) + memory + R"(}}
 )";
 }
 

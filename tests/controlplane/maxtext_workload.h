@@ -60,6 +60,14 @@ struct TinyJobSetOptions {
   std::string path;                     // the container's PATH; empty: not set
   bool run_as_root = false;
   std::string memory_limit;             // empty: none
+  // The attempt's pods (its Job's parallelism and completions), each asking for `chips`: two
+  // pods of two chips stand for the two hosts of one slice on a single node.
+  int pods = 1;
+  int chips = 4;
+  // Each pod reads and writes the writable host paths under its own folder (subPathExpr on its
+  // name), as each host has its own disk: MaxText processes that are not one JAX job must not
+  // checkpoint into one folder.
+  bool writable_per_pod = false;
   // More MaxText overrides after grain_worker_count=-1 (a later word wins in MaxText), e.g.
   // "enable_checkpointing=true checkpoint_period=5" for a run that checkpoints.
   std::string extra_args;

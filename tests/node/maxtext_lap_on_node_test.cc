@@ -1,20 +1,22 @@
 // The practice lap with real MaxText on the real node (labels node and maxtext): graintune
 // helm-installed from scripts/image.sh's images, a namespace whose policy asks for a training
 // lap, and the tiny MaxText JobSet of maxtext_on_node_test as a run that checkpoints (so it keeps
-// its value for its life, and its first attempt gets a lap):
+// its value for its life, and its first attempt gets a lap), with two pods of two chips standing
+// for the two hosts of one slice (each with its own output folder, as each host has its disk):
 //   - the webhook wraps the container's `bash -c` script with graintune-launcher, which runs the
 //     script's MaxText start as a lap (checkpointing off, its own output folder and metrics file)
 //     with admission's value;
-//   - graintune's exporter reports the lap; graintune's operator decides the run's value from it,
-//     records it in the GrainTuning's status.lap and writes it on the pod
-//     (graintune.dev/lap-value), which the launcher reads through the downward API;
-//   - the trainer then starts with that value (its Grain worker processes are counted from this
-//     machine's /proc) and reaches its last step; the run's output folder holds nothing of the
-//     lap; the run is recorded with the lap's value, so a restart would resume with it.
+//   - graintune's exporters report the laps; graintune's operator decides one value from both,
+//     records it in the GrainTuning's status.lap and writes it on both pods
+//     (graintune.dev/lap-value), which each launcher reads through the downward API;
+//   - each trainer then starts with that value (its Grain worker processes are counted from this
+//     machine's /proc) and reaches its last step; no output folder holds anything of the lap;
+//     the run is recorded with the laps' value, so a restart would resume with it.
 //
 // Needs what maxtext_on_node_test needs; fails, never skips, under GRAINTUNE_REQUIRE_CONTROLPLANE=1.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
@@ -39,6 +41,7 @@ using std::chrono::seconds;
 
 constexpr char kNs[] = "maxtext-lap";
 constexpr char kJobSet[] = "tiny";
+constexpr int kHosts = 2;
 
 TEST(MaxTextLapOnNode, TheFirstAttemptsTrainerStartsWithTheValueItsLapGave) {
   const auto test_start = std::chrono::steady_clock::now();
@@ -54,9 +57,11 @@ TEST(MaxTextLapOnNode, TheFirstAttemptsTrainerStartsWithTheValueItsLapGave) {
   std::unique_ptr<ControlPlane> cp = std::move(started).value();
   const std::string cp_dir = cp->dir();
   std::shared_ptr<kube::Client> client = cp->AdminClient();
-  const NodeMaxTextPods pods(*cp, *maxtext, images->test_ref);
-  Result<TinyJobSetOptions> tiny =
-      pods.Place({.ns = kNs, .name = kJobSet, .steps = kTinySteps, .extra_args = kTinyCheckpointing});
+  // Two pods of 8 GiB, each asking for half the node's chips: the two hosts of one attempt.
+  const NodeMaxTextPods pods(*cp, *maxtext, images->test_ref, "8Gi");
+  Result<TinyJobSetOptions> tiny = pods.Place({.ns = kNs, .name = kJobSet, .steps = kTinySteps, .pods = kHosts,
+                                               .chips = 2, .writable_per_pod = true,
+                                               .extra_args = kTinyCheckpointing});
   ASSERT_TRUE(tiny.ok()) << tiny.error();
   auto on_failure = [&] {
     return "\n" + Text(cp->Kubectl({"get", "pods,jobs,jobsets,graintunings", "-A", "-o", "wide"})) +
@@ -79,68 +84,86 @@ TEST(MaxTextLapOnNode, TheFirstAttemptsTrainerStartsWithTheValueItsLapGave) {
   Result<std::string> applied = cp->Kubectl({"apply", "-f", "-"}, TinyMaxTextJobSet(*maxtext, *tiny));
   ASSERT_TRUE(applied.ok()) << applied.error();
 
-  // The lap runs, the operator answers it on the pod and records it.
-  Json pod;
+  // Both hosts' laps run; the operator answers them with one value on both pods, and records it.
+  std::vector<Json> attempt;
   const bool answered = WaitFor([&] {
-    const std::vector<Json> attempt = AttemptPods(*client, kNs, kJobSet, 0);
-    if (attempt.size() != 1 || PodAnnotation(attempt[0], "graintune.dev/lap-value").empty()) return false;
-    pod = attempt[0];
+    attempt = AttemptPods(*client, kNs, kJobSet, 0);
+    if (static_cast<int>(attempt.size()) != kHosts) return false;
+    for (const Json& pod : attempt)
+      if (PodAnnotation(pod, "graintune.dev/lap-value").empty()) return false;
     return true;
-  }, seconds(480));
-  ASSERT_TRUE(answered) << "no answer on the pod" << on_failure();
-  const std::string answer = PodAnnotation(pod, "graintune.dev/lap-value");
-  const int admission = WorkersOf(pod);
-  std::printf("admission's value %d; the lap's answer: %s\n", admission, answer.c_str());
+  }, seconds(600));
+  ASSERT_TRUE(answered) << "no answer on both pods" << on_failure();
+  const std::string answer = PodAnnotation(attempt[0], "graintune.dev/lap-value");
+  EXPECT_EQ(PodAnnotation(attempt[1], "graintune.dev/lap-value"), answer) << "two hosts, two values";
+  const int admission = WorkersOf(attempt[0]);
+  std::printf("admission's value %d; the laps' answer on both pods: %s\n", admission, answer.c_str());
   const Json lap = tuning().value("/status/lap"_json_pointer, Json::object());
   EXPECT_EQ(lap.value("answer", ""), answer) << tuning().dump(2);
   EXPECT_EQ(lap.value("admissionWorkers", 0), admission);
-  ASSERT_TRUE(lap.contains("workers")) << "the lap of real MaxText gave no value: " << answer << on_failure();
+  ASSERT_TRUE(lap.contains("workers")) << "the laps of real MaxText gave no value: " << answer << on_failure();
   const int value = lap["workers"];
   EXPECT_EQ(answer, std::to_string(value));
-  EXPECT_EQ(lap.value("hosts", 0), 1);
+  EXPECT_EQ(lap.value("hosts", 0), kHosts) << "the value is decided from every host's lap";
   EXPECT_GT(lap.value("stepSeconds", 0.0), 0);
   EXPECT_GT(lap.value("workerMemoryBytes", 0.0), 0);
 
-  // The trainer starts with the lap's value and reaches its last step.
-  const std::string uid = pod.value("/metadata/uid"_json_pointer, std::string());
-  int most_workers = 0, shell = 0, polls = 0;
-  std::string seen;  // what the pod's processes looked like, for a failure's report
-  MetricsFileRead read;
-  const bool trained = WaitFor([&] {
-    ++polls;
-    if (shell == 0) shell = TrainerShellAfterLap(uid);
-    if (shell != 0) {
-      const std::map<int, ProcessSeen> tree = Descendants(shell);
-      const int workers = GrainWorkers(tree, kMaxTextTrainerPattern);
-      most_workers = std::max(most_workers, workers);
-      if (workers <= 0) {
-        seen = "trainer shell " + std::to_string(shell) + ", Grain workers " + std::to_string(workers) + ":\n";
-        for (const auto& [pid, p] : tree) seen += "  " + std::to_string(pid) + " <- " + std::to_string(p.ppid) + ": " + p.cmdline.substr(0, 160) + "\n";
+  // Each host's trainer starts with the laps' value and reaches its last step.
+  for (const Json& pod : attempt) {
+    const std::string uid = pod.value("/metadata/uid"_json_pointer, std::string());
+    const std::string name = pod.value("/metadata/name"_json_pointer, std::string());
+    int most_workers = 0, shell = 0, trainer = 0, polls = 0;
+    std::string seen;  // what the pod's processes looked like, for a failure's report
+    MetricsFileRead read;
+    const bool trained = WaitFor([&] {
+      ++polls;
+      if (shell == 0) shell = TrainerShellAfterLap(uid);
+      if (shell != 0) {
+        const std::map<int, ProcessSeen> tree = Descendants(shell);
+        if (trainer == 0) trainer = TrainerIn(tree, kMaxTextTrainerPattern);
+        const int workers = GrainWorkers(tree, kMaxTextTrainerPattern);
+        most_workers = std::max(most_workers, workers);
+        if (workers <= 0) {
+          seen = "trainer shell " + std::to_string(shell) + ", Grain workers " + std::to_string(workers) + ":\n";
+          for (const auto& [pid, p] : tree) seen += "  " + std::to_string(pid) + " <- " + std::to_string(p.ppid) + ": " + p.cmdline.substr(0, 160) + "\n";
+        }
+      } else {
+        seen = "no trainer shell; the pod's bash processes: " + std::to_string(PodProcesses(uid, "bash").size());
       }
-    } else {
-      seen = "no trainer shell; the pod's bash processes: " + std::to_string(PodProcesses(uid, "bash").size());
-    }
-    read = ReadMaxTextMetricsFile(pods.MetricsFile(pod));
-    return static_cast<int>(read.step_seconds.size()) >= kTinySteps;
-  }, seconds(480));
-  ASSERT_TRUE(trained) << "the trainer wrote " << read.step_seconds.size() << " steps" << on_failure();
-  EXPECT_EQ(most_workers, value) << "Grain worker processes of the trainer, over " << polls << " looks; " << seen;
+      read = ReadMaxTextMetricsFile(pods.MetricsFile(pod));
+      return static_cast<int>(read.step_seconds.size()) >= kTinySteps;
+    }, seconds(600));
+    ASSERT_TRUE(trained) << name << "'s trainer wrote " << read.step_seconds.size() << " steps" << on_failure();
+    EXPECT_EQ(most_workers, value) << name << "'s Grain worker processes, over " << polls << " looks; " << seen;
+    // How long the answer took to reach this pod's trainer, of the 120 s its launcher waits:
+    // the exporter's scrape, the operator's decision and patch, the kubelet's file refresh.
+    const std::string result_file =
+        std::filesystem::path(pods.MetricsFile(pod)).replace_filename("lap-result.json").string();
+    if (const std::optional<double> latency = LapEndToTrainerSeconds(result_file, trainer))
+      std::printf("%s: its trainer started %.1f s after its lap ended\n", name.c_str(), *latency);
+  }
   const bool ended = WaitFor([&] {
-    const std::vector<Json> attempt = AttemptPods(*client, kNs, kJobSet, 0);
-    return attempt.size() == 1 && attempt[0].value("/status/phase"_json_pointer, std::string()) == "Succeeded";
-  }, seconds(120));
-  EXPECT_TRUE(ended) << "the trainer did not end after its last step" << on_failure();
+    const std::vector<Json> now = AttemptPods(*client, kNs, kJobSet, 0);
+    return static_cast<int>(now.size()) == kHosts && std::all_of(now.begin(), now.end(), [](const Json& p) {
+             return p.value("/status/phase"_json_pointer, std::string()) == "Succeeded";
+           });
+  }, seconds(180));
+  EXPECT_TRUE(ended) << "the trainers did not end after their last step" << on_failure();
 
-  // The run's output folder holds the run and nothing of the lap; the run keeps the lap's value.
-  std::vector<std::string> outputs;
-  for (const auto& entry : std::filesystem::directory_iterator(tiny->out_dir))
-    outputs.push_back(entry.path().filename().string());
-  EXPECT_EQ(outputs, std::vector<std::string>{kJobSet}) << tiny->out_dir;
-  EXPECT_TRUE(std::filesystem::exists(tiny->out_dir + "/" + kJobSet + "/checkpoints"));
+  // Each host's output folder holds the run and nothing of the lap; the run keeps the laps' value.
+  for (const Json& pod : attempt) {
+    const std::string folder = tiny->out_dir + "/" + pod.value("/metadata/name"_json_pointer, std::string());
+    std::vector<std::string> outputs;
+    std::error_code ec;
+    for (std::filesystem::directory_iterator it(folder, ec), end; !ec && it != end; it.increment(ec))
+      outputs.push_back(it->path().filename().string());
+    EXPECT_EQ(outputs, std::vector<std::string>{kJobSet}) << folder;
+    EXPECT_TRUE(std::filesystem::exists(folder + "/" + kJobSet + "/checkpoints")) << folder;
+  }
   EXPECT_TRUE(WaitFor([&] { return tuning().value("/status/runs/0/workers"_json_pointer, 0) == value; }, seconds(60)))
       << tuning().dump(2);
-  std::printf("$ kubectl get graintuning -n %s %s -o jsonpath={.status.lap}\n%s\n", kNs, kJobSet,
-              tuning().value("/status/lap"_json_pointer, Json::object()).dump(2).c_str());
+  const Json told = tuning().value("/status/lap"_json_pointer, Json::object());
+  std::printf("$ kubectl get graintuning -n %s %s -o jsonpath={.status.lap}\n%s\n", kNs, kJobSet, told.dump(2).c_str());
 
   cp.reset();
   ExpectHostAsBefore(before, cp_dir);

@@ -1,5 +1,9 @@
 #include "tests/node/node_lap.h"
 
+#include <unistd.h>
+
+#include <chrono>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 
@@ -24,6 +28,29 @@ int TrainerShellAfterLap(const std::string& pod_uid) {
       return pid;
   }
   return 0;
+}
+
+std::optional<double> LapEndToTrainerSeconds(const std::string& result_file, int trainer) {
+  std::error_code ec;
+  const auto written = std::filesystem::last_write_time(result_file, ec);
+  if (ec || trainer <= 0) return std::nullopt;
+  // /proc/PID/stat's 22nd field: the start, in clock ticks since boot; /proc/uptime: now, in
+  // seconds since boot. The command (field 2) may hold spaces: count from its closing ')'.
+  std::ifstream stat("/proc/" + std::to_string(trainer) + "/stat");
+  std::string line;
+  std::getline(stat, line);
+  const size_t close = line.rfind(')');
+  if (close == std::string::npos) return std::nullopt;
+  std::istringstream fields(line.substr(close + 2));
+  std::string field;
+  for (int i = 3; i <= 22 && fields >> field; ++i) {}
+  std::ifstream uptime_file("/proc/uptime");
+  double uptime = 0;
+  if (!(uptime_file >> uptime) || field.empty()) return std::nullopt;
+  const double started_ago = uptime - std::stod(field) / static_cast<double>(sysconf(_SC_CLK_TCK));
+  const auto now = std::filesystem::file_time_type::clock::now();
+  const std::chrono::duration<double> since_written = now - written;
+  return since_written.count() - started_ago;
 }
 
 std::string PodAnnotation(const kube::Json& pod, const std::string& key) {

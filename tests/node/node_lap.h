@@ -4,6 +4,7 @@
 // the operator's answer read off the pod.
 #pragma once
 
+#include <optional>
 #include <string>
 
 #include "kube/client.h"
@@ -21,6 +22,12 @@ std::string LapPolicy(const std::string& ns, int max_workers);
 // The pod's MaxText trainer (not its lap): the `bash` process of the pod whose command line
 // starts MaxText without the lap's run name; 0 while there is none.
 int TrainerShellAfterLap(const std::string& pod_uid);
+
+// Seconds from the lap's end (the launcher writes `result_file` as its lap ends) to the start of
+// process `trainer` (MaxText, which the trainer's shell starts once the launcher had the run's
+// value and exec'd that shell in its own process): what the answer took to reach the pod, of
+// the launcher's answer wait. nullopt when either is unknown.
+std::optional<double> LapEndToTrainerSeconds(const std::string& result_file, int trainer);
 
 // The pod's annotation `key` ("" when absent).
 std::string PodAnnotation(const kube::Json& pod, const std::string& key);
