@@ -14,7 +14,9 @@ namespace {
 using kube::Json;
 
 constexpr char kNs[] = "maxtext-lap";
-constexpr char kJobSet[] = "tiny";
+// Its own run name: the story's runs checkpointed under the node's output folder as "tiny", and
+// a run named so would resume from their checkpoints (and refuse, being past its last step).
+constexpr char kJobSet[] = "lapped";
 
 std::string Figure(const Json& lap, const char* key, int places, const std::string& unit) {
   return lap.contains(key) && lap[key].is_number() ? Fixed(lap[key].get<double>(), places) + unit : "-";
@@ -66,7 +68,8 @@ int TellLapStory(ControlPlane& cp, const NodeMaxTextPods& pods, const MaxTextEnv
     return Stop("the operator did not answer the lap");
   }
   Say("   admission gave " + std::to_string(WorkersOf(pod)) + " workers and wrapped the trainer's script with");
-  Say("   graintune-launcher, which ran MaxText's own command for 20 steps with checkpointing off and");
+  Say("   graintune-launcher, which ran MaxText's own command for " + std::to_string(kNodeLapSteps) +
+      " steps with checkpointing off and");
   Say("   its output in the pod; the operator read the lap from the exporter and answered on the pod:");
   Say("     graintune.dev/lap-value: " + PodAnnotation(pod, "graintune.dev/lap-value"));
   kube::ApiResult<Json> gt = client->Get(kube::resources::kGrainTunings, kNs, kJobSet);
@@ -79,12 +82,16 @@ int TellLapStory(ControlPlane& cp, const NodeMaxTextPods& pods, const MaxTextEnv
   const std::string uid = pod.value("/metadata/uid"_json_pointer, std::string());
   int shell = 0, grain = 0;
   size_t steps = 0;
-  if (!WaitFor([&] {
-        if (shell == 0) shell = TrainerShellAfterLap(uid);
-        if (shell != 0) grain = std::max(grain, GrainWorkers(Descendants(shell), kMaxTextTrainerPattern));
-        steps = ReadMaxTextMetricsFile(pods.MetricsFile(pod)).step_seconds.size();
-        return grain == value && steps >= 3;
-      }, 300)) {
+  bool failed = false;  // the pod ended in failure: nothing more to wait for
+  const bool started = WaitFor([&] {
+    if (shell == 0) shell = TrainerShellAfterLap(uid);
+    if (shell != 0) grain = std::max(grain, GrainWorkers(Descendants(shell), kMaxTextTrainerPattern));
+    steps = ReadMaxTextMetricsFile(pods.MetricsFile(pod)).step_seconds.size();
+    const kube::ApiResult<Json> now = client->Get(kube::resources::kPods, kNs, pod.value("/metadata/name"_json_pointer, std::string()));
+    failed = now.ok() && now->value("/status/phase"_json_pointer, std::string()) == "Failed";
+    return failed || (grain == value && steps >= 3);
+  }, 300);
+  if (!started || failed) {
     Say(Indent(pods.LogTail(pod)));
     return Stop("the trainer did not start with the lap's value");
   }

@@ -14,7 +14,8 @@ namespace graintune::testing {
 
 std::string LapPolicy(const std::string& ns, int max_workers) {
   return NamespacePolicy(ns, max_workers) +
-         "  lap: {mode: Training, steps: 20, timeoutSeconds: 400, answerWaitSeconds: 120}\n";
+         "  lap: {mode: Training, steps: " + std::to_string(kNodeLapSteps) +
+         ", timeoutSeconds: 400, answerWaitSeconds: 120}\n";
 }
 
 int TrainerShellAfterLap(const std::string& pod_uid) {

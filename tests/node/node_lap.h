@@ -8,6 +8,7 @@
 #include <string>
 
 #include "kube/client.h"
+#include "tuner/practice_lap.h"
 
 namespace graintune::testing {
 
@@ -15,8 +16,11 @@ namespace graintune::testing {
 // (Not enable_checkpointing=false: the tiny model's arguments carry it, before the run's =true.)
 inline constexpr char kLapRunNameWord[] = "run_name=graintune-practice-lap";
 
-// `ns`'s GrainTunePolicy: at most `max_workers` (this machine's cores) and a training lap of 20
-// steps (the fewest a lap runs), stopped after 400 s, its answer awaited 120 s.
+// The steps of the lap LapPolicy asks for: the fewest a lap runs (tuner/practice_lap.h).
+inline constexpr int kNodeLapSteps = kMinLapSteps;
+
+// `ns`'s GrainTunePolicy: at most `max_workers` (this machine's cores) and a training lap of
+// kNodeLapSteps steps, stopped after 400 s, its answer awaited 120 s.
 std::string LapPolicy(const std::string& ns, int max_workers);
 
 // The pod's MaxText trainer (not its lap): the `bash` process of the pod whose command line
