@@ -43,6 +43,42 @@ constexpr char kNs[] = "maxtext-lap";
 constexpr char kJobSet[] = "tiny";
 constexpr int kHosts = 2;
 
+// Waits for `pod`'s trainer, the MaxText start after its lap, to write its last step; expects
+// it ran `value` Grain worker processes, and prints how long the answer took to reach it, of
+// the 120 s its launcher waits (the exporter's scrape, the operator's decision and patch, the
+// kubelet's refresh of the downward-API file).
+void ExpectTrainerReachesItsLastStepWith(const NodeMaxTextPods& pods, const Json& pod, int value) {
+  const std::string uid = pod.value("/metadata/uid"_json_pointer, std::string());
+  const std::string name = pod.value("/metadata/name"_json_pointer, std::string());
+  int most_workers = 0, shell = 0, trainer = 0, polls = 0;
+  std::string seen;  // what the pod's processes looked like, for a failure's report
+  MetricsFileRead read;
+  const bool trained = WaitFor([&] {
+    ++polls;
+    if (shell == 0) shell = TrainerShellAfterLap(uid);
+    if (shell != 0) {
+      const std::map<int, ProcessSeen> tree = Descendants(shell);
+      if (trainer == 0) trainer = TrainerIn(tree, kMaxTextTrainerPattern);
+      const int workers = GrainWorkers(tree, kMaxTextTrainerPattern);
+      most_workers = std::max(most_workers, workers);
+      if (workers <= 0) {
+        seen = "trainer shell " + std::to_string(shell) + ", Grain workers " + std::to_string(workers) + ":\n";
+        for (const auto& [pid, p] : tree) seen += "  " + std::to_string(pid) + " <- " + std::to_string(p.ppid) + ": " + p.cmdline.substr(0, 160) + "\n";
+      }
+    } else {
+      seen = "no trainer shell; the pod's bash processes: " + std::to_string(PodProcesses(uid, "bash").size());
+    }
+    read = ReadMaxTextMetricsFile(pods.MetricsFile(pod));
+    return static_cast<int>(read.step_seconds.size()) >= kTinySteps;
+  }, seconds(600));
+  ASSERT_TRUE(trained) << name << "'s trainer wrote " << read.step_seconds.size() << " steps";
+  EXPECT_EQ(most_workers, value) << name << "'s Grain worker processes, over " << polls << " looks; " << seen;
+  const std::string result_file =
+      std::filesystem::path(pods.MetricsFile(pod)).replace_filename("lap-result.json").string();
+  if (const std::optional<double> latency = LapEndToTrainerSeconds(result_file, trainer))
+    std::printf("%s: its trainer started %.1f s after its lap ended\n", name.c_str(), *latency);
+}
+
 TEST(MaxTextLapOnNode, TheFirstAttemptsTrainerStartsWithTheValueItsLapGave) {
   const auto test_start = std::chrono::steady_clock::now();
   Result<ControlPlaneOptions> env = NodeEnvironment();
@@ -110,37 +146,8 @@ TEST(MaxTextLapOnNode, TheFirstAttemptsTrainerStartsWithTheValueItsLapGave) {
 
   // Each host's trainer starts with the laps' value and reaches its last step.
   for (const Json& pod : attempt) {
-    const std::string uid = pod.value("/metadata/uid"_json_pointer, std::string());
-    const std::string name = pod.value("/metadata/name"_json_pointer, std::string());
-    int most_workers = 0, shell = 0, trainer = 0, polls = 0;
-    std::string seen;  // what the pod's processes looked like, for a failure's report
-    MetricsFileRead read;
-    const bool trained = WaitFor([&] {
-      ++polls;
-      if (shell == 0) shell = TrainerShellAfterLap(uid);
-      if (shell != 0) {
-        const std::map<int, ProcessSeen> tree = Descendants(shell);
-        if (trainer == 0) trainer = TrainerIn(tree, kMaxTextTrainerPattern);
-        const int workers = GrainWorkers(tree, kMaxTextTrainerPattern);
-        most_workers = std::max(most_workers, workers);
-        if (workers <= 0) {
-          seen = "trainer shell " + std::to_string(shell) + ", Grain workers " + std::to_string(workers) + ":\n";
-          for (const auto& [pid, p] : tree) seen += "  " + std::to_string(pid) + " <- " + std::to_string(p.ppid) + ": " + p.cmdline.substr(0, 160) + "\n";
-        }
-      } else {
-        seen = "no trainer shell; the pod's bash processes: " + std::to_string(PodProcesses(uid, "bash").size());
-      }
-      read = ReadMaxTextMetricsFile(pods.MetricsFile(pod));
-      return static_cast<int>(read.step_seconds.size()) >= kTinySteps;
-    }, seconds(600));
-    ASSERT_TRUE(trained) << name << "'s trainer wrote " << read.step_seconds.size() << " steps" << on_failure();
-    EXPECT_EQ(most_workers, value) << name << "'s Grain worker processes, over " << polls << " looks; " << seen;
-    // How long the answer took to reach this pod's trainer, of the 120 s its launcher waits:
-    // the exporter's scrape, the operator's decision and patch, the kubelet's file refresh.
-    const std::string result_file =
-        std::filesystem::path(pods.MetricsFile(pod)).replace_filename("lap-result.json").string();
-    if (const std::optional<double> latency = LapEndToTrainerSeconds(result_file, trainer))
-      std::printf("%s: its trainer started %.1f s after its lap ended\n", name.c_str(), *latency);
+    ExpectTrainerReachesItsLastStepWith(pods, pod, value);
+    if (::testing::Test::HasFatalFailure()) FAIL() << on_failure();
   }
   const bool ended = WaitFor([&] {
     const std::vector<Json> now = AttemptPods(*client, kNs, kJobSet, 0);
