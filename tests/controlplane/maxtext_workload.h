@@ -1,7 +1,7 @@
 // Real MaxText as a workload on the local control plane, shared by the maxtext e2e test and
 // `graintune-demo --trainer maxtext`: the pinned trainer environment (the GRAINTUNE_MAXTEXT_*
 // variables scripts/lib/maxtext_trainer.sh prints), a KWOK TPU host shaped like this machine, an
-// xpk-style one-host JobSet that trains the tiny model on a data-bound pipeline with
+// xpk-style JobSet (one host, or `pods` pods of one attempt) that trains the tiny model on a data-bound pipeline with
 // grain_worker_count=-1, a namespace policy, and how the stand-in kubelet (pod_runner.h) runs
 // the command graintune rewrote, and MaxText's metrics file read back. Plain values, text and
 // files; nothing here talks to a cluster.

@@ -93,7 +93,7 @@ int TellLapStory(ControlPlane& cp, const NodeMaxTextPods& pods, const MaxTextEnv
   }, 300);
   if (!started || failed) {
     Say(Indent(pods.LogTail(pod)));
-    return Stop("the trainer did not start with the lap's value");
+    return Stop(failed ? "the pod failed (its log above)" : "the trainer did not start with the lap's value");
   }
   Say("   The trainer started with grain_worker_count=" + std::to_string(value) + ": MaxText runs " +
       std::to_string(grain) + " Grain worker process(es) (counted in /proc) and wrote " +
