@@ -156,6 +156,14 @@ std::string TuningStatusText(const nlohmann::json& gt) {
     if (lap.contains("wallSeconds"))
       out += " (" + std::to_string(static_cast<long>(lap["wallSeconds"].get<double>())) + " s)";
     out += "\n";
+    if (lap.contains("trainerCompile")) {
+      const std::string compile = lap["trainerCompile"].get<std::string>();
+      out += "  lap:  the trainer's train step: " +
+             (compile == "CacheHit"   ? std::string("from the JAX cache the lap filled")
+              : compile == "Compiled" ? std::string("compiled again (its program differs from the lap's)")
+                                      : "unknown (" + lap.value("trainerCompileWhy", std::string()) + ")") +
+             "\n";
+    }
   }
   if (s["conditions"].contains("ValuePinned"))
     out += "  pinned: " + s["conditions"]["ValuePinned"].get<std::string>() + "\n";

@@ -112,6 +112,13 @@ TEST(TuningStatus, APracticeLapSaysWhatItGaveTheRun) {
   EXPECT_NE(TuningStatusText(gt).find("  lap:  attempt 0, 8 hosts at 64 workers: the run keeps 7 workers (1153 s)\n"),
             std::string::npos) << TuningStatusText(gt);
   EXPECT_EQ(TuningStatusJson(gt)["lap"]["workers"], 7);
+  gt["status"]["lap"]["trainerCompile"] = "CacheHit";
+  EXPECT_NE(TuningStatusText(gt).find("  lap:  the trainer's train step: from the JAX cache the lap filled\n"),
+            std::string::npos) << TuningStatusText(gt);
+  gt["status"]["lap"]["trainerCompile"] = "Unknown";
+  gt["status"]["lap"]["trainerCompileWhy"] = "the trainer wrote no step";
+  EXPECT_NE(TuningStatusText(gt).find("  lap:  the trainer's train step: unknown (the trainer wrote no step)\n"),
+            std::string::npos) << TuningStatusText(gt);
   gt["status"]["lap"] = {{"attempt", 0}, {"answer", "none: the lap of p-0 exited 1"}, {"admissionWorkers", 64}, {"hosts", 0}};
   EXPECT_NE(TuningStatusText(gt).find("  lap:  attempt 0, 0 hosts at 64 workers: none: the lap of p-0 exited 1\n"),
             std::string::npos) << TuningStatusText(gt);

@@ -290,6 +290,19 @@ TEST(LapWatchTest, KeepsTheLapsStepsFiguresAndResult) {
   EXPECT_NEAR(done->process->worker_busy_fraction, 0.3, 1e-9);
   EXPECT_DOUBLE_EQ(done->process->worker_memory_bytes, 3e8);
   EXPECT_EQ(done->process->workers, 2);
+  EXPECT_FALSE(done->result->trainer_compile.has_value());
+
+  // Later the launcher's watcher adds its verdict on the trainer's compile: read, and nothing else
+  // of the lap changes (a rewritten count or time is not taken).
+  std::ofstream(result, std::ios::trunc)
+      << R"({"completed":true,"outcome":"completed","wall_seconds":99,"steps":4,"workers":7,"trainer_compile":"cache hit"})";
+  watch.Poll(at(11), ProcessFigures{8, 1.0, 9e9, 9e9, 9});
+  std::optional<telemetry::LapReport> judged = watch.Report(at(11));
+  ASSERT_TRUE(judged && judged->result && judged->result->trainer_compile);
+  EXPECT_EQ(judged->result->trainer_compile->verdict, telemetry::TrainerCompile::kCacheHit);
+  EXPECT_DOUBLE_EQ(judged->result->wall_seconds, 30);
+  EXPECT_EQ(judged->result->workers, 2);
+  EXPECT_DOUBLE_EQ(judged->process->worker_memory_bytes, 3e8);
   fs::remove_all(dir);
 }
 

@@ -28,8 +28,26 @@ void LapWatch::Accumulate(const telemetry::ProcessFigures& s) {
   }
 }
 
+std::optional<Result<telemetry::LapResult>> LapWatch::ReadResultFile() const {
+  std::ifstream in(result_file_);
+  if (!in) return std::nullopt;
+  // The launcher writes a few hundred bytes; more is not its file.
+  std::string text(kMaxResultBytes + 1, '\0');
+  in.read(text.data(), static_cast<std::streamsize>(text.size()));
+  text.resize(static_cast<size_t>(in.gcount()));
+  if (text.size() > kMaxResultBytes) return Status::Error("the lap's result is too large");
+  return telemetry::ParseLapResult(text);
+}
+
 void LapWatch::Poll(TimePoint now, const std::optional<telemetry::ProcessFigures>& sample) {
-  if (report_.result) return;  // the lap is over: nothing about it changes any more
+  if (report_.result) {
+    // The lap is over and nothing of it changes, but for the launcher's later verdict on the
+    // trainer's compile, added to the same file.
+    if (!report_.result->trainer_compile)
+      if (std::optional<Result<telemetry::LapResult>> again = ReadResultFile(); again && again->ok())
+        report_.result->trainer_compile = (*again)->trainer_compile;
+    return;
+  }
   MetricsFileFollower::Update u = follower_.Poll();
   if (u.restarted) {
     report_ = {};
@@ -38,20 +56,13 @@ void LapWatch::Poll(TimePoint now, const std::optional<telemetry::ProcessFigures
   }
   for (const telemetry::StepSample& s : u.samples)
     if (report_.steps.size() < telemetry::kMaxLapStepsReported) report_.steps.push_back(s);
-  if (std::ifstream in(result_file_); in) {
-    // The launcher writes a few hundred bytes; more is not its file.
-    std::string text(kMaxResultBytes + 1, '\0');
-    in.read(text.data(), static_cast<std::streamsize>(text.size()));
-    text.resize(static_cast<size_t>(in.gcount()));
-    Result<telemetry::LapResult> result = text.size() > kMaxResultBytes
-                                              ? Status::Error("the lap's result is too large")
-                                              : telemetry::ParseLapResult(text);
-    if (result.ok()) {
-      report_.result = std::move(result).value();
+  if (std::optional<Result<telemetry::LapResult>> result = ReadResultFile()) {
+    if (result->ok()) {
+      report_.result = std::move(*result).value();
       result_seen_ = now;
       return;
     }
-    if (!result_refused_) LogLine(LogLevel::kWarning) << result_file_ << ": " << result.error();
+    if (!result_refused_) LogLine(LogLevel::kWarning) << result_file_ << ": " << result->error();
     result_refused_ = true;
   }
   if (sample && static_cast<int>(report_.steps.size()) > warmup_steps_) Accumulate(*sample);

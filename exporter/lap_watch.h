@@ -4,7 +4,9 @@
 // over the samples taken while the lap stepped past its warm-up (the compile and the buffers'
 // first fill, when every worker reads busy or idle whatever their count, left out) and before
 // its result, and the highest worker and trainer memory any of those samples showed. Samples
-// after the result are the trainer's, never the lap's. A pod without a lap shows nothing.
+// after the result are the trainer's, never the lap's; once it has the result, only the launcher's
+// verdict on the trainer's compile (added to the same file later) is read. A pod without a lap
+// shows nothing.
 // Not thread-safe: the exporter's poll loop owns it.
 #pragma once
 
@@ -30,6 +32,8 @@ class LapWatch {
 
  private:
   void Accumulate(const telemetry::ProcessFigures& sample);
+  // The result file as it is now; nullopt while there is none.
+  std::optional<Result<telemetry::LapResult>> ReadResultFile() const;
 
   MetricsFileFollower follower_;
   std::string result_file_;

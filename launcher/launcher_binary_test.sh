@@ -3,7 +3,9 @@
 # each start. Shows: the lap runs first with admission's value and the lap's overrides after the
 # command's own; the trainer then starts with the operator's answer and without them; a failed
 # lap, a missing answer, an answer of "none" or unusable flags all start the trainer with the
-# command as written; an answer already there when the launcher starts means no lap at all.
+# command as written; an answer already there when the launcher starts means no lap at all; after
+# a lap, the launcher's watcher adds to the result whether the trainer found its train step in the
+# JAX cache the lap filled.
 # Usage: launcher_binary_test.sh PATH-TO-graintune-launcher
 set -euo pipefail
 LAUNCHER="$1"
@@ -12,9 +14,11 @@ trap 'rm -rf "$WORK"' EXIT
 FAILED=0
 fail() { echo "FAIL: $*" >&2; FAILED=1; }
 
-# The stand-in trainer: records its words; started as a lap, it plays the operator (writes
-# $LAP_ANSWER, if set, into the answer file) and (FAIL_LAP=1) fails.
-TRAINER='printf "%s\n" "$*" >> "$CALLS"; case "$*" in *enable_checkpointing=false*) [ -n "${LAP_ANSWER:-}" ] && echo "$LAP_ANSWER" > "$ANSWER"; [ "${FAIL_LAP:-0}" = 1 ] && exit 1;; esac; exit 0'
+# The stand-in trainer: records its words; started as a lap, it leaves a compiled train step in
+# $CACHE (if set), plays the operator (writes $LAP_ANSWER, if set, into the answer file) and
+# (FAIL_LAP=1) fails; started as the trainer, it compiles its own train step (TRAINER_COMPILES=1)
+# and writes its first step into $METRICS (if set).
+TRAINER='printf "%s\n" "$*" >> "$CALLS"; case "$*" in *enable_checkpointing=false*) [ -n "${CACHE:-}" ] && touch "$CACHE/jit_train_step-lap"; [ -n "${LAP_ANSWER:-}" ] && echo "$LAP_ANSWER" > "$ANSWER"; [ "${FAIL_LAP:-0}" = 1 ] && exit 1;; *) [ "${TRAINER_COMPILES:-0}" = 1 ] && touch "$CACHE/jit_train_step-trainer"; [ -n "${METRICS:-}" ] && echo "{\"step\": 0}" >> "$METRICS";; esac; exit 0'
 launch() {  # launch ANSWER-WAIT [extra flags...]
   local wait="$1"; shift
   : > "$WORK/calls"
@@ -40,6 +44,31 @@ grep -q '"completed":true' "$WORK/result.json" || fail "the result file says $(c
 [ ! -e "$WORK/lap" ] || fail "the lap's directory was left behind"
 grep -q "starting the trainer: 9 workers, the run's value from its practice lap" "$WORK/log" ||
   fail "the log says $(cat "$WORK/log")"
+grep -q trainer_compile "$WORK/result.json" && fail "no --trainer-metrics-file, yet a compile verdict: $(cat "$WORK/result.json")"
+
+# The compile-cache watch. It outlives the launcher by up to a second: its verdict is waited for.
+verdict_is() {  # verdict_is CASE VERDICT
+  for _ in $(seq 1 100); do
+    grep -q '"trainer_compile"' "$WORK/result.json" && break
+    sleep 0.1
+  done
+  grep -q "\"trainer_compile\":\"$2\"" "$WORK/result.json" || fail "$1: the result file says $(cat "$WORK/result.json")"
+}
+fresh_watch() { rm -rf "$WORK/answer" "$WORK/home" "$WORK/metrics.jsonl"; mkdir -p "$WORK/home/jax_cache"; }
+# MaxText's default cache, ~/jax_cache, under the launcher's HOME.
+fresh_watch
+HOME="$WORK/home" CACHE="$WORK/home/jax_cache" METRICS="$WORK/metrics.jsonl" LAP_ANSWER=9 \
+  launch 5s --trainer-metrics-file "$WORK/metrics.jsonl"
+verdict_is "the trainer ran the lap's train step" "cache hit"
+fresh_watch
+TRAINER_COMPILES=1 CACHE="$WORK/home/jax_cache" METRICS="$WORK/metrics.jsonl" LAP_ANSWER=9 \
+  launch 5s --trainer-metrics-file "$WORK/metrics.jsonl" --compile-cache-dir "$WORK/home/jax_cache"
+verdict_is "the trainer compiled its own" "compiled"
+fresh_watch
+HOME="$WORK/home" METRICS="$WORK/metrics.jsonl" LAP_ANSWER=9 launch 5s --trainer-metrics-file "$WORK/metrics.jsonl"
+verdict_is "the lap left no train step" "unknown"
+grep -q '"trainer_compile_why":"the lap left no compiled train step' "$WORK/result.json" ||
+  fail "the result file says $(cat "$WORK/result.json")"
 
 rm -f "$WORK/answer"
 FAIL_LAP=1 LAP_ANSWER=9 launch 5s

@@ -11,7 +11,11 @@
 //       metrics), waits at most --answer-wait for the operator's answer in --answer-file (a
 //       downward-API file of the pod's graintune.dev/lap-value annotation), then execs COMMAND
 //       with that value, or with admission's (already in COMMAND) when the lap failed, the
-//       answer is "none" or never came.
+//       answer is "none" or never came. With --trainer-metrics-file, after a lap it leaves a
+//       watcher beside the trainer that adds to --result-file whether the trainer found its
+//       train step in the JAX cache the lap filled (launcher/compile_watch.h).
+//   graintune-launcher --watch-trainer-compile=PID ...
+//       that watcher (started by the launcher itself, never by hand).
 //
 // It never breaks a run: a flag or plan it cannot use, a lap that fails in any way, or an
 // answer it cannot read all end in exec of COMMAND as the webhook wrote it, with a log line
@@ -30,6 +34,7 @@
 #include <thread>
 
 #include "base/log.h"
+#include "launcher/compile_watch.h"
 #include "launcher/lap_process.h"
 #include "launcher/launch_plan.h"
 #include "server/flags.h"
@@ -60,7 +65,11 @@ const server::ServerCommand& LauncherCommand() {
           {.name = "answer-file", .value_name = "PATH", .help = "the operator's answer (downward API)"},
           {.name = "lap-directory", .value_name = "DIR", .help = "the lap's output (pod-local), removed after it"},
           {.name = "lap-metrics-file", .value_name = "PATH", .help = "the lap's MaxText metrics file"},
-          {.name = "result-file", .value_name = "PATH", .help = "how the lap ended, as JSON"}}};
+          {.name = "result-file", .value_name = "PATH", .help = "how the lap ended, as JSON"},
+          {.name = "compile-cache-dir", .value_name = "DIR", .default_text = "~/jax_cache",
+           .help = "the trainer's jax_cache_dir, where the lap leaves its compiled train step"},
+          {.name = "trainer-metrics-file", .value_name = "PATH",
+           .help = "the trainer's MaxText metrics file: its first step ends the compile-cache watch"}}};
   return kCommand;
 }
 
@@ -96,6 +105,7 @@ struct LapPlan {
   LapOverrides overrides;
   std::chrono::seconds timeout{900}, answer_wait{120};
   std::string answer_file, result_file;
+  std::string compile_cache_dir, trainer_metrics_file;  // the watch after the lap; empty file: none
 };
 
 Result<LapPlan> PlanFromFlags(const server::Flags& flags) {
@@ -139,21 +149,75 @@ Result<LapPlan> PlanFromFlags(const server::Flags& flags) {
                     .schedule_steps = *schedule};
   plan.answer_file = *flags.Get("answer-file");
   plan.result_file = *flags.Get("result-file");
+  plan.compile_cache_dir = flags.Get("compile-cache-dir").value_or("");
+  plan.trainer_metrics_file = flags.Get("trainer-metrics-file").value_or("");
   return plan;
 }
 
-// How the lap ended, for graintune's exporter (written whole, then renamed into place).
-void WriteResult(const LapPlan& plan, const LapOutcome& outcome) {
-  nlohmann::json result = {{"completed", outcome.completed()},
-                           {"outcome", outcome.Describe()},
-                           {"wall_seconds", outcome.wall_seconds},
-                           {"steps", plan.overrides.steps},
-                           {"workers", plan.admission_value}};
-  const std::string temporary = plan.result_file + ".tmp";
-  std::ofstream(temporary, std::ios::trunc) << result.dump() << "\n";
+// `document` into `path`, whole: written beside it, then renamed into place, so a reader never
+// sees half of it.
+void WriteJsonFile(const std::string& path, const nlohmann::json& document) {
+  const std::string temporary = path + ".tmp";
+  std::ofstream(temporary, std::ios::trunc) << document.dump() << "\n";
   std::error_code error;
-  std::filesystem::rename(temporary, plan.result_file, error);
-  if (error) LogLine(LogLevel::kWarning) << "cannot write " << plan.result_file << ": " << error.message();
+  std::filesystem::rename(temporary, path, error);
+  if (error) LogLine(LogLevel::kWarning) << "cannot write " << path << ": " << error.message();
+}
+
+// How the lap ended, for graintune's exporter (telemetry/lap_report.h reads it).
+void WriteResult(const LapPlan& plan, const LapOutcome& outcome) {
+  WriteJsonFile(plan.result_file, {{"completed", outcome.completed()},
+                                   {"outcome", outcome.Describe()},
+                                   {"wall_seconds", outcome.wall_seconds},
+                                   {"steps", plan.overrides.steps},
+                                   {"workers", plan.admission_value}});
+}
+
+// Adds the compile-cache verdict to the lap's result file (which the launcher wrote: a file
+// that is not its JSON object is left alone).
+void AddVerdict(const std::string& result_file, const telemetry::TrainerCompileVerdict& verdict) {
+  std::ifstream in(result_file);
+  nlohmann::json result = nlohmann::json::parse(in, nullptr, false);
+  if (!result.is_object()) return;
+  result["trainer_compile"] = telemetry::TrainerCompileName(verdict.verdict);
+  if (!verdict.why.empty()) result["trainer_compile_why"] = verdict.why;
+  WriteJsonFile(result_file, result);
+  LogLine(LogLevel::kInfo) << "the trainer's train step: " << telemetry::TrainerCompileName(verdict.verdict)
+                           << (verdict.why.empty() ? "" : " (" + verdict.why + ")");
+}
+
+// After a lap, before the trainer: the cache's train steps now, and a watcher that judges the
+// trainer's compile against them (launcher/compile_watch.h). Without the trainer's metrics file
+// there is nothing to watch; a cache the lap left no train step in is judged at once.
+void WatchTheTrainersCompile(const LapPlan& plan) {
+  if (plan.trainer_metrics_file.empty()) return;
+  const std::optional<std::string> cache = LocalCacheDir(plan.compile_cache_dir, std::getenv("HOME"));
+  if (!cache) {
+    AddVerdict(plan.result_file, {telemetry::TrainerCompile::kUnknown,
+                                  "the JAX cache " + plan.compile_cache_dir + " is not a local folder"});
+    return;
+  }
+  CompileWatch watch{.trainer = getpid(), .cache_dir = *cache, .before = TrainStepsIn(*cache),
+                     .metrics_file = plan.trainer_metrics_file};
+  if (watch.before.empty()) {
+    AddVerdict(plan.result_file, telemetry::JudgeTrainerCompile(watch.before, std::nullopt));
+    return;
+  }
+  std::error_code error;
+  const auto size = std::filesystem::file_size(watch.metrics_file, error);
+  watch.metrics_offset = error ? 0 : static_cast<long long>(size);
+  StartWatcher("/proc/self/exe", WatcherArgs(watch, plan.result_file));
+}
+
+// The watcher's process: its verdict, added to the lap's result file.
+int RunWatcher(const std::vector<std::string>& flag_args) {
+  Result<std::pair<CompileWatch, std::string>> watch = WatchFromArgs(flag_args);
+  if (!watch.ok()) {
+    LogLine(LogLevel::kError) << "compile-cache watcher: " << watch.error();
+    return 2;
+  }
+  AddVerdict(watch->second, WatchTrainerCompile(watch->first));
+  return 0;
 }
 
 // The operator's answer, read once a second until it comes or `wait` passes.
@@ -190,6 +254,7 @@ std::pair<int, std::string> LapThenValue(const LapPlan& plan, const std::vector<
   for (std::string& name : EnvNamesOf(words)) without_lap_keys.emplace_back(std::move(name), std::nullopt);
   const LapOutcome outcome = RunLap(lap.value(), without_lap_keys, plan.timeout, std::chrono::seconds(10));
   WriteResult(plan, outcome);
+  WatchTheTrainersCompile(plan);
   std::error_code ignored;
   std::filesystem::remove_all(plan.overrides.output_directory, ignored);
   LogLine(LogLevel::kInfo) << "practice lap " << outcome.Describe() << " in "
@@ -209,6 +274,7 @@ int main(int argc, char** argv) {
   const std::vector<std::string> command(separator == args.end() ? args.end() : separator + 1, args.end());
   const std::vector<std::string> flag_args(args.begin(), separator);
   SetLogProgram("graintune-launcher");
+  if (!flag_args.empty() && flag_args.front().starts_with(kWatchFlag)) return RunWatcher(flag_args);
   Result<server::Flags> flags = server::Flags::ParseDeclared(flag_args, LauncherCommand().flags);
   if (flags.ok() && flags.value().Has("install")) return Install(*flags.value().Get("install"));
   if (command.empty()) {

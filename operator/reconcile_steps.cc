@@ -157,6 +157,47 @@ std::optional<LapAnswerWrite> RecordLap(const ReconcileInput& in, const AttemptP
   return std::nullopt;
 }
 
+namespace {
+
+// The first verdict on the trainer's compile that a pod of `attempt` reported.
+std::optional<telemetry::TrainerCompileVerdict> ReportedTrainerCompile(const ReconcileInput& in, int attempt) {
+  if (auto doc = in.steps.find(attempt); doc != in.steps.end() && doc->second.lap && doc->second.lap->result &&
+                                         doc->second.lap->result->trainer_compile)
+    return doc->second.lap->result->trainer_compile;
+  for (const PodFacts& p : in.pods) {
+    if (p.attempt != attempt) continue;
+    if (auto lap = in.laps.find(p.uid); lap != in.laps.end() && lap->second.result && lap->second.result->trainer_compile)
+      return lap->second.result->trainer_compile;
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
+void RecordTrainerCompile(const ReconcileInput& in, GrainTuningStatus& status, std::vector<EventToRecord>& events) {
+  if (!status.lap || status.lap->trainer_compile) return;
+  const std::optional<telemetry::TrainerCompileVerdict> verdict = ReportedTrainerCompile(in, status.lap->attempt);
+  if (!verdict) return;
+  switch (verdict->verdict) {
+    case telemetry::TrainerCompile::kCacheHit:
+      status.lap->trainer_compile = "CacheHit";
+      events.push_back({"Normal", "LapTrainerCompile",
+                        "the trainer found its train step in the JAX compilation cache its practice lap filled"});
+      return;
+    case telemetry::TrainerCompile::kCompiled:
+      status.lap->trainer_compile = "Compiled";
+      events.push_back({"Normal", "LapTrainerCompile",
+                        "the trainer compiled its train step again: its program differs from its practice lap's"});
+      return;
+    case telemetry::TrainerCompile::kUnknown:
+      break;
+  }
+  status.lap->trainer_compile = "Unknown";
+  status.lap->trainer_compile_why = verdict->why.substr(0, telemetry::kMaxLapOutcomeBytes);
+  events.push_back({"Normal", "LapTrainerCompile",
+                    "whether the trainer found its train step in the JAX cache its lap filled is unknown: " + verdict->why});
+}
+
 void MergeMeasuredTrials(const ReconcileInput& in, const AttemptPods& attempts, std::map<int, Trial>& trials) {
   const double tokens_per_step = in.inputs ? in.inputs->demand.tokens_per_step_per_host : 0;
   for (const auto& [attempt, pods] : attempts) {

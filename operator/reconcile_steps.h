@@ -3,7 +3,8 @@
 //   1. trials: the stored ones (StoredTrials), OOM kills (RecordOomKills, with their Events),
 //      what the pods measured (MergeMeasuredTrials), then RecordTrials (bounded, ended attempts);
 //   2. runs and pins (RecordRunsAndPins): status.runs, the newest pinned attempt, ended early;
-//      and the practice lap (RecordLap): the answer its pods wait for, status.lap;
+//      and the practice lap (RecordLap): the answer its pods wait for, status.lap, and then
+//      whether its trainer's compile hit the cache the lap filled (RecordTrainerCompile);
 //   3. recommend (Recommendation): the value for the next attempt, or the admitted one;
 //   4. next run (NextRun): the value the next checkpoint directory starts with;
 //   5. learn (Learn): what the trials teach other runs;
@@ -64,6 +65,12 @@ RunsAndPins RecordRunsAndPins(const std::vector<PodFacts>& pods, workload::Grain
 std::optional<LapAnswerWrite> RecordLap(const ReconcileInput& in, const AttemptPods& attempts,
                                         workload::GrainTuningStatus& status,
                                         std::vector<EventToRecord>& events);
+
+// 2c. Whether the laps' trainer found its train step in the JAX cache its lap filled: the first
+// verdict a pod of status.lap's attempt reports (telemetry::LapResult::trainer_compile, in its
+// exporter's lap), recorded once in status.lap with a LapTrainerCompile Event.
+void RecordTrainerCompile(const ReconcileInput& in, workload::GrainTuningStatus& status,
+                          std::vector<EventToRecord>& events);
 
 // 3. The recommendation. Once the newest attempt has a trial (`newest_measured`): for attempt
 // newest + 1, the pinned run's value when the newest attempt is pinned, else `decision`'s.

@@ -183,6 +183,52 @@ TEST(ReconcileStepsTest, ARecordedLapAnswerIsTheAttempts) {
   EXPECT_FALSE(RecordLap(in, PodsByAttempt(answered), status, events).has_value());
 }
 
+// 2c. The trainer's compile after the laps: the first verdict a pod of the lap's attempt reports
+// (through its steps or its lap), recorded once with one Event; another attempt's is not its.
+TEST(ReconcileStepsTest, TheTrainersCompileIsRecordedOnceFromTheLapsAttempt) {
+  ReconcileInput in;
+  PodFacts p0 = Pod(0, 7), p1 = Pod(1, 7);
+  p0.uid = "u0";
+  p1.uid = "u1";
+  in.pods = {p0, p1};
+  workload::GrainTuningStatus status;
+  std::vector<EventToRecord> events;
+  RecordTrainerCompile(in, status, events);  // no lap: nothing
+  EXPECT_FALSE(status.lap);
+
+  status.lap = workload::LapStatus{.attempt = 0, .answer = "7", .workers = 7};
+  telemetry::LapReport other;
+  other.result = telemetry::LapResult{.completed = true,
+                                      .trainer_compile = telemetry::TrainerCompileVerdict{telemetry::TrainerCompile::kCompiled}};
+  in.laps["u1"] = other;  // attempt 1's, not the lap's
+  RecordTrainerCompile(in, status, events);
+  EXPECT_FALSE(status.lap->trainer_compile);
+  EXPECT_TRUE(events.empty());
+
+  telemetry::StepsDocument doc;
+  doc.lap = telemetry::LapReport{};
+  doc.lap->result = telemetry::LapResult{
+      .completed = true, .trainer_compile = telemetry::TrainerCompileVerdict{telemetry::TrainerCompile::kCacheHit}};
+  in.steps[0] = doc;
+  RecordTrainerCompile(in, status, events);
+  EXPECT_EQ(status.lap->trainer_compile, "CacheHit");
+  ASSERT_EQ(events.size(), 1u);
+  EXPECT_EQ(events[0].reason, "LapTrainerCompile");
+  // Recorded once: a later report changes nothing and tells nothing.
+  in.steps[0].lap->result->trainer_compile = telemetry::TrainerCompileVerdict{telemetry::TrainerCompile::kCompiled};
+  RecordTrainerCompile(in, status, events);
+  EXPECT_EQ(status.lap->trainer_compile, "CacheHit");
+  EXPECT_EQ(events.size(), 1u);
+
+  // Unknown keeps its why.
+  status.lap = workload::LapStatus{.attempt = 1, .answer = "7", .workers = 7};
+  in.laps["u1"].result->trainer_compile =
+      telemetry::TrainerCompileVerdict{telemetry::TrainerCompile::kUnknown, "the trainer wrote no step"};
+  RecordTrainerCompile(in, status, events);
+  EXPECT_EQ(status.lap->trainer_compile, "Unknown");
+  EXPECT_EQ(status.lap->trainer_compile_why, "the trainer wrote no step");
+}
+
 TEST(ReconcileStepsTest, TheRecommendationIsForTheNextAttemptOnceTheNewestIsMeasured) {
   Decision d;
   d.workers = 9;

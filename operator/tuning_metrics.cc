@@ -30,6 +30,9 @@ std::vector<prometheus::MetricFamily> TuningMetricFamilies(const std::vector<jso
   auto& lap_admission = family("graintune_lap_admission_workers", "grain_worker_count the practice lap ran with");
   auto& lap_seconds = family("graintune_lap_seconds", "Wall time of the longest practice lap of the attempt");
   auto& lap_value = family("graintune_lap_gave_value", "1 when the practice lap gave the run its value, 0 when none");
+  auto& lap_cache_hit = family("graintune_lap_trainer_compile_cache_hit",
+                               "1 when the trainer found its train step in the JAX cache its practice lap filled, "
+                               "0 when it compiled its own");
   for (const json& gt : grain_tunings) {
     if (!gt.is_object()) continue;
     const json meta = gt.value("metadata", json::object());
@@ -55,6 +58,8 @@ std::vector<prometheus::MetricFamily> TuningMetricFamilies(const std::vector<jso
       lap_admission.Add(labels(lap->attempt)).Set(lap->admission_workers);
       if (lap->workers) lap_workers.Add(labels(lap->attempt)).Set(*lap->workers);
       if (lap->wall_seconds) lap_seconds.Add(labels(lap->attempt)).Set(*lap->wall_seconds);
+      if (lap->trainer_compile == "CacheHit" || lap->trainer_compile == "Compiled")
+        lap_cache_hit.Add(labels(lap->attempt)).Set(lap->trainer_compile == "CacheHit" ? 1 : 0);
     }
   }
   return registry.Collect();

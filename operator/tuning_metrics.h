@@ -14,6 +14,9 @@
 //   graintune_lap_workers{...}               that value; graintune_lap_admission_workers the
 //                                            value the laps ran with; graintune_lap_seconds
 //                                            the longest lap's wall time
+//   graintune_lap_trainer_compile_cache_hit{...}  1 when the trainer found its train step in the
+//                                            JAX cache the lap filled, 0 when it compiled its
+//                                            own (absent while unknown)
 //
 // The namespace label is not called `namespace` so that Prometheus keeps it beside the
 // operator pod's own target label. Every replica exports the same series (they read the same

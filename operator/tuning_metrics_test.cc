@@ -48,6 +48,11 @@ TEST(TuningMetrics, APracticeLapIsTold) {
   for (const std::string& line : {"graintune_lap_gave_value" + l0 + " 1", "graintune_lap_workers" + l0 + " 7",
                                   "graintune_lap_admission_workers" + l0 + " 64", "graintune_lap_seconds" + l0 + " 140.5"})
     EXPECT_NE(text.find(line + "\n"), std::string::npos) << line << " not in\n" << text;
+  EXPECT_EQ(text.find("graintune_lap_trainer_compile_cache_hit{"), std::string::npos) << text;  // not known yet
+  gt["status"]["lap"]["trainerCompile"] = "CacheHit";
+  EXPECT_NE(Exposition({gt}).find("graintune_lap_trainer_compile_cache_hit" + l0 + " 1\n"), std::string::npos);
+  gt["status"]["lap"]["trainerCompile"] = "Compiled";
+  EXPECT_NE(Exposition({gt}).find("graintune_lap_trainer_compile_cache_hit" + l0 + " 0\n"), std::string::npos);
   gt["status"]["lap"] = {{"attempt", 0}, {"answer", "none: the lap of p exited 1"}, {"admissionWorkers", 64}, {"hosts", 0}};
   text = Exposition({gt});
   EXPECT_NE(text.find("graintune_lap_gave_value" + l0 + " 0\n"), std::string::npos) << text;

@@ -117,6 +117,7 @@ ReconcileOutput ReconcileTuning(const ReconcileInput& in) {
   // 2. Runs and pins.
   const RunsAndPins runs = RecordRunsAndPins(in.pods, status);
   out.lap_answer = RecordLap(in, attempts, status, out.events);
+  RecordTrainerCompile(in, status, out.events);
 
   // 3.-5. Recommend, next run, learn.
   const int newest = NewestAttempt(attempts, list);

@@ -7,8 +7,13 @@ namespace graintune::telemetry {
 using nlohmann::json;
 
 json ToJson(const LapResult& r) {
-  return {{"completed", r.completed}, {"outcome", r.outcome}, {"wall_seconds", r.wall_seconds},
-          {"steps", r.steps}, {"workers", r.workers}};
+  json out = {{"completed", r.completed}, {"outcome", r.outcome}, {"wall_seconds", r.wall_seconds},
+              {"steps", r.steps}, {"workers", r.workers}};
+  if (r.trainer_compile) {
+    out["trainer_compile"] = TrainerCompileName(r.trainer_compile->verdict);
+    if (!r.trainer_compile->why.empty()) out["trainer_compile_why"] = r.trainer_compile->why;
+  }
+  return out;
 }
 
 json ToJson(const LapReport& report) {
@@ -35,6 +40,17 @@ Result<LapResult> ReadResult(const json& r) {
     if (!outcome->is_string() || outcome->get_ref<const std::string&>().size() > kMaxLapOutcomeBytes)
       return Status::Error("outcome is not a short text");
     out.outcome = outcome->get<std::string>();
+  }
+  if (const auto compile = r.find("trainer_compile"); compile != r.end()) {
+    const std::optional<TrainerCompile> verdict =
+        compile->is_string() ? ParseTrainerCompile(compile->get_ref<const std::string&>()) : std::nullopt;
+    if (!verdict) return Status::Error("trainer_compile is not \"cache hit\", \"compiled\" or \"unknown\"");
+    out.trainer_compile = TrainerCompileVerdict{.verdict = *verdict};
+    if (const auto why = r.find("trainer_compile_why"); why != r.end()) {
+      if (!why->is_string() || why->get_ref<const std::string&>().size() > kMaxLapOutcomeBytes)
+        return Status::Error("trainer_compile_why is not a short text");
+      out.trainer_compile->why = why->get<std::string>();
+    }
   }
   std::string problem;
   out.wall_seconds = BoundedField(r, "wall_seconds", 0, 0, kMaxStepSeconds, problem);

@@ -3,11 +3,13 @@
 //   "lap": {"steps": [{"step": 3, "step_time_seconds": 0.52}, ...],
 //           "process": {"workers": 2, "worker_busy_fraction": 0.85, ...},
 //           "result": {"completed": true, "outcome": "completed", "wall_seconds": 39.8,
-//                      "steps": 60, "workers": 2},
+//                      "steps": 60, "workers": 2, "trainer_compile": "cache hit"},
 //           "result_age_seconds": 4.5}
 // `process` is the lap's, not the last sample's: the workers' busy share averaged over the
 // samples taken while the lap stepped (its first steps, the compile and the buffers' first fill,
 // left out), and the highest memory any sample showed. `result` is absent while the lap runs;
+// "trainer_compile" (with "trainer_compile_why" when "unknown") is added to the result by the
+// launcher's watcher once the trainer wrote its first step (telemetry/trainer_compile.h).
 // `result_age_seconds` says how long ago the exporter first saw it, by its own clock, so the
 // operator knows how much of the launcher's answer wait is left without trusting two clocks.
 // Parsing is bounded as ParseStepsDocument is: an answer comes from a pod its owner controls.
@@ -22,6 +24,7 @@
 #include "base/status.h"
 #include "telemetry/maxtext_metrics.h"
 #include "telemetry/process_figures.h"
+#include "telemetry/trainer_compile.h"
 
 namespace graintune::telemetry {
 
@@ -32,6 +35,9 @@ struct LapResult {
   double wall_seconds = 0;
   int steps = 0;            // the steps it was asked to run
   int workers = 0;          // the grain_worker_count it ran with
+  // Whether the trainer after it found its train step in the cache the lap filled; nullopt until
+  // the launcher's watcher judged it (or when nothing watched).
+  std::optional<TrainerCompileVerdict> trainer_compile;
 };
 
 struct LapReport {
@@ -43,7 +49,7 @@ struct LapReport {
 
 // The most a lap may report (tuner/practice_lap.h's kMaxLapSteps, with room).
 inline constexpr size_t kMaxLapStepsReported = 10000;
-inline constexpr size_t kMaxLapOutcomeBytes = 256;
+inline constexpr size_t kMaxLapOutcomeBytes = 256;  // also trainer_compile_why
 
 nlohmann::json ToJson(const LapResult& result);
 nlohmann::json ToJson(const LapReport& report);

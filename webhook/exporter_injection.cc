@@ -27,7 +27,7 @@ void InjectExporter(json& object, const std::string& spec_pointer,
         "not be measured and grain_worker_count will not improve across restarts");
     return;
   }
-  const std::string file = options.mount_path + "/metrics.jsonl";
+  const std::string file = options.mount_path + "/" + kTrainerMetricsFileName;
   json& volumes = spec["volumes"];
   if (!volumes.is_array()) volumes = json::array();
   volumes.push_back({{"name", kMetricsVolumeName}, {"emptyDir", {{"sizeLimit", "64Mi"}}}});

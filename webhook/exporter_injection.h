@@ -22,6 +22,9 @@ namespace graintune::webhook {
 
 using workload::kExporterContainerName;
 inline constexpr char kMetricsVolumeName[] = "graintune-metrics";
+// The trainer's metrics file in that volume (M_METRICS_FILE): the exporter follows it, and after
+// a practice lap graintune-launcher's compile-cache watch waits for its first step.
+inline constexpr char kTrainerMetricsFileName[] = "metrics.jsonl";
 
 struct ExporterInjection {
   std::string image = "ghcr.io/graintune/graintune-exporter:0.1.0";

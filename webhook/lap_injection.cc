@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <charconv>
 
+#include "webhook/exporter_injection.h"
 #include "workload/pod_templates.h"
 
 namespace graintune::webhook {
@@ -109,6 +110,23 @@ std::optional<int> ScheduleSteps(const workload::ContainerOverrides& view) {
   return std::nullopt;
 }
 
+// The flags of the launcher's watch on the trainer's compile (launcher/compile_watch.h): the
+// trainer's metrics file, and its jax_cache_dir when the job sets it (MaxText's default,
+// ~/jax_cache, is the launcher's). None when the trainer would not use the cache (dump_hlo on,
+// which MaxText turns it off for) or graintune cannot tell whether it would: a cache the trainer
+// never writes would read as a hit.
+std::vector<std::string> CompileWatchFlags(const workload::ContainerOverrides& view, const std::string& metrics_dir) {
+  const workload::KeyState dump_hlo = view.Lookup("dump_hlo");
+  if (dump_hlo.kind == workload::KeyState::Kind::kUnknown ||
+      (dump_hlo.kind == workload::KeyState::Kind::kSet && dump_hlo.value != "false" && dump_hlo.value != "False"))
+    return {};
+  std::vector<std::string> flags = {"--trainer-metrics-file=" + metrics_dir + "/" + kTrainerMetricsFileName};
+  const workload::KeyState cache = view.Lookup("jax_cache_dir");
+  if (cache.kind == workload::KeyState::Kind::kUnknown) return {};
+  if (cache.kind == workload::KeyState::Kind::kSet) flags.push_back("--compile-cache-dir=" + cache.value);
+  return flags;
+}
+
 }  // namespace
 
 Result<std::vector<std::string>> LauncherFlags(const json& container,
@@ -157,6 +175,7 @@ Result<std::vector<std::string>> LauncherFlags(const json& container,
     flags.push_back(std::move(flag));
   if (std::optional<int> schedule = ScheduleSteps(view))
     flags.push_back("--lap-schedule-steps=" + std::to_string(*schedule));
+  for (std::string& flag : CompileWatchFlags(view, metrics)) flags.push_back(std::move(flag));
   return flags;
 }
 

@@ -84,12 +84,37 @@ TEST(LauncherFlagsTest, ExecFormArgsGetTheLapAfterTheLastArgAndTheValueByItsByte
   EXPECT_EQ(named["lap-schedule-steps"], "100");  // the trainer's schedule: its train step compiles once
   EXPECT_EQ(named["answer-file"], "/graintune-lap/value");
   EXPECT_EQ(named["lap-metrics-file"], "/graintune-metrics/lap.jsonl");
+  // The compile-cache watch: the trainer's metrics file (the exporter's), MaxText's default cache.
+  EXPECT_EQ(named["trainer-metrics-file"], "/graintune-metrics/metrics.jsonl");
+  EXPECT_FALSE(named.contains("compile-cache-dir"));
 
   const Launched launched = Launch(trainer, *flags);
   EXPECT_EQ(launched.lap, (std::vector<std::string>{"python3", "-m", "maxtext.trainers.pre_train.train",
                                                     "base.yml", "steps=100", "grain_worker_count=7",
                                                     "run_name=r1", "steps=40", "run_name=lap"}));
   EXPECT_EQ(launched.trainer.argv[5], "grain_worker_count=9");
+}
+
+// The watch on the trainer's compile follows the job's own jax_cache_dir, and is left out when the
+// trainer would not use the cache (dump_hlo on: MaxText turns the cache off for it).
+TEST(LauncherFlagsTest, TheCompileWatchFollowsTheJobsCacheAndOnlyWhenTheTrainerUsesIt) {
+  auto flags_with = [](const std::string& extra) {
+    const json trainer = {{"name", "maxtext"},
+                          {"command", {"bash", "-c", "python3 -m maxtext.trainers.pre_train.train base.yml " + extra +
+                                                         " grain_worker_count=7"}}};
+    Result<std::vector<std::string>> flags = FlagsFor(trainer);
+    EXPECT_TRUE(flags.ok()) << flags.error();
+    return flags.ok() ? ByName(*flags) : std::map<std::string, std::string>{};
+  };
+  std::map<std::string, std::string> named = flags_with("jax_cache_dir=/cache/jax");
+  EXPECT_EQ(named["compile-cache-dir"], "/cache/jax");
+  EXPECT_EQ(named["trainer-metrics-file"], "/graintune-metrics/metrics.jsonl");
+  EXPECT_TRUE(flags_with("dump_hlo=false").contains("trainer-metrics-file"));
+  for (const char* no_watch : {"dump_hlo=true", "dump_hlo=True"}) {
+    named = flags_with(no_watch);
+    EXPECT_FALSE(named.contains("trainer-metrics-file")) << no_watch;
+    EXPECT_FALSE(named.contains("compile-cache-dir")) << no_watch;
+  }
 }
 
 TEST(LauncherFlagsTest, AScriptGetsTheLapAfterTheTrainersLastWordBeforeItsRedirections) {

@@ -117,6 +117,8 @@ void Fields(V& visit, T& l) {
   visit("workerBusyFraction", l.worker_busy_fraction);
   visit("workerMemoryBytes", l.worker_memory_bytes);
   visit("answeredAt", l.answered_at);
+  visit("trainerCompile", l.trainer_compile);
+  visit("trainerCompileWhy", l.trainer_compile_why);
 }
 
 template <typename V, Of<ConditionStatus> T>

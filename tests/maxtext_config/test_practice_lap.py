@@ -11,12 +11,15 @@ trainer reaches its last step, and:
     accepted every lap override, nothing existed under the run's output directory when the lap
     ended, the trainer ran with 2 workers, its checkpoints are its own, and it found its train
     step in the JAX compilation cache the lap filled (one compiled train step, not two; without
-    --lap-schedule-steps the lap's shorter schedule compiles a different program);
+    --lap-schedule-steps the lap's shorter schedule compiles a different program), which the
+    launcher's watcher judged "cache hit" in the result file;
   - a `bash -c` script whose lap is killed with SIGKILL while it trains (as the kernel's OOM
     killer would): the trainer starts with admission's value, and an answer written meanwhile is
-    not used;
+    not used; the lap's schedule was not the trainer's, so the trainer compiled its own train step
+    and the watcher judged "compiled";
   - an M_ variable, with a lap timeout shorter than MaxText's start: the lap is stopped at its
-    timeout and the trainer starts with admission's value.
+    timeout and the trainer starts with admission's value; the lap compiled nothing, so the
+    watcher's verdict is "unknown".
 Needs GRAINTUNE_LAUNCHER and the GRAINTUNE_MAXTEXT_* variables (scripts/lib/maxtext_trainer.sh).
 """
 
@@ -80,7 +83,13 @@ class Lap:
     return [env_var("GRAINTUNE_LAUNCHER"), f"--admission-value={ADMISSION}", f"--lap-steps={LAP_STEPS}",
             f"--answer-file={self.answer}", f"--lap-directory={self.lap_dir}",
             f"--lap-metrics-file={self.lap_metrics}", f"--result-file={self.result}",
-            "--answer-wait=300s", *extra]
+            "--answer-wait=300s", f"--trainer-metrics-file={self.out}/metrics.jsonl", *extra]
+
+  def trainer_compile(self) -> str:
+    """The launcher's watcher's verdict on the trainer's compile, once it wrote it (it outlives
+    the launcher by up to a second)."""
+    wait_for(lambda: "trainer_compile" in json.loads(self.result.read_text()), 30, "compile verdict")
+    return json.loads(self.result.read_text())["trainer_compile"]
 
   def metrics_lines(self, path: Path) -> list[dict]:
     return [json.loads(line) for line in path.read_text().splitlines()] if path.exists() else []
@@ -155,12 +164,6 @@ def workers_the_trainer_ran_with(output: str) -> set[str]:
           if "Config param grain_worker_count:" in line}
 
 
-def first_step_seconds(lines: list[dict]) -> float:
-  """The step time MaxText wrote for the lowest step of a metrics file (its compile's step)."""
-  steps = [line for line in lines if "perf/step_time_seconds" in line]
-  return min(steps, key=lambda line: line["step"])["perf/step_time_seconds"]
-
-
 def tail(text: str, chars: int = 4000) -> str:
   return text[-chars:]
 
@@ -192,10 +195,7 @@ def test_exec_form_lap_then_the_trainer_with_the_operators_value(tmp_path: Path)
   # the JAX compilation cache, so the cache holds one train step, not two.
   compiled = [p.name for p in (lap.root / "home" / "jax_cache").iterdir() if p.name.startswith("jit_train_step")]
   assert len(compiled) == 1, compiled
-  # MaxText compiles its train step ahead of its loop: the first step of its metrics file carries
-  # no compile, whether the compile came from the cache or not (docs/practice-lap.md).
-  print(f"first step: the lap's {first_step_seconds(seen['lap_metrics']):.2f} s, the trainer's "
-        f"{first_step_seconds(lap.metrics_lines(lap.out / 'metrics.jsonl')):.2f} s (from the cache)")
+  assert lap.trainer_compile() == "cache hit", lap.result.read_text()
 
 
 def test_a_script_whose_lap_is_killed_starts_the_trainer_with_admissions_value(tmp_path: Path) -> None:
@@ -221,6 +221,8 @@ def test_a_script_whose_lap_is_killed_starts_the_trainer_with_admissions_value(t
   assert "admission's value: the lap" in done.output, tail(done.output)
   assert workers_the_trainer_ran_with(done.output) == {"1"}, tail(done.output)
   assert len(lap.metrics_lines(lap.out / "metrics.jsonl")) == STEPS, tail(done.output)
+  # The lap's schedule (LAP_STEPS) is not the trainer's (STEPS): two programs, two compiles.
+  assert lap.trainer_compile() == "compiled", lap.result.read_text()
 
 
 def test_an_m_variable_lap_past_its_timeout_starts_the_trainer_with_admissions_value(tmp_path: Path) -> None:
@@ -238,3 +240,5 @@ def test_an_m_variable_lap_past_its_timeout_starts_the_trainer_with_admissions_v
   assert workers_the_trainer_ran_with(done.output) == {"1"}, tail(done.output)
   assert len(lap.metrics_lines(lap.out / "metrics.jsonl")) == STEPS, tail(done.output)
   assert time.monotonic() - started < 600
+  # Stopped before its compile, the lap left nothing in the cache for the trainer to hit.
+  assert lap.trainer_compile() == "unknown", lap.result.read_text()

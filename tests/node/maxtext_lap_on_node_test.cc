@@ -11,7 +11,10 @@
 //     (graintune.dev/lap-value), which each launcher reads through the downward API;
 //   - each trainer then starts with that value (its Grain worker processes are counted from this
 //     machine's /proc) and reaches its last step; no output folder holds anything of the lap;
-//     the run is recorded with the laps' value, so a restart would resume with it.
+//     the run is recorded with the laps' value, so a restart would resume with it;
+//   - the lap compiled the trainer's own program (the webhook gave it the trainer's schedule), so
+//     the trainer found its train step in the JAX cache the lap filled: status.lap.trainerCompile
+//     says CacheHit, from the launcher's watch of the cache folder.
 //
 // Needs what maxtext_on_node_test needs; fails, never skips, under GRAINTUNE_REQUIRE_CONTROLPLANE=1.
 #include <gtest/gtest.h>
@@ -87,6 +90,59 @@ struct TrainerWatch {
   }
 };
 
+// What the cluster, the trainers, the operator and the kubelet say, for a failure's report.
+std::string FailureReport(ControlPlane& cp) {
+  return "\n" + Text(cp.Kubectl({"get", "pods,jobs,jobsets,graintunings", "-A", "-o", "wide"})) +
+         "\nlauncher and trainer:\n" +
+         Text(cp.Kubectl({"logs", "-n", kNs, "-l", "graintune.dev/managed=true", "-c", "maxtext", "--tail", "40"})) +
+         "\noperator:\n" +
+         Text(cp.Kubectl({"logs", "-n", kReleaseNamespace, "-l", "app.kubernetes.io/component=operator", "--tail", "30"})) +
+         "\nkubelet:\n" + TailOfFile(cp.real_node()->kubelet_log(), 1500);
+}
+
+// status.lap once answered: the pods' answer, the value every host's lap gave, its figures.
+void ExpectLapStatus(const Json& lap, const std::string& answer, int admission) {
+  EXPECT_EQ(lap.value("answer", ""), answer) << lap.dump(2);
+  EXPECT_EQ(lap.value("admissionWorkers", 0), admission);
+  EXPECT_EQ(answer, std::to_string(lap.value("workers", 0)));
+  EXPECT_EQ(lap.value("hosts", 0), kHosts) << "the value is decided from every host's lap";
+  EXPECT_GT(lap.value("stepSeconds", 0.0), 0);
+  EXPECT_GT(lap.value("workerMemoryBytes", 0.0), 0);
+}
+
+// Watches each host's trainer (both together, as they run together) until each wrote its last
+// step; expects each ran `value` Grain worker processes and prints how long after its lap it
+// started. False when they did not all reach their last step.
+bool ExpectTrainersStartWith(const NodeMaxTextPods& pods, const std::vector<Json>& attempt, int value) {
+  std::vector<TrainerWatch> trainers;
+  for (const Json& pod : attempt) trainers.push_back({.pod = pod});
+  const bool trained = WaitFor([&] {
+    bool all = true;
+    for (TrainerWatch& t : trainers) all = t.Poll(pods) && all;
+    return all;
+  }, seconds(420));
+  for (const TrainerWatch& t : trainers) {
+    EXPECT_GE(static_cast<int>(t.steps), kTinySteps) << t.Name() << "'s trainer wrote " << t.steps << " steps";
+    EXPECT_EQ(t.most_workers, value) << t.Name() << "'s Grain worker processes; " << t.seen;
+    EXPECT_TRUE(t.started_after_lap) << t.Name() << ": no start time of its trainer (pid " << t.trainer << ")";
+    if (t.started_after_lap) std::printf("%s: its trainer started %.1f s after its lap ended\n", t.Name().c_str(), *t.started_after_lap);
+  }
+  return trained;
+}
+
+// Each host's output folder holds the run's folder and nothing of the lap.
+void ExpectOutputFoldersHoldOnlyTheRun(const std::string& out_dir, const std::vector<Json>& attempt) {
+  for (const Json& pod : attempt) {
+    const std::string folder = out_dir + "/" + pod.value("/metadata/name"_json_pointer, std::string());
+    std::vector<std::string> outputs;
+    std::error_code ec;
+    for (std::filesystem::directory_iterator it(folder, ec), end; !ec && it != end; it.increment(ec))
+      outputs.push_back(it->path().filename().string());
+    EXPECT_EQ(outputs, std::vector<std::string>{kJobSet}) << folder;
+    EXPECT_TRUE(std::filesystem::exists(folder + "/" + kJobSet + "/checkpoints")) << folder;
+  }
+}
+
 TEST(MaxTextLapOnNode, TheFirstAttemptsTrainerStartsWithTheValueItsLapGave) {
   const auto test_start = std::chrono::steady_clock::now();
   Result<ControlPlaneOptions> env = NodeEnvironment();
@@ -107,14 +163,7 @@ TEST(MaxTextLapOnNode, TheFirstAttemptsTrainerStartsWithTheValueItsLapGave) {
                                                .chips = 2, .writable_per_pod = true,
                                                .extra_args = kTinyCheckpointing});
   ASSERT_TRUE(tiny.ok()) << tiny.error();
-  auto on_failure = [&] {
-    return "\n" + Text(cp->Kubectl({"get", "pods,jobs,jobsets,graintunings", "-A", "-o", "wide"})) +
-           "\nlauncher and trainer:\n" +
-           Text(cp->Kubectl({"logs", "-n", kNs, "-l", "graintune.dev/managed=true", "-c", "maxtext", "--tail", "40"})) +
-           "\noperator:\n" +
-           Text(cp->Kubectl({"logs", "-n", kReleaseNamespace, "-l", "app.kubernetes.io/component=operator", "--tail", "30"})) +
-           "\nkubelet:\n" + TailOfFile(cp->real_node()->kubelet_log(), 1500);
-  };
+  auto on_failure = [&] { return FailureReport(*cp); };
   auto tuning = [&] {
     kube::ApiResult<Json> gt = client->Get(kube::resources::kGrainTunings, kNs, kJobSet);
     return gt.ok() ? *gt : Json::object();
@@ -143,30 +192,12 @@ TEST(MaxTextLapOnNode, TheFirstAttemptsTrainerStartsWithTheValueItsLapGave) {
   const int admission = WorkersOf(attempt[0]);
   std::printf("admission's value %d; the laps' answer on both pods: %s\n", admission, answer.c_str());
   const Json lap = tuning().value("/status/lap"_json_pointer, Json::object());
-  EXPECT_EQ(lap.value("answer", ""), answer) << tuning().dump(2);
-  EXPECT_EQ(lap.value("admissionWorkers", 0), admission);
   ASSERT_TRUE(lap.contains("workers")) << "the laps of real MaxText gave no value: " << answer << on_failure();
   const int value = lap["workers"];
-  EXPECT_EQ(answer, std::to_string(value));
-  EXPECT_EQ(lap.value("hosts", 0), kHosts) << "the value is decided from every host's lap";
-  EXPECT_GT(lap.value("stepSeconds", 0.0), 0);
-  EXPECT_GT(lap.value("workerMemoryBytes", 0.0), 0);
+  ExpectLapStatus(lap, answer, admission);
 
-  // Each host's trainer starts with the laps' value and reaches its last step; both are watched
-  // together, as they run together.
-  std::vector<TrainerWatch> trainers;
-  for (const Json& pod : attempt) trainers.push_back({.pod = pod});
-  const bool trained = WaitFor([&] {
-    bool all = true;
-    for (TrainerWatch& t : trainers) all = t.Poll(pods) && all;
-    return all;
-  }, seconds(420));
-  for (const TrainerWatch& t : trainers) {
-    EXPECT_GE(static_cast<int>(t.steps), kTinySteps) << t.Name() << "'s trainer wrote " << t.steps << " steps";
-    EXPECT_EQ(t.most_workers, value) << t.Name() << "'s Grain worker processes; " << t.seen;
-    EXPECT_TRUE(t.started_after_lap) << t.Name() << ": no start time of its trainer (pid " << t.trainer << ")";
-    if (t.started_after_lap) std::printf("%s: its trainer started %.1f s after its lap ended\n", t.Name().c_str(), *t.started_after_lap);
-  }
+  // Each host's trainer starts with the laps' value and reaches its last step.
+  const bool trained = ExpectTrainersStartWith(pods, attempt, value);
   ASSERT_TRUE(trained) << "the trainers did not reach their last step" << on_failure();
   const bool ended = WaitFor([&] {
     const std::vector<Json> now = AttemptPods(*client, kNs, kJobSet, 0);
@@ -177,17 +208,12 @@ TEST(MaxTextLapOnNode, TheFirstAttemptsTrainerStartsWithTheValueItsLapGave) {
   EXPECT_TRUE(ended) << "the trainers did not end after their last step" << on_failure();
 
   // Each host's output folder holds the run and nothing of the lap; the run keeps the laps' value.
-  for (const Json& pod : attempt) {
-    const std::string folder = tiny->out_dir + "/" + pod.value("/metadata/name"_json_pointer, std::string());
-    std::vector<std::string> outputs;
-    std::error_code ec;
-    for (std::filesystem::directory_iterator it(folder, ec), end; !ec && it != end; it.increment(ec))
-      outputs.push_back(it->path().filename().string());
-    EXPECT_EQ(outputs, std::vector<std::string>{kJobSet}) << folder;
-    EXPECT_TRUE(std::filesystem::exists(folder + "/" + kJobSet + "/checkpoints")) << folder;
-  }
+  ExpectOutputFoldersHoldOnlyTheRun(tiny->out_dir, attempt);
   EXPECT_TRUE(WaitFor([&] { return tuning().value("/status/runs/0/workers"_json_pointer, 0) == value; }, seconds(60)))
       << tuning().dump(2);
+  EXPECT_TRUE(WaitFor([&] { return tuning().value("/status/lap/trainerCompile"_json_pointer, std::string()) == "CacheHit"; },
+                      seconds(60)))
+      << tuning().value("/status/lap"_json_pointer, Json::object()).dump(2);
   const Json told = tuning().value("/status/lap"_json_pointer, Json::object());
   std::printf("$ kubectl get graintuning -n %s %s -o jsonpath={.status.lap}\n%s\n", kNs, kJobSet, told.dump(2).c_str());
 
