@@ -102,8 +102,11 @@ Result<std::pair<CompileWatch, std::string>> WatchFromArgs(const std::vector<std
 }
 
 bool StartWatcher(const std::string& self, const std::vector<std::string>& args) {
-  // The first child forks the watcher and exits at once, so the watcher's parent becomes the PID
-  // namespace's reaper, never the trainer, which would leave it a zombie it does not wait for.
+  // The first child forks the watcher and exits at once, so the watcher is adopted by the PID
+  // namespace's first process (the pod's pause container when the pod shares its PID namespace,
+  // as graintune's exporter asks): the launcher never waits for it, and the trainer, which execs
+  // in the launcher's place, has no child of graintune's. (Where the trainer is itself the first
+  // process, the ended watcher stays a zombie until the trainer exits: one entry, no memory.)
   const pid_t middle = fork();
   if (middle < 0) {
     LogLine(LogLevel::kWarning) << "cannot start the compile-cache watcher: " << std::strerror(errno);

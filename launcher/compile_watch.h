@@ -4,7 +4,7 @@
 // The launcher execs the trainer, so it cannot watch it itself: just before the exec it lists the
 // cache's train steps and starts a watcher, a fresh copy of its own binary (re-executed, so its
 // command line holds none of the trainer's words and no process counter takes it for MaxText),
-// detached by a double fork so the trainer never has to wait for it. The watcher looks once a
+// detached by a double fork so neither the launcher nor the trainer has to wait for it. The watcher looks once a
 // second until the trainer's metrics file grows past where it stood (its first step), a new train
 // step appears in the cache, the trainer exits or `limit` passes; it then reports its verdict and
 // exits. It reads two files and lists one folder; it writes only through `report`. A watcher that
