@@ -40,6 +40,7 @@
 #include <vector>
 
 #include "server/flags.h"
+#include "tests/emulator/maxtext_words.h"
 
 namespace {
 
@@ -52,17 +53,6 @@ struct WorkerPlan {
   int step_mib = 16;
   int step_interval_ms = 100;
 };
-
-// The worker count from `grain_worker_count=N` (the last one wins, as in MaxText) or the env.
-std::optional<std::string> WorkerCountFromMaxText(const std::vector<std::string>& positional) {
-  std::optional<std::string> found;
-  const std::string key = "grain_worker_count=";
-  for (const std::string& arg : positional)
-    if (arg.rfind(key, 0) == 0) found = arg.substr(key.size());
-  if (found) return found;
-  if (const char* env = std::getenv("M_GRAIN_WORKER_COUNT")) return std::string(env);
-  return std::nullopt;
-}
 
 int ParseWorkerCount(const std::string& text) {
   char* end = nullptr;
@@ -114,7 +104,7 @@ int main(int argc, char** argv) {
       kProgram, server::Flags::Parse(server::Arguments(argc, argv),
                                      {"workers", "worker-mib", "step-mib", "step-interval-ms"}));
   std::optional<std::string> count_text = flags.Get("workers");
-  if (!count_text) count_text = WorkerCountFromMaxText(flags.positional());
+  if (!count_text) count_text = testing::MaxTextValue(flags.positional(), "grain_worker_count");
   const int workers = count_text ? ParseWorkerCount(*count_text) : 1;
   WorkerPlan plan;
   plan.cap_mib = server::ExitOnUsageError(kProgram, flags.IntegerIn("worker-mib", 0, 1 << 20))

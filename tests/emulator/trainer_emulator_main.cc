@@ -25,23 +25,12 @@
 #include <thread>
 #include <vector>
 
+#include "tests/emulator/metrics_line.h"
 #include "tuner/pipeline_simulator.h"
 
 namespace {
 
-constexpr double kPeakTflops = 195.0;  // the measured fed rate per chip at 4.3 s a step
-
-void AppendMetricsLine(const std::string& file, int step, double seconds, double compute_seconds,
-                       double tokens_per_step) {
-  char line[256];
-  std::snprintf(line, sizeof(line),
-                "{\"learning/loss\": 2.5, \"perf/step_time_seconds\": %.4f, "
-                "\"perf/per_device_tflops_per_sec\": %.2f, "
-                "\"perf/per_device_tokens_per_sec\": %.1f, \"step\": %d}\n",
-                seconds, seconds > 0 ? kPeakTflops * compute_seconds / seconds : 0.0,
-                seconds > 0 ? tokens_per_step / 4.0 / seconds : 0.0, step);
-  std::ofstream(file, std::ios::app) << line;
-}
+using graintune::testing::AppendMetricsLine;
 
 std::string Substitute(std::string text, const std::string& key, const std::string& value) {
   for (size_t at = text.find(key); at != std::string::npos; at = text.find(key, at + value.size()))
