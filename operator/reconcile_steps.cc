@@ -253,12 +253,19 @@ std::optional<RecommendationStatus> Recommendation(const std::optional<Recommend
                                 .per_worker_buffer = decision.per_worker_buffer,
                                 .attempt = newest + 1,
                                 .reason = decision.reason};
+  if (attempts.empty()) return old;
+  const PodFacts& running = *attempts.rbegin()->second.front();
+  // A practice lap's answer is the value its attempt runs with, in place of admission's.
+  const bool lap_gave_value = running.lap_answer && running.workers != running.admission_workers;
   const bool has_value = old && old->workers;
-  if (!has_value && !attempts.empty() && attempts.rbegin()->second.front()->workers > 0)
+  const bool lap_changed_it = lap_gave_value && old && old->attempt == newest && old->workers != running.workers;
+  if (running.workers > 0 && (!has_value || lap_changed_it))
     return RecommendationStatus{
-        .workers = attempts.rbegin()->second.front()->workers,
+        .workers = running.workers,
         .attempt = newest,
-        .reason = "the value attempt " + std::to_string(newest) + " was admitted with"};
+        .reason = lap_gave_value ? "the value attempt " + std::to_string(newest) + "'s practice lap gave (admitted with " +
+                                       std::to_string(running.admission_workers) + ")"
+                                 : "the value attempt " + std::to_string(newest) + " was admitted with"};
   return old;
 }
 

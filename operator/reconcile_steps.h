@@ -74,7 +74,8 @@ void RecordTrainerCompile(const ReconcileInput& in, workload::GrainTuningStatus&
 
 // 3. The recommendation. Once the newest attempt has a trial (`newest_measured`): for attempt
 // newest + 1, the pinned run's value when the newest attempt is pinned, else `decision`'s.
-// Before that: the value the newest attempt was admitted with, when none is recommended yet.
+// Before that: the value the newest attempt was admitted with, when none is recommended yet, or
+// the value its practice lap gave once the lap answered (the attempt runs with that instead).
 // Otherwise `old` stays.
 std::optional<workload::RecommendationStatus> Recommendation(
     const std::optional<workload::RecommendationStatus>& old, const Decision& decision,
