@@ -257,6 +257,29 @@ TEST(ReconcileStepsTest, TheRecommendationIsForTheNextAttemptOnceTheNewestIsMeas
   EXPECT_FALSE(Recommendation(std::nullopt, d, {}, 0, false, std::nullopt, 0));
 }
 
+TEST(ReconcileStepsTest, ALapsAnswerReplacesTheAdmittedValueOfItsAttempt) {
+  Decision d;
+  d.workers = 9;
+  std::vector<PodFacts> pods = {Pod(0, 64)};
+  pods[0].lap_answer_wait_seconds = 120;
+  pods[0].admission_workers = 64;
+  const RecommendationStatus admitted{.workers = 64, .attempt = 0, .reason = "the value attempt 0 was admitted with"};
+  // No answer yet: admission's value stands.
+  EXPECT_EQ(Recommendation(admitted, d, PodsByAttempt(pods), 0, false, std::nullopt, 0), admitted);
+  // A lap that gave no value leaves admission's.
+  pods[0].lap_answer = "none: the lap of p killed by signal 9";
+  EXPECT_EQ(Recommendation(admitted, d, PodsByAttempt(pods), 0, false, std::nullopt, 0), admitted);
+  // The lap answered 6 (PodFactsFromJson: the pod's value is then its answer).
+  pods[0].lap_answer = "6";
+  pods[0].workers = 6;
+  EXPECT_EQ(Recommendation(admitted, d, PodsByAttempt(pods), 0, false, std::nullopt, 0),
+            (RecommendationStatus{.workers = 6, .attempt = 0,
+                                  .reason = "the value attempt 0's practice lap gave (admitted with 64)"}));
+  // A recommendation for another attempt is not the lap's to change.
+  const RecommendationStatus later{.workers = 5, .attempt = 1, .reason = "earlier"};
+  EXPECT_EQ(Recommendation(later, d, PodsByAttempt(pods), 0, false, std::nullopt, 0), later);
+}
+
 TEST(ReconcileStepsTest, DecidedAtMovesOnlyWhenTheRecommendationDoes) {
   const RecommendationStatus old{.workers = 5, .attempt = 1, .reason = "r", .decided_at = "2026-11-01T00:00:00Z"};
   std::optional<RecommendationStatus> same = old;

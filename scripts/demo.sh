@@ -51,8 +51,8 @@ maxtext_env() {
   export_maxtext_trainer_env
 }
 if [ "$real_node" = 0 ]; then
-  ninja -C build graintune graintune-webhook graintune-operator graintune-exporter trainer_emulator \
-    graintune-demo >/dev/null
+  ninja -C build graintune graintune-webhook graintune-operator graintune-exporter graintune-launcher \
+    trainer_emulator maxtext_standin graintune-demo >/dev/null
   BIN="$(control_plane)"
   if [ "$trainer" = maxtext ]; then maxtext_env; fi
   exec build/tests/controlplane/graintune-demo --bin-dir "$BIN" --source-dir "$PWD" --build-dir "$PWD/build" \

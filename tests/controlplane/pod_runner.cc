@@ -3,10 +3,13 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cctype>
+#include <cstdlib>
 #include <filesystem>
 #include <optional>
 
 #include "kube/backoff.h"
+#include "kube/config.h"
 
 namespace graintune::testing {
 namespace {
@@ -42,23 +45,54 @@ std::vector<std::string> ExporterArgs(const Json& sidecar, const std::string& me
   return args;
 }
 
-// The folder the exporter's --metrics-file is in: the metrics volume's mount path.
-std::string MetricsMountPath(const Json& sidecar) {
-  const Json a = sidecar.value("args", Json::array());
-  for (size_t i = 0; i + 1 < a.size(); ++i)
-    if (a[i] == "--metrics-file") {
-      const std::string file = a[i + 1].get<std::string>();
-      return file.substr(0, file.rfind('/'));
-    }
-  return "";
+// Where a container's mount paths are here: mount path -> folder of this pod's.
+using MountMap = std::vector<std::pair<std::string, std::string>>;
+
+bool IsPathCharacter(char c) {
+  return std::isalnum(static_cast<unsigned char>(c)) || c == '/' || c == '.' || c == '_' || c == '-';
 }
 
-// `text` with every occurrence of `from` replaced by `to`.
-std::string ReplaceAll(std::string text, const std::string& from, const std::string& to) {
-  if (from.empty()) return text;
-  for (size_t p = text.find(from); p != std::string::npos; p = text.find(from, p + to.size()))
-    text.replace(p, from.size(), to);
-  return text;
+// `text` with each mount path that is a whole path or a path's leading folders (where no path
+// character comes before it, and the path ends or goes on with '/' after it) replaced by its
+// folder here, in one pass (a folder written here is never matched again), the longest first.
+std::string MapMounts(const std::string& text, const MountMap& mounts) {
+  std::string out;
+  for (size_t i = 0; i < text.size();) {
+    const std::pair<std::string, std::string>* best = nullptr;
+    if (i == 0 || !IsPathCharacter(text[i - 1]))
+      for (const auto& m : mounts) {
+        const size_t end = i + m.first.size();
+        if (!m.first.empty() && text.compare(i, m.first.size(), m.first) == 0 &&
+            (end == text.size() || text[end] == '/' || !IsPathCharacter(text[end])) &&
+            (best == nullptr || m.first.size() > best->first.size()))
+          best = &m;
+      }
+    if (best != nullptr) {
+      out += best->second;
+      i += best->first.size();
+    } else {
+      out += text[i++];
+    }
+  }
+  return out;
+}
+
+// A container's mounts, each volume at its folder here (`folders`, by volume name).
+MountMap MountsOf(const Json& container, const std::map<std::string, std::string>& folders) {
+  MountMap mounts;
+  for (const Json& m : container.value("volumeMounts", Json::array())) {
+    auto at = folders.find(m.value("name", ""));
+    if (at != folders.end()) mounts.emplace_back(m.value("mountPath", ""), at->second);
+  }
+  return mounts;
+}
+
+// The annotation a downward-API item shows (`metadata.annotations['KEY']`), or "".
+std::string AnnotationOfItem(const Json& item) {
+  const std::string field = item.value("/fieldRef/fieldPath"_json_pointer, std::string());
+  const std::string prefix = "metadata.annotations['";
+  if (field.rfind(prefix, 0) != 0 || !field.ends_with("']")) return "";
+  return field.substr(prefix.size(), field.size() - prefix.size() - 2);
 }
 
 // argv[0] as execve needs it: a path, looked up on the PATH given (the container's).
@@ -118,35 +152,75 @@ std::string PodRunner::PodDir(const std::string& pod_name) const {
   return "";
 }
 
-Result<ChildProcess> PodRunner::StartOwnTrainer(const Json& spec, const Json& sidecar,
-                                                const std::string& dir) const {
-  const std::string mount = MetricsMountPath(sidecar);
-  const Json mounts = sidecar.value("volumeMounts", Json::array());
-  const std::string volume =
-      mounts.is_array() && !mounts.empty() && mounts[0].is_object() ? mounts[0].value("name", "") : "";
+Result<ChildProcess> PodRunner::StartOwnTrainer(const Json& pod, const Json& sidecar,
+                                                const OwnTrainer& own, Running& running) const {
+  const Json spec = pod.value("spec", Json::object());
+  const Json sidecar_mounts = sidecar.value("volumeMounts", Json::array());
+  const std::string metrics_volume = sidecar_mounts.is_array() && !sidecar_mounts.empty() && sidecar_mounts[0].is_object()
+                                         ? sidecar_mounts[0].value("name", "")
+                                         : "";
   // The trainer is the container that mounts the exporter's volume: the webhook pointed
   // MaxText's metrics_file into it.
   std::optional<Json> trainer;
   for (const Json& c : spec.value("containers", Json::array()))
     for (const Json& m : c.value("volumeMounts", Json::array()))
-      if (m.value("name", "") == volume) trainer = c;
-  if (!trainer) return Status::Error("no container mounts the " + volume + " volume");
+      if (m.value("name", "") == metrics_volume) trainer = c;
+  if (!trainer) return Status::Error("no container mounts the " + metrics_volume + " volume");
+  // The exporter's volume is the pod's folder here; every other volume a folder in it.
+  std::map<std::string, std::string> folders = {{metrics_volume, running.dir}};
+  for (const Json& v : spec.value("volumes", Json::array())) {
+    const std::string name = v.value("name", "");
+    if (name.empty() || name == metrics_volume) continue;
+    const std::string folder = running.dir + "/volume-" + name;
+    std::filesystem::create_directories(folder);
+    folders[name] = folder;
+    for (const Json& item : v.value("/downwardAPI/items"_json_pointer, Json::array()))
+      if (const std::string key = AnnotationOfItem(item); !key.empty())
+        running.downward.push_back({folder + "/" + item.value("path", ""), key});
+  }
+  // graintune's launcher installer, as the init container it is (it runs before the trainer).
+  for (const Json& ic : spec.value("initContainers", Json::array())) {
+    const Json command = ic.value("command", Json::array());
+    if (!options_.lapped || ic.value("name", "") != "graintune-launcher-install" || command.size() != 3) continue;
+    const std::string into = MapMounts(command[2].get<std::string>(), MountsOf(ic, folders));
+    if (std::system((options_.lapped->launcher_binary + " --install '" + into + "'").c_str()) != 0)
+      return Status::Error("the launcher's installer failed into " + into);
+  }
+  const MountMap mounts = MountsOf(*trainer, folders);
   std::vector<std::string> env;
   std::string path = std::getenv("PATH") ? std::getenv("PATH") : "/usr/bin:/bin";
   for (const Json& e : trainer->value("env", Json::array()))
     if (e.contains("value") && e["value"].is_string())
-      env.push_back(e.value("name", "") + "=" + ReplaceAll(e["value"], mount, dir));
-  for (const std::string& e : options_.own_trainer->env) {
+      env.push_back(e.value("name", "") + "=" + MapMounts(e["value"], mounts));
+  if (own.own_home) {
+    std::filesystem::create_directories(running.dir + "/home");
+    env.push_back("HOME=" + running.dir + "/home");
+  }
+  for (const std::string& e : own.env) {
     env.push_back(e);
     if (e.rfind("PATH=", 0) == 0) path = e.substr(5);
   }
   std::vector<std::string> argv;
   for (const char* list : {"command", "args"})
     for (const Json& a : trainer->value(list, Json::array()))
-      if (a.is_string()) argv.push_back(ReplaceAll(a.get<std::string>(), mount, dir));
+      if (a.is_string()) argv.push_back(MapMounts(a.get<std::string>(), mounts));
   if (argv.empty()) return Status::Error("the trainer container has no command");
   argv[0] = OnPath(argv[0], path);
-  return ChildProcess::Spawn(argv, dir + "/trainer.log", env);
+  WriteDownwardFiles(running, pod["metadata"].value("annotations", Json::object()));
+  return ChildProcess::Spawn(argv, running.dir + "/trainer.log", env);
+}
+
+void PodRunner::WriteDownwardFiles(const Running& running, const Json& annotations) {
+  for (const DownwardFile& f : running.downward) {
+    const std::string value = annotations.value(f.annotation, "");
+    Result<std::string> now = kube::ReadFileText(f.file);
+    if (now.ok() && *now == value) continue;
+    // Replaced whole, as the kubelet swaps its files, so no reader sees half a value.
+    if (WriteFile(f.file + ".tmp", value).ok()) {
+      std::error_code ec;
+      std::filesystem::rename(f.file + ".tmp", f.file, ec);
+    }
+  }
 }
 
 void PodRunner::Poll() {
@@ -165,6 +239,8 @@ void PodRunner::Poll() {
   std::lock_guard<std::mutex> lock(mu_);
   for (auto it = running_.begin(); it != running_.end();)
     it = live.count(it->first) ? std::next(it) : running_.erase(it);
+  for (const auto& [uid, r] : running_)
+    WriteDownwardFiles(*r, (*live[uid])["metadata"].value("annotations", Json::object()));
   for (const auto& [uid, pod] : live) {
     if (running_.count(uid)) continue;
     const Json meta = (*pod)["metadata"];
@@ -174,8 +250,11 @@ void PodRunner::Poll() {
     const std::string workers =
         meta.value("annotations", Json::object()).value("graintune.dev/worker-count", "");
     std::optional<Json> sidecar;  // a copy: value() returns a temporary
-    for (const Json& ic : spec.value("initContainers", Json::array()))
+    bool lapped = false;
+    for (const Json& ic : spec.value("initContainers", Json::array())) {
       if (ic.value("name", "") == "graintune-exporter") sidecar = ic;
+      lapped = lapped || ic.value("name", "") == "graintune-launcher-install";
+    }
     if (!sidecar || workers.empty()) continue;
     const std::string dir = cp_.dir() + "/pods/" + name + "-" + uid.substr(0, 8);
     std::filesystem::create_directories(dir);
@@ -184,20 +263,23 @@ void PodRunner::Poll() {
     auto r = std::make_unique<Running>();
     r->name = name;
     r->dir = dir;
-    const bool own = options_.own_trainer.has_value();
+    // The trainer this pod runs here: a lapped pod its own command, launcher and all.
+    const OwnTrainer* own = lapped && options_.lapped ? &options_.lapped->trainer
+                            : options_.own_trainer    ? &*options_.own_trainer
+                                                      : nullptr;
     std::vector<std::string> exporter = {options_.exporter_binary};
-    for (const std::string& a : ExporterArgs(*sidecar, metrics, ip, own)) exporter.push_back(a);
-    if (own && !options_.own_trainer->trainer_pattern.empty())
-      exporter.insert(exporter.end(), {"--trainer-pattern", options_.own_trainer->trainer_pattern});
+    for (const std::string& a : ExporterArgs(*sidecar, metrics, ip, own != nullptr)) exporter.push_back(a);
+    if (own != nullptr && !own->trainer_pattern.empty())
+      exporter.insert(exporter.end(), {"--trainer-pattern", own->trainer_pattern});
     // The downward API's metadata.uid, as the kubelet would resolve it.
     Result<ChildProcess> e =
         ChildProcess::Spawn(exporter, dir + "/exporter.log", {"GRAINTUNE_POD_UID=" + uid});
     Result<ChildProcess> t =
-        own ? StartOwnTrainer(spec, *sidecar, dir)
-            : ChildProcess::Spawn({options_.trainer_binary, "--workers", workers, "--metrics-file",
-                                   metrics, "--steps", std::to_string(options_.steps),
-                                   "--time-scale", std::to_string(options_.time_scale)},
-                                  dir + "/trainer.log");
+        own != nullptr ? StartOwnTrainer(*pod, *sidecar, *own, *r)
+                       : ChildProcess::Spawn({options_.trainer_binary, "--workers", workers, "--metrics-file",
+                                              metrics, "--steps", std::to_string(options_.steps),
+                                              "--time-scale", std::to_string(options_.time_scale)},
+                                             dir + "/trainer.log");
     if (!t.ok()) {
       // Written where the test looks for the trainer's output, so a failure says why.
       (void)WriteFile(dir + "/trainer.log", "cannot start the trainer: " + t.error() + "\n");

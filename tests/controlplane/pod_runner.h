@@ -30,6 +30,19 @@ struct OwnTrainer {
   // (the test itself, whose command line may name the trainer too), so a pattern only the
   // trainer's command line holds stands in for the pod's own PID namespace.
   std::string trainer_pattern;
+  // HOME is a folder of the pod's here, as a container's home is its own: what the trainer and
+  // graintune-launcher keep under ~ (JAX's compilation cache) is then not this machine's.
+  bool own_home = false;
+};
+
+// Pods whose trainer graintune-launcher wraps (a practice lap: webhook/lap_injection.h) run
+// their own command here, launcher and all, as an OwnTrainer does, whatever runs the other pods:
+// the installer init container is `launcher_binary --install` into the pod's emptyDir, and the
+// downward-API file of the lap's answer follows the pod's annotation every poll, as the kubelet
+// refreshes it. `trainer.env` puts a MaxText (or a stand-in) on PATH for the pod's command.
+struct LappedPods {
+  std::string launcher_binary;
+  OwnTrainer trainer;
 };
 
 struct PodRunnerOptions {
@@ -38,6 +51,7 @@ struct PodRunnerOptions {
   double time_scale = 0.05;
   int steps = 40;
   std::optional<OwnTrainer> own_trainer;
+  std::optional<LappedPods> lapped;
   std::string ns;  // only this namespace's pods; empty: every namespace
 };
 
@@ -56,13 +70,21 @@ class PodRunner {
 
  private:
   void Poll();
+  // A downward-API file of the pod's: `file` holds the pod's annotation `annotation`.
+  struct DownwardFile {
+    std::string file, annotation;
+  };
   struct Running {
     std::string name, dir;
+    std::vector<DownwardFile> downward;
     ChildProcess exporter, trainer;
   };
-  // The pod's own trainer container, from its spec and the exporter sidecar found in it.
-  Result<ChildProcess> StartOwnTrainer(const kube::Json& spec, const kube::Json& sidecar,
-                                       const std::string& dir) const;
+  // The pod's own trainer container, from its spec and the exporter sidecar found in it, run as
+  // `own` says; its downward-API files are added to `running` and written.
+  Result<ChildProcess> StartOwnTrainer(const kube::Json& pod, const kube::Json& sidecar,
+                                       const OwnTrainer& own, Running& running) const;
+  // Writes the pod's downward-API files that differ from its `annotations` now.
+  static void WriteDownwardFiles(const Running& running, const kube::Json& annotations);
   ControlPlane& cp_;
   PodRunnerOptions options_;
   mutable std::mutex mu_;

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "tests/controlplane/demo_lap_status.h"
 #include "tests/controlplane/demo_maxtext_story.h"
 #include "tests/controlplane/demo_output.h"
 #include "tests/controlplane/process_tree.h"
@@ -17,23 +18,6 @@ constexpr char kNs[] = "maxtext-lap";
 // Its own run name: the story's runs checkpointed under the node's output folder as "tiny", and
 // a run named so would resume from their checkpoints (and refuse, being past its last step).
 constexpr char kJobSet[] = "lapped";
-
-std::string Figure(const Json& lap, const char* key, int places, const std::string& unit) {
-  return lap.contains(key) && lap[key].is_number() ? Fixed(lap[key].get<double>(), places) + unit : "-";
-}
-
-// What status.lap says of the lap, in a few lines.
-void SayLap(const Json& lap) {
-  Say("   $ kubectl get graintuning -n " + std::string(kNs) + " " + kJobSet + " -o jsonpath={.status.lap}");
-  Say("     the lap ran " + Figure(lap, "wallSeconds", 1, " s") + " with " +
-      std::to_string(lap.value("admissionWorkers", 0)) + " workers (admission's value) on " +
-      std::to_string(lap.value("hosts", 0)) + " host: a step of " + Figure(lap, "stepSeconds", 3, " s") +
-      ", the workers busy " + Figure(lap, "workerBusyFraction", 2, "") + " of the time, " +
-      (lap.contains("workerMemoryBytes") ? Fixed(lap.value("workerMemoryBytes", 0.0) / 1e6, 0) + " MB"
-                                         : std::string("-")) +
-      " per worker at most");
-  Say("     answer: " + lap.value("answer", std::string("-")));
-}
 
 }  // namespace
 
@@ -74,7 +58,7 @@ int TellLapStory(ControlPlane& cp, const NodeMaxTextPods& pods, const MaxTextEnv
   Say("     graintune.dev/lap-value: " + PodAnnotation(pod, "graintune.dev/lap-value"));
   kube::ApiResult<Json> gt = client->Get(kube::resources::kGrainTunings, kNs, kJobSet);
   const Json lap = gt.ok() ? gt->value("/status/lap"_json_pointer, Json::object()) : Json::object();
-  SayLap(lap);
+  SayLapStatus(kNs, kJobSet, lap);
   if (!lap.contains("workers")) return Stop("the lap gave the run no value");
   const int value = lap["workers"];
 
