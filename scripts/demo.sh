@@ -2,7 +2,9 @@
 # The README's main command: the local demo. Installs the build dependencies, builds graintune,
 # builds (once, cached outside the repo, with progress) or reuses the control plane, then runs
 # graintune-demo: a real kube-apiserver with KWOK TPU nodes, graintune installed from its Helm
-# chart, the example Llama3-8B v6e-32 JobSet mutated, measured and re-tuned across a restart.
+# chart, the example Llama3-8B v6e-32 JobSet mutated, measured and re-tuned across a restart,
+# then a practice lap: the same job as a new run on one host runs its own command first (with a
+# MaxText stand-in whose workers really spend cpu), and its trainer starts with the lap's value.
 #
 #   bash scripts/demo.sh --real-node
 # runs the same story on one real node instead (kubelet + containerd + runc on this machine,
@@ -32,7 +34,7 @@ while [ $# -gt 0 ]; do
       [ $# -ge 2 ] || usage "--trainer needs a value"
       case "$2" in emulator|maxtext) trainer="$2" ;; *) usage "unknown trainer '$2'" ;; esac
       shift ;;
-    -h|--help) sed -n '2,23p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,24p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) usage "unknown argument '$1'" ;;
   esac
   shift

@@ -4,7 +4,9 @@
 // webhook and operator binaries run here instead of in pods), applies the xpk-style Llama3-8B
 // JobSet with grain_worker_count=-1 (a run that checkpoints), runs each pod's exporter and a
 // trainer emulator, and tells what happens across a restart (the run keeps its value) and in the
-// next run of the workload (it starts with the value the first run measured). It stops everything it started when it ends or is interrupted.
+// next run of the workload (it starts with the value the first run measured), then a practice
+// lap on one more host (demo_emulated_lap.h). It stops everything it started when it ends or is
+// interrupted.
 //
 //   graintune-demo --bin-dir DIR --source-dir DIR --build-dir DIR [--trainer emulator|maxtext]
 //                  [--scrape-targets FILE]
