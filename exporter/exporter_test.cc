@@ -280,7 +280,8 @@ TEST(LapWatchTest, KeepsTheLapsStepsFiguresAndResult) {
   EXPECT_DOUBLE_EQ(running->process->trainer_memory_bytes, 2e9);
   EXPECT_NEAR(running->process->trainer_cpu_cores, 2, 1e-9);
 
-  std::ofstream(result) << R"({"completed":true,"outcome":"completed","wall_seconds":30,"steps":4,"workers":2})";
+  std::ofstream(result)
+      << R"({"completed":true,"outcome":"completed","wall_seconds":30,"steps":4,"workers":2,"trainer_compile":"watching"})";
   watch.Poll(at(4), ProcessFigures{2, 1.0, 9e9, 9e9, 9});  // the result came: this is the trainer
   watch.Poll(at(5), ProcessFigures{8, 1.0, 9e9, 9e9, 9});
   std::optional<telemetry::LapReport> done = watch.Report(at(10));
@@ -303,6 +304,24 @@ TEST(LapWatchTest, KeepsTheLapsStepsFiguresAndResult) {
   EXPECT_DOUBLE_EQ(judged->result->wall_seconds, 30);
   EXPECT_EQ(judged->result->workers, 2);
   EXPECT_DOUBLE_EQ(judged->process->worker_memory_bytes, 3e8);
+  fs::remove_all(dir);
+}
+
+// A result that says no watcher is coming (no "watching") is read once: a verdict written into the
+// file later is not the launcher's, and the file is not read again for the trainer's life.
+TEST(LapWatchTest, AResultWithNoWatcherComingIsReadOnce) {
+  const fs::path dir = fs::temp_directory_path() / ("graintune-lap-once-" + std::to_string(::getpid()));
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  const std::string result = (dir / "lap-result.json").string();
+  LapWatch watch((dir / "lap.jsonl").string(), result);
+  const auto t0 = std::chrono::steady_clock::time_point{};
+  std::ofstream(result) << R"({"completed":true,"outcome":"completed","wall_seconds":30,"steps":4,"workers":2})";
+  watch.Poll(t0, std::nullopt);
+  ASSERT_TRUE(watch.Report(t0) && watch.Report(t0)->result);
+  std::ofstream(result, std::ios::trunc) << R"({"completed":true,"workers":2,"trainer_compile":"cache hit"})";
+  watch.Poll(t0 + std::chrono::seconds(1), std::nullopt);
+  EXPECT_FALSE(watch.Report(t0)->result->trainer_compile.has_value());
   fs::remove_all(dir);
 }
 

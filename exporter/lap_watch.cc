@@ -41,11 +41,13 @@ std::optional<Result<telemetry::LapResult>> LapWatch::ReadResultFile() const {
 
 void LapWatch::Poll(TimePoint now, const std::optional<telemetry::ProcessFigures>& sample) {
   if (report_.result) {
-    // The lap is over and nothing of it changes, but for the launcher's later verdict on the
-    // trainer's compile, added to the same file.
-    if (!report_.result->trainer_compile)
-      if (std::optional<Result<telemetry::LapResult>> again = ReadResultFile(); again && again->ok())
+    // The lap is over and nothing of it changes, but for the verdict on the trainer's compile
+    // that the launcher's watcher adds to the same file: read again only while one is coming.
+    if (report_.result->trainer_compile_watching && !report_.result->trainer_compile)
+      if (std::optional<Result<telemetry::LapResult>> again = ReadResultFile(); again && again->ok()) {
         report_.result->trainer_compile = (*again)->trainer_compile;
+        report_.result->trainer_compile_watching = (*again)->trainer_compile_watching;
+      }
     return;
   }
   MetricsFileFollower::Update u = follower_.Poll();

@@ -4,9 +4,9 @@
 // over the samples taken while the lap stepped past its warm-up (the compile and the buffers'
 // first fill, when every worker reads busy or idle whatever their count, left out) and before
 // its result, and the highest worker and trainer memory any of those samples showed. Samples
-// after the result are the trainer's, never the lap's; once it has the result, only the launcher's
-// verdict on the trainer's compile (added to the same file later) is read. A pod without a lap
-// shows nothing.
+// after the result are the trainer's, never the lap's; once it has the result, the file is read
+// again only while it says the launcher's watcher is to add its verdict on the trainer's compile
+// ("watching"). A pod without a lap shows nothing.
 // Not thread-safe: the exporter's poll loop owns it.
 #pragma once
 

@@ -47,9 +47,9 @@ grep -q "starting the trainer: 9 workers, the run's value from its practice lap"
 grep -q trainer_compile "$WORK/result.json" && fail "no --trainer-metrics-file, yet a compile verdict: $(cat "$WORK/result.json")"
 
 # The compile-cache watch. It outlives the launcher by up to a second: its verdict is waited for.
-verdict_is() {  # verdict_is CASE VERDICT
+verdict_is() {  # verdict_is CASE VERDICT ("watching" until the watcher's verdict is in)
   for _ in $(seq 1 100); do
-    grep -q '"trainer_compile"' "$WORK/result.json" && break
+    grep '"trainer_compile"' "$WORK/result.json" | grep -vq '"trainer_compile":"watching"' && break
     sleep 0.1
   done
   grep -q "\"trainer_compile\":\"$2\"" "$WORK/result.json" || fail "$1: the result file says $(cat "$WORK/result.json")"

@@ -164,13 +164,53 @@ void WriteJsonFile(const std::string& path, const nlohmann::json& document) {
   if (error) LogLine(LogLevel::kWarning) << "cannot write " << path << ": " << error.message();
 }
 
-// How the lap ended, for graintune's exporter (telemetry/lap_report.h reads it).
-void WriteResult(const LapPlan& plan, const LapOutcome& outcome) {
-  WriteJsonFile(plan.result_file, {{"completed", outcome.completed()},
-                                   {"outcome", outcome.Describe()},
-                                   {"wall_seconds", outcome.wall_seconds},
-                                   {"steps", plan.overrides.steps},
-                                   {"workers", plan.admission_value}});
+// What the launcher can tell of the trainer's compile as the lap ends: a verdict already, a watch
+// to start (launcher/compile_watch.h), or neither (no trainer metrics file: nothing to watch).
+struct CompilePlan {
+  std::optional<telemetry::TrainerCompileVerdict> verdict;
+  std::optional<CompileWatch> watch;
+};
+
+// After a lap, before the trainer: the cache's train steps now, to judge the trainer's compile
+// against. A cache that is not a local folder, or one the lap left no train step in, is judged
+// at once.
+CompilePlan PlanCompileWatch(const LapPlan& plan) {
+  if (plan.trainer_metrics_file.empty()) return {};
+  const std::optional<std::string> cache = LocalCacheDir(plan.compile_cache_dir, std::getenv("HOME"));
+  if (!cache)
+    return {.verdict = telemetry::TrainerCompileVerdict{
+                telemetry::TrainerCompile::kUnknown, "the JAX cache " + plan.compile_cache_dir + " is not a local folder"}};
+  CompileWatch watch{.trainer = getpid(), .cache_dir = *cache, .before = TrainStepsIn(*cache),
+                     .metrics_file = plan.trainer_metrics_file};
+  if (watch.before.empty()) return {.verdict = telemetry::JudgeTrainerCompile(watch.before, std::nullopt)};
+  std::error_code error;
+  const auto size = std::filesystem::file_size(watch.metrics_file, error);
+  watch.metrics_offset = error ? 0 : static_cast<long long>(size);
+  return {.watch = watch};
+}
+
+void LogVerdict(const telemetry::TrainerCompileVerdict& verdict) {
+  LogLine(LogLevel::kInfo) << "the trainer's train step: " << telemetry::TrainerCompileName(verdict.verdict)
+                           << (verdict.why.empty() ? "" : " (" + verdict.why + ")");
+}
+
+void SetVerdict(nlohmann::json& result, const telemetry::TrainerCompileVerdict& verdict) {
+  result["trainer_compile"] = telemetry::TrainerCompileName(verdict.verdict);
+  if (!verdict.why.empty()) result["trainer_compile_why"] = verdict.why;
+  LogVerdict(verdict);
+}
+
+// How the lap ended, for graintune's exporter (telemetry/lap_report.h reads it), with what is
+// known of the trainer's compile: its verdict, or "watching" while a watcher is to add it.
+void WriteResult(const LapPlan& plan, const LapOutcome& outcome, const CompilePlan& compile) {
+  nlohmann::json result = {{"completed", outcome.completed()},
+                           {"outcome", outcome.Describe()},
+                           {"wall_seconds", outcome.wall_seconds},
+                           {"steps", plan.overrides.steps},
+                           {"workers", plan.admission_value}};
+  if (compile.verdict) SetVerdict(result, *compile.verdict);
+  else if (compile.watch) result["trainer_compile"] = telemetry::kTrainerCompileWatching;
+  WriteJsonFile(plan.result_file, result);
 }
 
 // Adds the compile-cache verdict to the lap's result file (which the launcher wrote: a file
@@ -179,34 +219,8 @@ void AddVerdict(const std::string& result_file, const telemetry::TrainerCompileV
   std::ifstream in(result_file);
   nlohmann::json result = nlohmann::json::parse(in, nullptr, false);
   if (!result.is_object()) return;
-  result["trainer_compile"] = telemetry::TrainerCompileName(verdict.verdict);
-  if (!verdict.why.empty()) result["trainer_compile_why"] = verdict.why;
+  SetVerdict(result, verdict);
   WriteJsonFile(result_file, result);
-  LogLine(LogLevel::kInfo) << "the trainer's train step: " << telemetry::TrainerCompileName(verdict.verdict)
-                           << (verdict.why.empty() ? "" : " (" + verdict.why + ")");
-}
-
-// After a lap, before the trainer: the cache's train steps now, and a watcher that judges the
-// trainer's compile against them (launcher/compile_watch.h). Without the trainer's metrics file
-// there is nothing to watch; a cache the lap left no train step in is judged at once.
-void WatchTheTrainersCompile(const LapPlan& plan) {
-  if (plan.trainer_metrics_file.empty()) return;
-  const std::optional<std::string> cache = LocalCacheDir(plan.compile_cache_dir, std::getenv("HOME"));
-  if (!cache) {
-    AddVerdict(plan.result_file, {telemetry::TrainerCompile::kUnknown,
-                                  "the JAX cache " + plan.compile_cache_dir + " is not a local folder"});
-    return;
-  }
-  CompileWatch watch{.trainer = getpid(), .cache_dir = *cache, .before = TrainStepsIn(*cache),
-                     .metrics_file = plan.trainer_metrics_file};
-  if (watch.before.empty()) {
-    AddVerdict(plan.result_file, telemetry::JudgeTrainerCompile(watch.before, std::nullopt));
-    return;
-  }
-  std::error_code error;
-  const auto size = std::filesystem::file_size(watch.metrics_file, error);
-  watch.metrics_offset = error ? 0 : static_cast<long long>(size);
-  StartWatcher("/proc/self/exe", WatcherArgs(watch, plan.result_file));
 }
 
 // The watcher's process: its verdict, added to the lap's result file.
@@ -253,8 +267,10 @@ std::pair<int, std::string> LapThenValue(const LapPlan& plan, const std::vector<
   EnvChanges without_lap_keys;  // e.g. M_METRICS_FILE, which graintune's exporter sets
   for (std::string& name : EnvNamesOf(words)) without_lap_keys.emplace_back(std::move(name), std::nullopt);
   const LapOutcome outcome = RunLap(lap.value(), without_lap_keys, plan.timeout, std::chrono::seconds(10));
-  WriteResult(plan, outcome);
-  WatchTheTrainersCompile(plan);
+  const CompilePlan compile = PlanCompileWatch(plan);
+  WriteResult(plan, outcome, compile);
+  if (compile.watch && !StartWatcher("/proc/self/exe", WatcherArgs(*compile.watch, plan.result_file)))
+    AddVerdict(plan.result_file, {telemetry::TrainerCompile::kUnknown, "the compile-cache watcher did not start"});
   std::error_code ignored;
   std::filesystem::remove_all(plan.overrides.output_directory, ignored);
   LogLine(LogLevel::kInfo) << "practice lap " << outcome.Describe() << " in "

@@ -12,6 +12,8 @@ json ToJson(const LapResult& r) {
   if (r.trainer_compile) {
     out["trainer_compile"] = TrainerCompileName(r.trainer_compile->verdict);
     if (!r.trainer_compile->why.empty()) out["trainer_compile_why"] = r.trainer_compile->why;
+  } else if (r.trainer_compile_watching) {
+    out["trainer_compile"] = kTrainerCompileWatching;
   }
   return out;
 }
@@ -41,10 +43,13 @@ Result<LapResult> ReadResult(const json& r) {
       return Status::Error("outcome is not a short text");
     out.outcome = outcome->get<std::string>();
   }
-  if (const auto compile = r.find("trainer_compile"); compile != r.end()) {
+  if (const auto compile = r.find("trainer_compile"); compile != r.end() && *compile == kTrainerCompileWatching) {
+    out.trainer_compile_watching = true;
+  } else if (compile != r.end()) {
     const std::optional<TrainerCompile> verdict =
         compile->is_string() ? ParseTrainerCompile(compile->get_ref<const std::string&>()) : std::nullopt;
-    if (!verdict) return Status::Error("trainer_compile is not \"cache hit\", \"compiled\" or \"unknown\"");
+    if (!verdict)
+      return Status::Error("trainer_compile is not \"cache hit\", \"compiled\", \"unknown\" or \"watching\"");
     out.trainer_compile = TrainerCompileVerdict{.verdict = *verdict};
     if (const auto why = r.find("trainer_compile_why"); why != r.end()) {
       if (!why->is_string() || why->get_ref<const std::string&>().size() > kMaxLapOutcomeBytes)

@@ -8,8 +8,9 @@
 // `process` is the lap's, not the last sample's: the workers' busy share averaged over the
 // samples taken while the lap stepped (its first steps, the compile and the buffers' first fill,
 // left out), and the highest memory any sample showed. `result` is absent while the lap runs;
-// "trainer_compile" (with "trainer_compile_why" when "unknown") is added to the result by the
-// launcher's watcher once the trainer wrote its first step (telemetry/trainer_compile.h).
+// "trainer_compile" (with "trainer_compile_why" when "unknown") says "watching" while the
+// launcher's watcher waits for the trainer's first step, and its verdict once it has one
+// (telemetry/trainer_compile.h); it is absent when nothing watches.
 // `result_age_seconds` says how long ago the exporter first saw it, by its own clock, so the
 // operator knows how much of the launcher's answer wait is left without trusting two clocks.
 // Parsing is bounded as ParseStepsDocument is: an answer comes from a pod its owner controls.
@@ -38,6 +39,8 @@ struct LapResult {
   // Whether the trainer after it found its train step in the cache the lap filled; nullopt until
   // the launcher's watcher judged it (or when nothing watched).
   std::optional<TrainerCompileVerdict> trainer_compile;
+  // The launcher left a watcher whose verdict is still to come ("trainer_compile": "watching").
+  bool trainer_compile_watching = false;
 };
 
 struct LapReport {

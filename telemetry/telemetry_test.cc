@@ -183,6 +183,13 @@ TEST(LapReportTest, ReadsTheLaunchersResultAndRefusesOthers) {
   Result<LapResult> judged = ParseLapResult(R"({"completed":true,"trainer_compile":"cache hit"})");
   ASSERT_TRUE(judged.ok()) << judged.error();
   EXPECT_EQ(judged->trainer_compile, TrainerCompileVerdict{TrainerCompile::kCacheHit});
+  EXPECT_FALSE(judged->trainer_compile_watching);
+  // A watcher is still to judge: no verdict yet, and so it is written back.
+  Result<LapResult> watching = ParseLapResult(R"({"completed":true,"trainer_compile":"watching"})");
+  ASSERT_TRUE(watching.ok()) << watching.error();
+  EXPECT_TRUE(watching->trainer_compile_watching);
+  EXPECT_FALSE(watching->trainer_compile.has_value());
+  EXPECT_EQ(ToJson(*watching).value("trainer_compile", ""), "watching");
   for (const char* bad : {"", "[]", R"({"outcome":"completed"})", R"({"completed":"yes"})",
                           R"({"completed":true,"workers":-1})", R"({"completed":true,"wall_seconds":1e300})",
                           R"({"completed":true,"trainer_compile":"hit"})", R"({"completed":true,"trainer_compile":1})",

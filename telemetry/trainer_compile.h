@@ -40,6 +40,10 @@ constexpr std::optional<TrainerCompile> ParseTrainerCompile(std::string_view nam
   return std::nullopt;
 }
 
+// What the result file's "trainer_compile" says while the launcher's watcher is still to judge
+// (it started one): the exporter re-reads the file only then.
+inline constexpr std::string_view kTrainerCompileWatching = "watching";
+
 // Whether a cache entry's name is one of a compiled MaxText train step.
 inline bool IsTrainStepEntry(std::string_view name) { return name.starts_with("jit_train_step"); }
 

@@ -88,7 +88,8 @@ class Lap:
   def trainer_compile(self) -> str:
     """The launcher's watcher's verdict on the trainer's compile, once it wrote it (it outlives
     the launcher by up to a second)."""
-    wait_for(lambda: "trainer_compile" in json.loads(self.result.read_text()), 30, "compile verdict")
+    wait_for(lambda: json.loads(self.result.read_text()).get("trainer_compile", "watching") != "watching", 30,
+             "compile verdict")
     return json.loads(self.result.read_text())["trainer_compile"]
 
   def metrics_lines(self, path: Path) -> list[dict]:
