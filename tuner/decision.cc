@@ -325,6 +325,11 @@ Decision KeepFed(const TuningInputs& in, const Budgets& budgets, const std::vect
                                                                       : "estimated demand reached") +
              "); " + e.RateText();
   TrimToMeasuredDemand(in, usable, e, d);
+  // The policy's minimum holds however few workers fed the chips (the ceiling still wins).
+  if (d.workers < in.policy.min_workers) {
+    d.workers = in.policy.min_workers;
+    d.reason += ", policy min " + std::to_string(in.policy.min_workers);
+  }
   if (d.workers > budgets.ceiling) {
     d.workers = budgets.ceiling;
     d.phase = Phase::kExploring;

@@ -241,6 +241,21 @@ TEST(DecisionTest, InconclusiveTrialsAreIgnored) {
   EXPECT_EQ(Decide(in, {short_run}).workers, Decide(in, {}).workers);
 }
 
+// A policy's minWorkers holds for every value it decides: the chips fed by fewer workers than the
+// minimum keep the minimum, for the next attempt and for a whole run alike.
+TEST(DecisionTest, APolicyMinimumHoldsWhenFewerWorkersFedTheChips) {
+  TuningInputs in = SeedInputs();
+  const Trial fed = MakeTrial(0, 2, 65536 / 4.3, false);
+  EXPECT_EQ(Decide(in, {fed}).workers, 2);
+  in.policy.min_workers = 5;
+  for (const ValueLifetime lifetime : {ValueLifetime::kAttempt, ValueLifetime::kRun}) {
+    in.lifetime = lifetime;
+    const Decision d = Decide(in, {fed});
+    EXPECT_EQ(d.workers, 5) << d.reason;
+    EXPECT_NE(d.reason.find("policy min 5"), std::string::npos) << d.reason;
+  }
+}
+
 TEST(DecisionTest, PolicyValidation) {
   Policy p;
   EXPECT_TRUE(Validate(p).ok());
