@@ -181,7 +181,9 @@ Result<ChildProcess> PodRunner::StartOwnTrainer(const Json& pod, const Json& sid
   // graintune's launcher installer, as the init container it is (it runs before the trainer).
   for (const Json& ic : spec.value("initContainers", Json::array())) {
     const Json command = ic.value("command", Json::array());
-    if (!options_.lapped || ic.value("name", "") != "graintune-launcher-install" || command.size() != 3) continue;
+    if (!options_.lapped || ic.value("name", "") != "graintune-launcher-install" || command.size() != 3 ||
+        !command[2].is_string())
+      continue;
     const std::string into = MapMounts(command[2].get<std::string>(), MountsOf(ic, folders));
     if (std::system((options_.lapped->launcher_binary + " --install '" + into + "'").c_str()) != 0)
       return Status::Error("the launcher's installer failed into " + into);
