@@ -75,6 +75,13 @@ FAIL_LAP=1 LAP_ANSWER=9 launch 5s
 expect_calls "failed lap" "$LAP" "grain_worker_count=64 steps=100"
 grep -q '"outcome":"exited 1"' "$WORK/result.json" || fail "the result file says $(cat "$WORK/result.json")"
 
+# A lap folder that cannot be made (here under a file): no lap, and the trainer starts as written.
+rm -f "$WORK/answer"
+: > "$WORK/not-a-folder"
+LAP_ANSWER=9 launch 5s --lap-directory "$WORK/not-a-folder/lap"
+expect_calls "no lap folder" "grain_worker_count=64 steps=100"
+grep -q "no lap (cannot create $WORK/not-a-folder/lap" "$WORK/log" || fail "the log says $(cat "$WORK/log")"
+
 rm -f "$WORK/answer"
 LAP_ANSWER="none: host tiny-1 sent no figures" launch 5s
 expect_calls "answered none" "$LAP" "grain_worker_count=64 steps=100"

@@ -261,7 +261,12 @@ std::pair<int, std::string> LapThenValue(const LapPlan& plan, const std::vector<
   const std::vector<std::string> words = LapWords(plan.overrides);
   Result<std::vector<std::string>> lap = LapArgv(argv, plan.insertion, words);
   if (!lap.ok()) return {plan.admission_value, "no lap (" + lap.error() + ")"};
-  std::filesystem::create_directories(plan.overrides.output_directory);
+  // A folder it cannot make (a full or read-only volume) means no lap, never a failed start.
+  std::error_code folder_error;
+  std::filesystem::create_directories(plan.overrides.output_directory, folder_error);
+  if (folder_error)
+    return {plan.admission_value, "no lap (cannot create " + plan.overrides.output_directory + ": " +
+                                      folder_error.message() + ")"};
   LogLine(LogLevel::kInfo) << "practice lap: " << plan.overrides.steps << " steps with "
                            << plan.admission_value << " workers, at most " << plan.timeout.count() << " s";
   EnvChanges without_lap_keys;  // e.g. M_METRICS_FILE, which graintune's exporter sets
