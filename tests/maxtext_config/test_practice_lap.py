@@ -19,7 +19,9 @@ trainer reaches its last step, and:
     and the watcher judged "compiled";
   - an M_ variable, with a lap timeout shorter than MaxText's start: the lap is stopped at its
     timeout and the trainer starts with admission's value; the lap compiled nothing, so the
-    watcher's verdict is "unknown".
+    watcher's verdict is "unknown";
+  - a lap whose MaxText exits 1 (its metrics file is in a folder that does not exist): the
+    trainer starts with admission's value, and an answer written meanwhile is not used.
 Needs GRAINTUNE_LAUNCHER and the GRAINTUNE_MAXTEXT_* variables (scripts/lib/maxtext_trainer.sh).
 """
 
@@ -243,3 +245,22 @@ def test_an_m_variable_lap_past_its_timeout_starts_the_trainer_with_admissions_v
   assert time.monotonic() - started < 600
   # Stopped before its compile, the lap left nothing in the cache for the trainer to hit.
   assert lap.trainer_compile() == "unknown", lap.result.read_text()
+
+
+def test_a_lap_whose_maxtext_exits_1_starts_the_trainer_with_admissions_value(tmp_path: Path) -> None:
+  lap = Lap(tmp_path)
+  # MaxText writes its first step's metrics line into a folder that does not exist: it raises,
+  # and Python exits 1. Only the lap writes there (the trainer has its own metrics file).
+  lap.lap_metrics = lap.root / "no-such-folder" / "lap-metrics.jsonl"
+  trainer = lap.trainer_words(value_word=True)
+  value_arg = len(trainer) - 1
+  argv = lap.launcher_flags(f"--value-at={value_arg}:{len(VALUE_KEY)}:{len(VALUE_KEY) + 1}",
+                            f"--lap-after-arg={value_arg}", "--lap-timeout=900s") + ["--", *trainer]
+  done = launch(argv, answer_after_the_lap("7"), lap)
+  assert done.status == 0, tail(done.output)
+  result = done.seen_at_answer["result"]
+  assert result["completed"] is False and result["outcome"] == "exited 1", result
+  assert "no-such-folder" in done.output, tail(done.output)  # MaxText's own error names the file
+  assert "admission's value: the lap exited 1" in done.output, tail(done.output)
+  assert workers_the_trainer_ran_with(done.output) == {"1"}, tail(done.output)
+  assert len(lap.metrics_lines(lap.out / "metrics.jsonl")) == STEPS, tail(done.output)
