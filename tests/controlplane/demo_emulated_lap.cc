@@ -2,11 +2,11 @@
 
 #include <algorithm>
 #include <filesystem>
-#include <fstream>
 
 #include "kube/config.h"
 #include "tests/controlplane/demo_lap_status.h"
 #include "tests/controlplane/demo_output.h"
+#include "tests/controlplane/maxtext_workload.h"
 #include "tests/controlplane/process_tree.h"
 #include "tests/controlplane/tpu_nodes.h"
 
@@ -56,26 +56,8 @@ std::string Annotation(const Json& pod, const std::string& key) {
   return pod.value("/metadata/annotations"_json_pointer, Json::object()).value(key, "");
 }
 
-// The run's pod of attempt 0, once it exists.
-std::optional<Json> RunPod(ControlPlane& cp) {
-  kube::ListOptions lo;
-  lo.label_selector = std::string("jobset.sigs.k8s.io/jobset-name=") + kJobSet;
-  kube::ApiResult<kube::ObjectList> pods = cp.AdminClient()->List(kube::resources::kPods, kNs, lo);
-  if (!pods.ok()) return std::nullopt;
-  for (const Json& p : pods->items)
-    if (Annotation(p, "graintune.dev/attempt") == "0") return p;
-  return std::nullopt;
-}
-
-// Mean of the last `count` step times in a MaxText metrics file (0 when it has fewer lines).
-double RecentStepSeconds(const std::string& file, size_t count, size_t& lines) {
-  std::vector<double> seconds;
-  std::ifstream in(file);
-  for (std::string line; std::getline(in, line);) {
-    const Json j = Json::parse(line, nullptr, false);
-    if (j.is_object() && j.contains("perf/step_time_seconds")) seconds.push_back(j["perf/step_time_seconds"]);
-  }
-  lines = seconds.size();
+// Mean of the last `count` step times in a MaxText metrics file (0 when it has fewer).
+double RecentStepSeconds(const std::vector<double>& seconds, size_t count) {
   if (seconds.size() < count) return 0;
   double sum = 0;
   for (size_t i = seconds.size() - count; i < seconds.size(); ++i) sum += seconds[i];
@@ -127,13 +109,13 @@ int TellEmulatedLapStory(ControlPlane& cp, const PodRunner& runner, const std::s
   if (Status s = ApplyTheRun(cp, example); !s.ok()) return Stop(s.message());
   Json pod;
   if (!WaitFor([&] {
-        std::optional<Json> p = RunPod(cp);
-        if (p) pod = *p;
-        return p && !Annotation(pod, "graintune.dev/lap-value").empty();
+        const std::vector<Json> attempt = AttemptPods(cp, kNs, kJobSet, 0);
+        if (attempt.size() == 1) pod = attempt[0];
+        return attempt.size() == 1 && !Annotation(pod, "graintune.dev/lap-value").empty();
       }, 180))
     return Stop("the operator did not answer the lap (logs in " + cp.dir() + ")");
   const std::string name = pod.value("/metadata/name"_json_pointer, std::string());
-  Say("   admission gave " + Annotation(pod, "graintune.dev/worker-count") +
+  Say("   admission gave " + std::to_string(WorkerCountOf(pod)) +
       " workers (the dataset kind's low-end rate, a step at 60% MFU) and wrapped the trainer's");
   Say("   script with graintune-launcher, which ran the job's own command for " + std::to_string(kLapSteps) +
       " steps with checkpointing");
@@ -153,7 +135,9 @@ int TellEmulatedLapStory(ControlPlane& cp, const PodRunner& runner, const std::s
   const bool started = WaitFor([&] {
     const std::optional<int> pid = runner.TrainerPid(name);
     if (pid) workers = GrainWorkers(Descendants(*pid), StandInLink(cp));
-    step_seconds = RecentStepSeconds(runner.PodDir(name) + "/metrics.jsonl", 3, lines);
+    const std::vector<double> steps = ReadMaxTextMetricsFile(runner.PodDir(name) + "/metrics.jsonl").step_seconds;
+    lines = steps.size();
+    step_seconds = RecentStepSeconds(steps, 3);
     return workers == value && step_seconds > 0;
   }, 120);
   if (!started) return Stop("the trainer did not start with the lap's value (logs in " + runner.PodDir(name) + ")");
