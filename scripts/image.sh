@@ -5,7 +5,15 @@
 #   graintune-test  trainer_emulator and grain_workers, for the node tests
 #   pause           the test node's sandbox image (tests/node/pause.c)
 #
-#   bash scripts/image.sh [--tag TAG] [--source worktree|COMMIT] [--prune]
+#   bash scripts/image.sh [--tag TAG] [--source worktree|COMMIT] [--binaries BUILD_DIR] [--prune]
+#
+# --binaries BUILD_DIR: the compiled parts come from a CMake build folder of the same sources
+# (scripts/test.sh passes its own) instead of the Dockerfile's `build` stage: every path the
+# Dockerfile copies from /build/ is taken from BUILD_DIR (debug info stripped) and `pause` is
+# compiled on this machine, both given to buildah as named contexts (directories) that replace
+# the `build` and `pause-build` stages. No toolchain image is made and nothing is compiled twice;
+# the runtime stages are the Dockerfile's own. A path the Dockerfile names that BUILD_DIR lacks is
+# an error. The archives are then keyed by the binaries' hash, not the source's.
 #
 # How: Debian's buildah (vfs storage, chroot isolation, --pull=never). The C++ is compiled once:
 # the Dockerfile's `build` stage (toolchain + compile) and `runtime` stage are each built once
@@ -50,12 +58,13 @@ SECURITY_MIRROR="http://deb.debian.org/debian-security"
 PAUSE_REF="localhost/graintune-pause:1.0"
 JOBS="${GRAINTUNE_IMAGE_JOBS:-2}"
 
-TAG="" SOURCE=worktree PRUNE=""
+TAG="" SOURCE=worktree PRUNE="" BINARIES=""
 while [ $# -gt 0 ]; do
   case "$1" in
     --tag) TAG="$2"; shift 2 ;;
     --source) SOURCE="$2"; shift 2 ;;
     --prune) PRUNE=1; shift ;;
+    --binaries) BINARIES="$(cd "$2" && pwd)" || exit 2; shift 2 ;;
     -h|--help) sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
     *) echo "image.sh: unknown argument '$1' (see --help)" >&2; exit 2 ;;
   esac
@@ -197,13 +206,33 @@ fi
 PAUSE_HASH="$({ sha256sum "$WORK/context/tests/node/pause.c" | cut -d' ' -f1
                 sha256sum "$WORK/Dockerfile" | cut -d' ' -f1; } | sha256sum | cut -c1-64)"
 TAG="${TAG:-dev-${SOURCE_HASH:0:12}}"
+
+# --binaries: the Dockerfile's /build/ paths from BUILD_DIR, and pause compiled here.
+ARCHIVE_KEY="$SOURCE_HASH"
+if [ -n "$BINARIES" ]; then
+  # The sources of every `COPY --from=build` instruction (continuation lines joined).
+  mapfile -t built_paths < <(sed -e ':a' -e '/\\$/N; s/\\\n//; ta' "$WORK/Dockerfile" \
+    | grep '^COPY --from=build ' | tr -s ' ' '\n' | grep '^/build/' | sort -u)
+  [ "${#built_paths[@]}" -gt 0 ] || die "the Dockerfile copies nothing from /build/"
+  for path in "${built_paths[@]}"; do
+    [ -f "$BINARIES/${path#/build/}" ] || die "--binaries $BINARIES has no ${path#/build/} (the Dockerfile copies $path): build it first"
+    mkdir -p "$WORK/prebuilt$(dirname "$path")"
+    strip --strip-debug -o "$WORK/prebuilt$path" "$BINARIES/${path#/build/}"
+  done
+  mkdir -p "$WORK/pause-built"
+  gcc -static -Os -s -Wall -Wextra -o "$WORK/pause-built/pause" "$WORK/context/tests/node/pause.c"
+  ARCHIVE_KEY="$({ (cd "$WORK/prebuilt" && find . -type f -print0 | LC_ALL=C sort -z | xargs -0 sha256sum)
+                   sha256sum "$WORK/Dockerfile" | cut -d' ' -f1; } | sha256sum | cut -c1-64)"
+  log "binaries: ${#built_paths[@]} from $BINARIES (key ${ARCHIVE_KEY:0:12})"
+fi
 log "context: $(find "$WORK/context" -type f | wc -l) files, $(du -sm "$WORK/context" | cut -f1) MB, source hash ${SOURCE_HASH:0:12} ($REVISION)"
 
 # --- Images ------------------------------------------------------------------------------------
 bases_ready=""
 ensure_bases() {
   [ -z "$bases_ready" ] || return 0
-  base_image "$SUITE"
+  # With --binaries nothing starts FROM debian:bookworm (the toolchain).
+  [ -n "$BINARIES" ] || base_image "$SUITE"
   base_image "$SUITE-slim" "${SLIM_DPKG_OPTS[@]}"
   bases_ready=1
 }
@@ -229,7 +258,7 @@ RUNTIME_STAGE_REF="localhost/graintune-stage-runtime:${SOURCE_HASH:0:16}"
 stages_ready=""
 ensure_stages() {
   [ -z "$stages_ready" ] || return 0
-  run_build build build "$BUILD_STAGE_REF"
+  [ -n "$BINARIES" ] || run_build build build "$BUILD_STAGE_REF"
   run_build runtime runtime "$RUNTIME_STAGE_REF"
   stages_ready=1
 }
@@ -246,12 +275,16 @@ build_image() {
   fi
   PRUNE=1
   local contexts=()
-  if [ "$target" = pause ]; then
+  if [ "$target" = pause ] && [ -n "$BINARIES" ]; then
+    contexts=(--build-context "pause-build=$WORK/pause-built")
+  elif [ "$target" = pause ]; then
     # pause.c needs only the toolchain: the build stage's image holds it when this run made one.
     [ -z "$stages_ready" ] || contexts=(--build-context "toolchain=container-image://$BUILD_STAGE_REF")
   else
     ensure_stages
-    contexts=(--build-context "build=container-image://$BUILD_STAGE_REF"
+    local build_context="container-image://$BUILD_STAGE_REF"
+    [ -z "$BINARIES" ] || build_context="$WORK/prebuilt"
+    contexts=(--build-context "build=$build_context"
               --build-context "runtime=container-image://$RUNTIME_STAGE_REF")
   fi
   run_build "$target" "$target" "$ref" "${contexts[@]}" --label "graintune.dev/source-hash=$hash"
@@ -262,8 +295,8 @@ build_image() {
 
 IMAGE_REF="localhost/graintune:$TAG"
 TEST_REF="localhost/graintune-test:$TAG"
-IMAGE_ARCHIVE="$OUT/graintune_${TAG}_${SOURCE_HASH:0:16}.oci.tar"
-TEST_ARCHIVE="$OUT/graintune-test_${TAG}_${SOURCE_HASH:0:16}.oci.tar"
+IMAGE_ARCHIVE="$OUT/graintune_${TAG}_${ARCHIVE_KEY:0:16}.oci.tar"
+TEST_ARCHIVE="$OUT/graintune-test_${TAG}_${ARCHIVE_KEY:0:16}.oci.tar"
 PAUSE_ARCHIVE="$OUT/graintune-pause_1.0_${PAUSE_HASH:0:16}.oci.tar"
 build_image graintune "$IMAGE_REF" "$IMAGE_ARCHIVE" "$SOURCE_HASH"
 build_image graintune-test "$TEST_REF" "$TEST_ARCHIVE" "$SOURCE_HASH"

@@ -28,7 +28,10 @@ export GRAINTUNE_CONTROLPLANE_BIN GRAINTUNE_REQUIRE_CONTROLPLANE=1
 # The images the node tests install with helm (docs/images.md): built from the Dockerfile once
 # per source change (~10 min cold on 2 cores, under 1 s when cached); exports
 # GRAINTUNE_IMAGE_ARCHIVE, GRAINTUNE_IMAGE_REF, GRAINTUNE_IMAGE_SOURCE_HASH and the rest.
-IMAGE_VARIABLES="$(bash scripts/image.sh)"
+# Made from this build's own binaries (image.sh --binaries: the Dockerfile's runtime stages,
+# nothing compiled twice); tests/image/dockerfile_test.sh checks that the Dockerfile builds the
+# same binaries itself.
+IMAGE_VARIABLES="$(bash scripts/image.sh --binaries "$BUILD_DIR")"
 set -a
 eval "$IMAGE_VARIABLES"
 set +a
@@ -40,8 +43,20 @@ stage_done "image"
 . scripts/lib/maxtext_trainer.sh
 export_maxtext_trainer_env
 stage_done "MaxText environment"
-# ctest ends with its own "Label Time Summary" (seconds per label).
-(cd "$BUILD_DIR" && ctest --output-on-failure --timeout 900 "$@")
+# Two tests at a time: a test that needs the whole machine (MaxText, the real node, the demo)
+# takes both slots (GRAINTUNE_WHOLE_MACHINE in CMakeLists.txt). A failed test that ran a control
+# plane leaves its logs in $BUILD_DIR/test-logs/<test>/ (tests/controlplane/failure_logs.h).
+# ctest ends with its own "Label Time Summary" (seconds per label); then the ten slowest tests.
+export GRAINTUNE_TEST_LOG_DIR="$PWD/$BUILD_DIR/test-logs"
+rm -rf "$GRAINTUNE_TEST_LOG_DIR"
+CTEST_LOG="$BUILD_DIR/ctest-output.log"
+ctest_status=0
+(cd "$BUILD_DIR" && ctest --output-on-failure --timeout 900 -j "${GRAINTUNE_CTEST_JOBS:-2}" "$@") \
+  2>&1 | tee "$CTEST_LOG" || ctest_status=$?
+echo "test.sh: the ten slowest tests (seconds):" >&2
+sed -nE 's/^ *[0-9]+\/[0-9]+ Test +#[0-9]+: ([^ ]+) .* ([0-9.]+) sec$/\2 \1/p' "$CTEST_LOG" \
+  | sort -rn | head -n 10 | sed 's/^/  /' >&2
+[ "$ctest_status" -eq 0 ] || exit "$ctest_status"
 stage_done "ctest"
 # Then every fuzz target for GRAINTUNE_FUZZ_SECONDS each (README "Fuzzing"): ~6 min on 2 cores
 # from a cold clang build, ~3 min once build-fuzz/ exists.

@@ -120,6 +120,8 @@ void ControlPlane::Shutdown() {
   controller_manager_.Stop(std::chrono::seconds(3));
   apiserver_.Stop(std::chrono::seconds(10));
   etcd_.Stop(std::chrono::seconds(5));
+  if (pod_cidr_lock_ >= 0) ::close(pod_cidr_lock_);
+  pod_cidr_lock_ = -1;
   if (!dir_.empty() && !keep_dir_ && !std::getenv("GRAINTUNE_KEEP_CONTROLPLANE_DIR")) {
     std::error_code ec;
     fs::remove_all(dir_, ec);

@@ -34,7 +34,11 @@ struct ControlPlaneOptions {
   bool kwok = false;                   // KWOK managing Nodes annotated kwok.x-k8s.io/node=fake
   bool jobset = false;                 // the JobSet controller and its defaulting webhook
   std::string kwok_stages_file;        // KWOK Stage documents (required with kwok)
-  std::string kwok_pod_cidr = "127.64.0.0/16";
+  // KWOK's pod IPs. Empty: a /16 of 127.64.0.0-127.127.255.255 that no other control plane on
+  // this machine holds (a lock file per /16 in the temp folder, held while this one runs), so
+  // control planes of tests run side by side never hand out the same pod IP, and the exporters
+  // bound there never collide.
+  std::string kwok_pod_cidr;
   // Flags appended to a component's own (a benchmark's audit log, client rate limits, more KWOK
   // configuration files); empty for tests.
   std::vector<std::string> apiserver_args, controller_manager_args, scheduler_args, kwok_args;
@@ -91,6 +95,7 @@ class ControlPlane {
   Status WriteCertificates();
   Status StartEtcd();
   Status StartControllers();
+  Status PickPodCidr();
   Status StartKwok();
   Status StartJobSetController();
   Status WaitReady(std::chrono::seconds timeout);
@@ -99,6 +104,7 @@ class ControlPlane {
   ControlPlaneOptions options_;
   std::string dir_;
   bool keep_dir_ = false;
+  int pod_cidr_lock_ = -1;  // the lock file held for kwok_pod_cidr's /16, when picked here
   std::string kubeconfig_path_;
   server::CertificateAuthority ca_;
   kube::ClientConfig admin_;

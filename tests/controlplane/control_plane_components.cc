@@ -2,6 +2,10 @@
 // scheduler, KWOK for the fake TPU nodes, and the JobSet controller.
 #include "tests/controlplane/control_plane.h"
 
+#include <fcntl.h>
+#include <sys/file.h>
+#include <unistd.h>
+
 #include <filesystem>
 #include <fstream>
 #include <thread>
@@ -55,8 +59,27 @@ Status ControlPlane::StartControllers() {
   return Status::Error("the default service account never appeared: " + sa.error());
 }
 
+Status ControlPlane::PickPodCidr() {
+  if (!options_.kwok_pod_cidr.empty()) return Status::Ok();
+  for (int second = 64; second < 128; ++second) {
+    const std::string cidr = "127." + std::to_string(second) + ".0.0/16";
+    const std::string lock = std::filesystem::temp_directory_path().string() + "/graintune-pod-cidr-127." +
+                             std::to_string(second) + ".lock";
+    const int fd = ::open(lock.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+    if (fd < 0) continue;
+    if (::flock(fd, LOCK_EX | LOCK_NB) == 0) {
+      pod_cidr_lock_ = fd;
+      options_.kwok_pod_cidr = cidr;
+      return Status::Ok();
+    }
+    ::close(fd);
+  }
+  return Status::Error("every pod CIDR of 127.64.0.0/10 is held by another control plane on this machine");
+}
+
 Status ControlPlane::StartKwok() {
   if (options_.kwok_stages_file.empty()) return Status::Error("KWOK needs a stages file");
+  if (Status s = PickPodCidr(); !s.ok()) return s;
   Result<int> port = FreeLoopbackPort();
   if (!port.ok()) return port.status();
   std::vector<std::string> argv = {

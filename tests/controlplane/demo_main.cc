@@ -31,6 +31,7 @@
 #include "tests/controlplane/demo_emulated_lap.h"
 #include "tests/controlplane/demo_maxtext_story.h"
 #include "tests/controlplane/demo_output.h"
+#include "tests/controlplane/failure_logs.h"
 #include "tests/controlplane/pod_runner.h"
 #include "tests/controlplane/tpu_nodes.h"
 #include "tests/controlplane/wait_for.h"
@@ -356,5 +357,6 @@ int main(int argc, char** argv) {
                            : TellEmulatorStories(cp, runner, args->source_dir);
   if (told == 0) Say("\nDone: stopping everything this demo started.");
   runner.Stop();
+  if (told != 0 && told != 130) SaveLogsOfFailure(cp, maxtext ? "graintune-demo-maxtext" : "graintune-demo");
   return told;
 }

@@ -233,18 +233,32 @@ void PodRunner::Poll() {
   kube::ApiResult<kube::ObjectList> pods = c->List(kube::resources::kPods, options_.ns, lo);
   if (!pods.ok()) return;
   std::map<std::string, const Json*> live;
+  // A pod being deleted is gone here, as its containers are on a kubelet: KWOK hands its IP to
+  // the next pod at once, while the pod still lists as Running.
   for (const Json& p : pods->items) {
     const Json status = p.value("status", Json::object());
-    if (status.value("phase", "") == "Running" && !status.value("podIP", "").empty())
+    if (status.value("phase", "") == "Running" && !status.value("podIP", "").empty() &&
+        !p["metadata"].contains("deletionTimestamp"))
       live[p["metadata"].value("uid", "")] = &p;
   }
   std::lock_guard<std::mutex> lock(mu_);
+  // One pod per address, as on a real node: a pod whose IP another live pod now has is gone too
+  // (its exporter would keep the address, and another pod's scrape would reach it).
+  // Of two live pods with one IP, the newer has it (KWOK gave it on when the older let go).
+  std::map<std::string, std::string> uid_of_ip;
+  auto created = [&](const std::string& uid) {
+    return (*live[uid])["metadata"].value("creationTimestamp", "");
+  };
+  for (const auto& [uid, pod] : live) {
+    std::string& holder = uid_of_ip[(*pod)["status"].value("podIP", "")];
+    if (holder.empty() || created(uid) > created(holder)) holder = uid;
+  }
   for (auto it = running_.begin(); it != running_.end();)
-    it = live.count(it->first) ? std::next(it) : running_.erase(it);
+    it = live.count(it->first) && uid_of_ip[it->second->ip] == it->first ? std::next(it) : running_.erase(it);
   for (const auto& [uid, r] : running_)
     WriteDownwardFiles(*r, (*live[uid])["metadata"].value("annotations", Json::object()));
   for (const auto& [uid, pod] : live) {
-    if (running_.count(uid)) continue;
+    if (running_.count(uid) || uid_of_ip[(*pod)["status"].value("podIP", "")] != uid) continue;
     const Json meta = (*pod)["metadata"];
     const Json spec = (*pod)["spec"];
     const std::string name = meta.value("name", "");
@@ -265,6 +279,7 @@ void PodRunner::Poll() {
     auto r = std::make_unique<Running>();
     r->name = name;
     r->dir = dir;
+    r->ip = ip;
     // The trainer this pod runs here: a lapped pod its own command, launcher and all.
     const OwnTrainer* own = lapped && options_.lapped ? &options_.lapped->trainer
                             : options_.own_trainer    ? &*options_.own_trainer

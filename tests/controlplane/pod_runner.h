@@ -75,7 +75,7 @@ class PodRunner {
     std::string file, annotation;
   };
   struct Running {
-    std::string name, dir;
+    std::string name, dir, ip;
     std::vector<DownwardFile> downward;
     ChildProcess exporter, trainer;
   };

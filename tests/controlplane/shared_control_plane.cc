@@ -6,7 +6,27 @@
 #include <memory>
 #include <mutex>
 
+#include "tests/controlplane/failure_logs.h"
+
 namespace graintune::testing {
+namespace {
+
+// The full names of this binary's tests that failed, joined with ','; empty when none did (read
+// at exit, when no test is current any more).
+std::string FailedTestNames() {
+  const ::testing::UnitTest& unit = *::testing::UnitTest::GetInstance();
+  std::string names;
+  for (int i = 0; i < unit.total_test_suite_count(); ++i) {
+    const ::testing::TestSuite& suite = *unit.GetTestSuite(i);
+    for (int j = 0; j < suite.total_test_count(); ++j) {
+      const ::testing::TestInfo& test = *suite.GetTestInfo(j);
+      if (test.result()->Failed()) names += (names.empty() ? "" : ",") + std::string(suite.name()) + "." + test.name();
+    }
+  }
+  return names;
+}
+
+}  // namespace
 
 ControlPlane* SharedControlPlane(ControlPlaneKind kind, std::string* why) {
   static std::mutex mu;
@@ -53,7 +73,13 @@ ControlPlane* SharedControlPlane(ControlPlaneKind kind, std::string* why) {
   static bool registered = false;
   if (!registered) {
     registered = true;
-    std::atexit([] { started->clear(); });
+    // A failed test's control plane leaves its logs behind (failure_logs.h) before it stops.
+    std::atexit([] {
+      if (const std::string failed = FailedTestNames(); !failed.empty())
+        for (auto& [started_kind, started_cp] : *started)
+          SaveLogsOfFailure(*started_cp, failed + (started_kind == ControlPlaneKind::kFull ? "-full" : "-apiserver"));
+      started->clear();
+    });
   }
   return ((*started)[kind] = std::move(cp).value()).get();
 }

@@ -164,7 +164,9 @@ class MaxTextResume : public ::testing::Test {
     ASSERT_FALSE(steps.empty()) << TailOfFile(a.dir + "/trainer.log");
     ASSERT_TRUE(WaitFor([&] { return telemetry::ParseLastStepMessage(ReadAll(message_file)) == steps.back(); },
                         std::chrono::seconds(30)))
-        << "the exporter's termination message: " << ReadAll(message_file);
+        << "the exporter's termination message: " << ReadAll(message_file) << "\nits log:\n"
+        << TailOfFile(a.dir + "/exporter.log", 3000) << "\nthe trainer's metrics file ends:\n"
+        << TailOfFile(a.dir + "/metrics.jsonl", 1500);
     ASSERT_TRUE(cp_->Kubectl({"annotate", "pod", "-n", ns_, a.pod,
                               "graintune.dev/test-exporter-message=" + ReadAll(message_file),
                               "graintune.dev/test-terminate=Completed"}).ok());

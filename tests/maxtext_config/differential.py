@@ -62,8 +62,8 @@ class Difference:
 
 class MaxTextLoader:
   """One load_maxtext_config.py --serve process (MaxText imported once, each load in a fork of
-  it) for the whole session: the same loads as harness.maxtext_view, without importing MaxText
-  again for every start."""
+  it) for the whole session: each start is loaded in its own checkout (harness.make_checkout) with
+  its own argv, M_ variables and working directory, without importing MaxText again for it."""
 
   def __init__(self, configs_dir: Path):
     self.configs_dir = configs_dir

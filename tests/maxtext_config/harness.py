@@ -30,7 +30,6 @@ import os
 import re
 import subprocess
 import sys
-import tempfile
 from pathlib import Path
 from typing import Any, Iterator
 
@@ -355,23 +354,6 @@ def pyconfig_argv(shim_argv: list[str], root: Path) -> list[str]:
 def is_maxtext_start(inv: Invocation) -> bool:
   script = inv.argv[0] if inv.argv else ""
   return script.endswith("train.py")
-
-
-def maxtext_view(inv: Invocation, configs_dir: Path, slices: int = 1) -> MaxTextView:
-  """Replays one invocation through MaxText's config loader in a fresh interpreter, on a stand-in
-  for `slices` TPU slices (load_maxtext_config.py)."""
-  with tempfile.TemporaryDirectory(prefix="graintune-pyconfig-") as tmp:
-    checkout = Path(tmp)
-    make_checkout(checkout, configs_dir)
-    env = {k: v for k, v in os.environ.items() if not k.startswith("M_") and k != "JOBSET_NAME"}
-    env.update(inv.env)
-    env.update({"JAX_PLATFORMS": "cpu", "HOME": tmp, "GRAINTUNE_NUM_SLICES": str(slices)})
-    done = subprocess.run([sys.executable, str(HERE / "load_maxtext_config.py"), json.dumps(inv.argv)],
-                          cwd=checkout, env=env, capture_output=True, text=True, timeout=120, check=False)
-  lines = [l for l in done.stdout.splitlines() if l.startswith("{")]
-  if done.returncode != 0 or not lines:
-    return MaxTextView(error=f"loader exited {done.returncode}: {done.stderr[-2000:]}")
-  return MaxTextView(**json.loads(lines[-1]))
 
 
 def maxtext_containers(pod: PlannedPod) -> Iterator[dict[str, Any]]:

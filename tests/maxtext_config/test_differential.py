@@ -27,14 +27,6 @@ HERE = Path(__file__).resolve().parent
 CORPUS = HERE / "corpus"
 
 
-@pytest.fixture(scope="module")
-def loader():
-  from maxtext.utils.globals import MAXTEXT_CONFIGS_DIR  # pylint: disable=import-outside-toplevel
-  served = differential.MaxTextLoader(Path(MAXTEXT_CONFIGS_DIR))
-  yield served
-  served.close()
-
-
 # Differences graintune still has, each an open bug with its reason. strict: once graintune is
 # fixed the case passes, and the test then fails until its entry is removed here.
 KNOWN_DIFFERENCES = {

@@ -62,16 +62,16 @@ def admission_table_cases() -> list[Any]:
 
 
 def views_of(pod: harness.PlannedPod, container: dict[str, Any], configmaps: list[dict[str, Any]],
-             tmp_path: Path):
+             tmp_path: Path, loader):
   root = tmp_path / f"sandbox-{len(list(tmp_path.glob('sandbox-*')))}"
   root.mkdir()
   run = harness.run_container(pod, container, configmaps, configs_dir(), root)
   starts = [inv for inv in run.invocations if harness.is_maxtext_start(inv)]
-  return run, [(inv, harness.maxtext_view(inv, configs_dir(), pod.slices)) for inv in starts]
+  return run, [(inv, loader.view(inv, pod.slices)) for inv in starts]
 
 
 @pytest.mark.parametrize("docs", example_cases() + admission_table_cases() + corpus_cases())
-def test_maxtext_sees_what_graintune_wrote(docs: list[dict[str, Any]], tmp_path: Path) -> None:
+def test_maxtext_sees_what_graintune_wrote(docs: list[dict[str, Any]], tmp_path: Path, loader) -> None:
   configmaps = [d for d in docs if d.get("kind") == "ConfigMap"]
   before = {p.source: p for p in harness.plan_pods(docs, tmp_path, mutate=False)}
   after = harness.plan_pods(docs, tmp_path, mutate=True)
@@ -84,14 +84,14 @@ def test_maxtext_sees_what_graintune_wrote(docs: list[dict[str, Any]], tmp_path:
     for container in harness.maxtext_containers(pod):
       name = container.get("name", "")
       reported = {f["key"]: f for f in pod.findings if f["container"] == name}
-      run, views = views_of(pod, container, configmaps, tmp_path)
+      run, views = views_of(pod, container, configmaps, tmp_path, loader)
       if not views and run.invocations and all(
           inv.argv and inv.argv[0].endswith("train_compile.py") for inv in run.invocations):
         continue  # an ahead-of-time compile: no trainer to load
       assert views, (f"{pod.source} container {name}: MaxText never started (shell exit "
                      f"{run.shell_status}; captured {[i.argv for i in run.invocations]})")
       original = next(c for c in harness.maxtext_containers(before[pod.source]) if c.get("name") == name)
-      _, before_views = views_of(before[pod.source], original, configmaps, tmp_path)
+      _, before_views = views_of(before[pod.source], original, configmaps, tmp_path, loader)
       assert len(before_views) == len(views), f"{pod.source} {name}: the rewrite changed how often MaxText starts"
       for (inv, view), (_, old) in zip(views, before_views):
         assert view.error is None, f"{pod.source} {name}: MaxText refused {inv.argv} env {inv.env}: {view.error}"
@@ -118,7 +118,7 @@ def test_maxtext_sees_what_graintune_wrote(docs: list[dict[str, Any]], tmp_path:
     assert checked > 0
 
 
-def test_the_loader_refuses_a_key_set_twice(tmp_path: Path) -> None:
+def test_the_loader_refuses_a_key_set_twice(tmp_path: Path, loader) -> None:
   """The control that makes the test above meaningful: had graintune put the value on the command
   line while the job sets M_GRAIN_WORKER_COUNT, MaxText would refuse to start, and the harness
   reports it."""
@@ -126,18 +126,18 @@ def test_the_loader_refuses_a_key_set_twice(tmp_path: Path) -> None:
   container = {"name": "maxtext", "command": ["python3", "-m", "MaxText.train", "MaxText/configs/base.yml",
                                               "grain_worker_count=8"],
                "env": [{"name": "M_GRAIN_WORKER_COUNT", "value": "8"}]}
-  _, views = views_of(pod, container, [], tmp_path)
+  _, views = views_of(pod, container, [], tmp_path, loader)
   assert len(views) == 1
   assert views[0][1].error is not None and "overridden by both CLI" in views[0][1].error
 
 
-def test_bash_decides_the_argv(tmp_path: Path) -> None:
+def test_bash_decides_the_argv(tmp_path: Path, loader) -> None:
   """Quoting is the shell's: a quoted key=value with a space reaches MaxText as one argument and
   an exported M_ variable reaches its environment."""
   pod = harness.PlannedPod("Pod default/quoting", {}, "default", [])
   script = ("export M_GRAIN_WORKER_COUNT_EVAL=3 && cd /app && "
             "python3 -m MaxText.train MaxText/configs/base.yml run_name='a run' 'grain_worker_count=5'")
-  _, views = views_of(pod, {"name": "c", "command": ["bash", "-c", script]}, [], tmp_path)
+  _, views = views_of(pod, {"name": "c", "command": ["bash", "-c", script]}, [], tmp_path, loader)
   assert len(views) == 1
   inv, view = views[0]
   assert "run_name=a run" in inv.argv and inv.env == {"M_GRAIN_WORKER_COUNT_EVAL": "3"}
