@@ -184,7 +184,9 @@ void PrintText(const json& report, std::ostream& out) {
       out << "  found   " << f["key"].get<std::string>() << "=" << f["before"].get<std::string>()
           << " in container " << f["container"].get<std::string>() << " ("
           << f["where"].get<std::string>() << ", " << f["pointer"].get<std::string>() << ")\n"
-          << "  value   " << f["value"].get<int>() << "\n";
+          << "  value   " << (f.contains("left") ? "-1, left to MaxText: " + f["left"].get<std::string>()
+                                                     : std::to_string(f["value"].get<int>()))
+          << "\n";
       // A container that reads its run otherwise than the trainer (an init container, an
       // ahead-of-time compile) says so.
       if (f.contains("resume") && e.contains("resume") && f["resume"] != e["resume"])
@@ -323,6 +325,7 @@ json EntryOf(const Plan& plan, const std::string& object, const std::string& fil
     found.push_back({{"container", f.container}, {"where", f.site}, {"key", f.key},
                      {"pointer", f.pointer}, {"before", f.before}, {"value", f.value},
                      {"resume", workload::ToJson(f.resume)}});
+    if (!f.left.empty()) found.back()["left"] = f.left;  // value -1: graintune wrote nothing
   }
   entry["found"] = found;
   return entry;

@@ -121,6 +121,7 @@ nlohmann::json TuningStatusJson(const nlohmann::json& gt) {
           {"nextRun", next_run},
           {"runs", runs},
           {"lap", status.lap ? workload::ToJson(*status.lap) : nlohmann::json()},
+          {"startCheck", status.start_check ? workload::ToJson(*status.start_check) : nlohmann::json()},
           {"conditions", conditions},
           {"trials", rows}};
 }
@@ -164,6 +165,18 @@ std::string TuningStatusText(const nlohmann::json& gt) {
                                       : "unknown (" + lap.value("trainerCompileWhy", std::string()) + ")") +
              "\n";
     }
+  }
+  if (const std::optional<workload::StartCheckStatus> check = workload::StatusOf(gt).start_check) {
+    auto count = [](const std::optional<int>& n) { return n ? std::to_string(*n) : std::string("?"); };
+    out += "  start check: attempt " + std::to_string(check->attempt) + " (pod " + check->pod + "): ";
+    if (!check->checked) out += "could not read the start, which ran as written (" + check->why + ")\n";
+    else
+      out += "graintune wrote " + count(check->admission_workers) + ", MaxText read " +
+             count(check->written_workers) + ", the trainer runs with " + count(check->started_workers) +
+             (check->saved_workers ? ", its checkpoint (step " + std::to_string(check->checkpoint_step.value_or(0)) +
+                                         ") saved " + std::to_string(*check->saved_workers)
+                                   : std::string()) +
+             "\n    why: " + check->why + "\n";
   }
   if (s["conditions"].contains("ValuePinned"))
     out += "  pinned: " + s["conditions"]["ValuePinned"].get<std::string>() + "\n";

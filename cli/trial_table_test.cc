@@ -103,6 +103,23 @@ TEST(TuningStatus, APinnedRunSaysItKeepsItsValueAndWhatTheNextRunGets) {
   EXPECT_EQ(j["conditions"], (nlohmann::json{{"ValuePinned", "attempt 2 keeps 4 workers"}}));
 }
 
+// What the start check saw at the trainer's start: what each side read and what the trainer runs.
+TEST(TuningStatus, TheStartCheckSaysWhatTheTrainerRunsWithAndWhy) {
+  nlohmann::json gt = nlohmann::json::parse(R"({
+    "metadata": {"namespace": "ml", "name": "tiny"}, "spec": {"tuningKey": "tiny"},
+    "status": {"startCheck": {"attempt": 1, "pod": "tiny-w-0-0", "checked": true, "admissionWorkers": 2,
+                              "writtenWorkers": 2, "startedWorkers": 1, "savedWorkers": 1, "checkpointStep": 10,
+                              "datasetType": "grain", "why": "it resumes step 10, whose Grain iterator was saved with 1 workers"}}})");
+  const std::string text = TuningStatusText(gt);
+  EXPECT_NE(text.find("  start check: attempt 1 (pod tiny-w-0-0): graintune wrote 2, MaxText read 2, the trainer runs "
+                      "with 1, its checkpoint (step 10) saved 1\n    why: it resumes step 10"),
+            std::string::npos) << text;
+  EXPECT_EQ(TuningStatusJson(gt)["startCheck"]["startedWorkers"], 1);
+  gt["status"]["startCheck"] = {{"attempt", 0}, {"pod", "p"}, {"checked", false}, {"why", "no MaxText"}};
+  EXPECT_NE(TuningStatusText(gt).find("could not read the start, which ran as written (no MaxText)"), std::string::npos)
+      << TuningStatusText(gt);
+}
+
 // A run sized by its practice lap says so: the laps, the value they gave, or why none.
 TEST(TuningStatus, APracticeLapSaysWhatItGaveTheRun) {
   nlohmann::json gt = nlohmann::json::parse(R"({

@@ -28,6 +28,7 @@
 #include "exporter/lap_watch.h"
 #include "exporter/metrics_file_follower.h"
 #include "exporter/process_stats.h"
+#include "exporter/start_check_watch.h"
 #include "telemetry/step_log.h"
 #include "base/log.h"
 #include "server/flags.h"
@@ -59,6 +60,9 @@ const graintune::server::ServerCommand& ExporterCommand() {
           {.name = "lap-result-file", .value_name = "PATH",
            .help = "how the practice lap ended (graintune-launcher's --result-file); "
                    "lap-result.json beside --metrics-file when not given"},
+          {.name = "start-check-report-file", .value_name = "PATH",
+           .help = "what the trainer's start check saw (graintune-launcher's --start-check-report); "
+                   "start-check.json beside --metrics-file when not given"},
           {.name = "termination-message-path", .value_name = "PATH",
            .help = "the last step is kept here (the pod's terminationMessagePath, /dev/termination-log)"}}};
   return kCommand;
@@ -174,6 +178,7 @@ int main(int argc, char** argv) {
   };
   exporter::LapWatch lap(beside_metrics("lap-metrics-file", "lap.jsonl"),
                          beside_metrics("lap-result-file", "lap-result.json"));
+  exporter::StartCheckWatch start_check(beside_metrics("start-check-report-file", telemetry::kStartCheckReportFileName));
   // The last step, kept in the termination message as it moves: the kubelet reads the file
   // whenever the sidecar stops, so a SIGKILL loses nothing written before it.
   const std::string termination_path = flags.Get("termination-message-path").value_or("");
@@ -200,6 +205,7 @@ int main(int argc, char** argv) {
     if (process) log.SetProcess(*process);
     lap.Poll(now, process);
     if (std::optional<telemetry::LapReport> report = lap.Report(now)) log.SetLap(std::move(report).value());
+    if (std::optional<telemetry::StartCheckReport> check = start_check.Poll()) log.SetStartCheck(std::move(check).value());
     write_last_step();
     if (!stopping) std::this_thread::sleep_for(std::chrono::milliseconds(poll_ms));
   }

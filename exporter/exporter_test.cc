@@ -6,6 +6,7 @@
 #include <fstream>
 
 #include "exporter/lap_watch.h"
+#include "exporter/start_check_watch.h"
 #include "exporter/metrics_file_follower.h"
 #include "exporter/process_stats.h"
 
@@ -342,6 +343,35 @@ TEST(LapWatchTest, AResultThatIsNotOneIsNoResult) {
   watch.Poll({}, std::nullopt);
   ASSERT_TRUE(watch.Report({}).has_value());
   EXPECT_FALSE(watch.Report({})->result->completed);
+  fs::remove_all(dir);
+}
+
+// The start check's report: read when it appears and each time it is replaced (a script that
+// starts the trainer twice), a file that is no report is ignored, and so is one too large.
+TEST(StartCheckWatchTest, ReadsEachReportTheCheckWritesOnce) {
+  const fs::path dir = fs::temp_directory_path() / ("graintune-start-check-" + std::to_string(::getpid()));
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  const std::string file = (dir / "start-check.json").string();
+  StartCheckWatch watch(file);
+  EXPECT_FALSE(watch.Poll().has_value());  // none yet
+  auto write = [&](const std::string& text) {  // whole, renamed into place, as the check does
+    std::ofstream(file + ".tmp") << text;
+    fs::rename(file + ".tmp", file);
+  };
+  write(R"({"checked": true, "written_value": 1, "started_value": 2, "changed": true, "why": "resumes"})");
+  std::optional<telemetry::StartCheckReport> first = watch.Poll();
+  ASSERT_TRUE(first.has_value());
+  EXPECT_EQ(first->started_value, 2);
+  EXPECT_FALSE(watch.Poll().has_value());  // unchanged: not read again
+  write(R"({"checked": true, "written_value": 3, "started_value": 3, "changed": false, "why": "a second start"})");
+  std::optional<telemetry::StartCheckReport> second = watch.Poll();
+  ASSERT_TRUE(second.has_value());
+  EXPECT_EQ(second->written_value, 3);
+  write("not json");
+  EXPECT_FALSE(watch.Poll().has_value());
+  write(std::string(telemetry::kMaxStartCheckReportBytes + 1, ' '));
+  EXPECT_FALSE(watch.Poll().has_value());
   fs::remove_all(dir);
 }
 

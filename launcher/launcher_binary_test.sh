@@ -113,5 +113,19 @@ mkdir "$WORK/bin"
 "$LAUNCHER" --install "$WORK/bin"
 [ -x "$WORK/bin/graintune-launcher" ] || fail "--install did not copy the launcher"
 "$WORK/bin/graintune-launcher" -- /bin/true || fail "the installed copy does not run"
+
+# The start check: --install puts its Python beside the launcher; with --start-check-report the
+# trainer (lap or not) starts with that folder first on PYTHONPATH (the image's own after it)
+# and the check's settings in GRAINTUNE_START_CHECK.
+[ -f "$WORK/bin/python/sitecustomize.py" ] && [ -f "$WORK/bin/python/graintune_start_check.py" ] ||
+  fail "--install did not write the start check's Python"
+SEEN='printf "%s|%s\n" "${PYTHONPATH:-}" "${GRAINTUNE_START_CHECK:-}" > "$OUT"'
+OUT="$WORK/seen" PYTHONPATH=/image/site "$WORK/bin/graintune-launcher" --admission-value 13 \
+  --start-check-report "$WORK/start-check.json" --start-check-timeout 90s -- /bin/sh -c "$SEEN" 2>"$WORK/log"
+[ "$(cat "$WORK/seen")" = "$WORK/bin/python:/image/site|{\"admission_value\":13,\"report\":\"$WORK/start-check.json\",\"timeout_seconds\":90}" ] ||
+  fail "the trainer started with $(cat "$WORK/seen")"
+grep -q "no lap, with graintune's start check" "$WORK/log" || fail "the log says $(cat "$WORK/log")"
+OUT="$WORK/seen" "$WORK/bin/graintune-launcher" -- /bin/sh -c "$SEEN"
+[ "$(cat "$WORK/seen")" = "|" ] || fail "without --start-check-report the trainer started with $(cat "$WORK/seen")"
 [ "$FAILED" = 0 ] && echo "graintune-launcher: every case passed"
 exit "$FAILED"

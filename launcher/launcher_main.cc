@@ -16,6 +16,11 @@
 //       train step in the JAX cache the lap filled (launcher/compile_watch.h).
 //   graintune-launcher --watch-trainer-compile=PID ...
 //       that watcher (started by the launcher itself, never by hand).
+//   graintune-launcher --start-check-report PATH [flags] -- COMMAND...
+//       with or without a lap: COMMAND starts with graintune's start check in front of MaxText
+//       (launcher/start_check_files.h: the check's folder first on PYTHONPATH, its settings in
+//       GRAINTUNE_START_CHECK), which --install put beside the launcher. Without --lap-steps
+//       there is no lap: COMMAND starts at once.
 //
 // It never breaks a run: a flag or plan it cannot use, a lap that fails in any way, or an
 // answer it cannot read all end in exec of COMMAND as the webhook wrote it, with a log line
@@ -37,6 +42,7 @@
 #include "launcher/compile_watch.h"
 #include "launcher/lap_process.h"
 #include "launcher/launch_plan.h"
+#include "launcher/start_check_files.h"
 #include "server/flags.h"
 
 namespace {
@@ -69,13 +75,22 @@ const server::ServerCommand& LauncherCommand() {
           {.name = "compile-cache-dir", .value_name = "DIR", .default_text = "~/jax_cache",
            .help = "the trainer's jax_cache_dir, where the lap leaves its compiled train step"},
           {.name = "trainer-metrics-file", .value_name = "PATH",
-           .help = "the trainer's MaxText metrics file: its first step ends the compile-cache watch"}}};
+           .help = "the trainer's MaxText metrics file: its first step ends the compile-cache watch"},
+          {.name = "start-check-report", .value_name = "PATH",
+           .help = "start the trainer with graintune's start check, which writes what it saw here"},
+          {.name = "start-check-timeout", .value_name = "DURATION", .default_text = "120s",
+           .help = "the start check leaves the start as written after this"}}};
   return kCommand;
 }
 
+// The start check's variables for every start of the trainer (none when it is off).
+std::vector<std::pair<std::string, std::string>> g_start_check_env;
+
 [[noreturn]] void Exec(const Command& command, const std::string& why) {
-  LogLine(LogLevel::kInfo) << "starting the trainer: " << why;
+  LogLine(LogLevel::kInfo) << "starting the trainer: " << why
+                           << (g_start_check_env.empty() ? "" : ", with graintune's start check");
   for (const auto& [name, value] : command.set_env) setenv(name.c_str(), value.c_str(), 1);
+  for (const auto& [name, value] : g_start_check_env) setenv(name.c_str(), value.c_str(), 1);
   std::vector<char*> args;
   for (const std::string& a : command.argv) args.push_back(const_cast<char*>(a.c_str()));
   args.push_back(nullptr);
@@ -94,7 +109,33 @@ int Install(const std::string& directory) {
     LogLine(LogLevel::kError) << "cannot install into " << directory << ": " << error.message();
     return 1;
   }
+  // Without its files the check is absent, never in the way: the trainer starts as written.
+  if (Status s = InstallStartCheck((std::filesystem::path(directory) / kStartCheckFolder).string()); !s.ok())
+    LogLine(LogLevel::kWarning) << "no start check: " << s.message();
   return 0;
+}
+
+// The start check's settings from the flags, or nullopt when it is off (or cannot be set up:
+// then the trainer starts as written, which the log says).
+std::optional<StartCheckSettings> StartCheckFromFlags(const server::Flags& flags) {
+  if (!flags.Has("start-check-report")) return std::nullopt;
+  Result<std::optional<std::chrono::seconds>> timeout = flags.Duration("start-check-timeout");
+  Result<std::optional<int>> admission = flags.IntegerIn("admission-value", 0, 100000);
+  if (!timeout.ok() || !admission.ok()) {
+    LogLine(LogLevel::kWarning) << "no start check: "
+                                << (!timeout.ok() ? timeout.error() : admission.error());
+    return std::nullopt;
+  }
+  std::error_code error;
+  const std::filesystem::path self = std::filesystem::read_symlink("/proc/self/exe", error);
+  if (error) {
+    LogLine(LogLevel::kWarning) << "no start check: cannot find the launcher's folder: " << error.message();
+    return std::nullopt;
+  }
+  return StartCheckSettings{.python_dir = (self.parent_path() / kStartCheckFolder).string(),
+                            .report_file = *flags.Get("start-check-report"),
+                            .timeout_seconds = static_cast<int>(timeout->value_or(std::chrono::seconds(120)).count()),
+                            .admission_value = *admission};
 }
 
 // Everything a lap needs, read from the flags; an error names what is missing or malformed.
@@ -304,6 +345,11 @@ int main(int argc, char** argv) {
   }
   const Command as_written{.argv = command, .set_env = {}};
   if (!flags.ok()) Exec(as_written, "admission's value (flags: " + flags.error() + ")");
+  if (std::optional<StartCheckSettings> check = StartCheckFromFlags(flags.value())) {
+    const char* pythonpath = std::getenv("PYTHONPATH");
+    g_start_check_env = StartCheckEnv(*check, pythonpath ? std::optional<std::string>(pythonpath) : std::nullopt);
+  }
+  if (!flags.value().Has("lap-steps")) Exec(as_written, "admission's value, no lap");
   Result<LapPlan> plan = PlanFromFlags(flags.value());
   if (!plan.ok()) Exec(as_written, "admission's value (" + plan.error() + ")");
   // The place must hold admission's value before any lap: else the command is not the one the

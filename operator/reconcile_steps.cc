@@ -385,4 +385,51 @@ std::vector<EventToRecord> StatusEvents(const GrainTuningStatus& old, const Runs
   return events;
 }
 
+
+namespace {
+
+std::string CountText(const std::optional<int>& count) {
+  if (!count) return "a count graintune could not read";
+  return *count == -1 ? "-1 (MaxText's own pick)" : std::to_string(*count);
+}
+
+EventToRecord StartCheckEvent(const workload::StartCheckStatus& c) {
+  const std::string pod = "pod " + c.pod + " (attempt " + std::to_string(c.attempt) + "): ";
+  if (!c.checked)
+    return {"Warning", "StartCheckFailedOpen",
+            pod + "the start check could not read the trainer's start (" + c.why + "); it started as written"};
+  if (c.started_workers != c.written_workers || (c.admission_workers && c.started_workers != c.admission_workers))
+    return {"Warning", "StartCheckChangedValue",
+            pod + "graintune wrote " + CountText(c.admission_workers) + " and MaxText read the start as " +
+                CountText(c.written_workers) + "; the trainer runs with " + CountText(c.started_workers) + ": " + c.why};
+  return {"Normal", "StartCheck", pod + "the trainer runs with " + CountText(c.started_workers) + ": " + c.why};
+}
+
+}  // namespace
+
+void RecordStartCheck(const ReconcileInput& in, GrainTuningStatus& status, std::vector<EventToRecord>& events) {
+  for (auto it = in.steps.rbegin(); it != in.steps.rend(); ++it) {
+    const auto& [attempt, doc] = *it;
+    if (!doc.start_check) continue;
+    if (status.start_check && status.start_check->attempt >= attempt) return;  // recorded once
+    const telemetry::StartCheckReport& r = *doc.start_check;
+    workload::StartCheckStatus c{.attempt = attempt,
+                                 .checked = r.checked,
+                                 .admission_workers = r.admission_value,
+                                 .written_workers = r.written_value,
+                                 .started_workers = r.started_value,
+                                 .why = r.why.substr(0, 2048)};
+    for (const PodFacts& p : in.pods)
+      if (!doc.pod_uid.empty() && p.uid == doc.pod_uid) c.pod = p.name;
+    if (r.checkpoint) {
+      c.saved_workers = r.checkpoint->saved_workers;
+      if (r.checkpoint->step) c.checkpoint_step = *r.checkpoint->step;
+    }
+    if (!r.dataset_type.empty()) c.dataset_type = r.dataset_type.substr(0, 64);
+    events.push_back(StartCheckEvent(c));
+    status.start_check = std::move(c);
+    return;
+  }
+}
+
 }  // namespace graintune::op

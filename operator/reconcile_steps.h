@@ -4,7 +4,8 @@
 //      what the pods measured (MergeMeasuredTrials), then RecordTrials (bounded, ended attempts);
 //   2. runs and pins (RecordRunsAndPins): status.runs, the newest pinned attempt, ended early;
 //      and the practice lap (RecordLap): the answer its pods wait for, status.lap, and then
-//      whether its trainer's compile hit the cache the lap filled (RecordTrainerCompile);
+//      whether its trainer's compile hit the cache the lap filled (RecordTrainerCompile); and
+//      what the trainer's start check saw (RecordStartCheck);
 //   3. recommend (Recommendation): the value for the next attempt, or the admitted one;
 //   4. next run (NextRun): the value the next checkpoint directory starts with;
 //   5. learn (Learn): what the trials teach other runs;
@@ -71,6 +72,14 @@ std::optional<LapAnswerWrite> RecordLap(const ReconcileInput& in, const AttemptP
 // exporter's lap), recorded once in status.lap with a LapTrainerCompile Event.
 void RecordTrainerCompile(const ReconcileInput& in, workload::GrainTuningStatus& status,
                           std::vector<EventToRecord>& events);
+
+// 2d. What graintune's start check saw at the trainer's start (telemetry/start_check_report.h,
+// in an exporter's /steps): the newest attempt's report is recorded once in status.startCheck,
+// with an Event: StartCheckChangedValue (Warning) when the trainer started with another count
+// than graintune wrote ("graintune wrote N; ... the trainer runs with M"), StartCheckFailedOpen
+// (Warning) when the check could not read the start, else StartCheck (Normal).
+void RecordStartCheck(const ReconcileInput& in, workload::GrainTuningStatus& status,
+                      std::vector<EventToRecord>& events);
 
 // 3. The recommendation. Once the newest attempt has a trial (`newest_measured`): for attempt
 // newest + 1, the pinned run's value when the newest attempt is pinned, else `decision`'s.

@@ -229,6 +229,66 @@ TEST(ReconcileStepsTest, TheTrainersCompileIsRecordedOnceFromTheLapsAttempt) {
   EXPECT_EQ(status.lap->trainer_compile_why, "the trainer wrote no step");
 }
 
+TEST(ReconcileStepsTest, TheStartCheckOfTheNewestAttemptIsRecordedOnceWithAnEvent) {
+  ReconcileInput in;
+  PodFacts p0, p1;
+  p0.uid = "u0";
+  p0.name = "tiny-0";
+  p1.uid = "u1";
+  p1.name = "tiny-1";
+  in.pods = {p0, p1};
+  workload::GrainTuningStatus status;
+  std::vector<EventToRecord> events;
+  RecordStartCheck(in, status, events);  // no report: nothing
+  EXPECT_FALSE(status.start_check);
+  EXPECT_TRUE(events.empty());
+
+  telemetry::StepsDocument doc;
+  doc.pod_uid = "u0";
+  doc.start_check = telemetry::StartCheckReport{
+      .checked = true, .changed = true, .admission_value = 1, .written_value = 1, .started_value = 2,
+      .why = "it resumes step 5, whose Grain iterator was saved with 2 workers (the start said 1)",
+      .dataset_type = "grain",
+      .checkpoint = telemetry::SavedIterator{.layout = "per-worker", .step = 5, .saved_workers = 2}};
+  in.steps[0] = doc;
+  RecordStartCheck(in, status, events);
+  ASSERT_TRUE(status.start_check);
+  EXPECT_EQ(*status.start_check, (workload::StartCheckStatus{.attempt = 0, .pod = "tiny-0", .checked = true,
+                                                             .admission_workers = 1, .written_workers = 1,
+                                                             .started_workers = 2, .saved_workers = 2,
+                                                             .checkpoint_step = 5, .dataset_type = "grain",
+                                                             .why = doc.start_check->why}));
+  ASSERT_EQ(events.size(), 1u);
+  EXPECT_EQ(events[0].type, "Warning");
+  EXPECT_EQ(events[0].reason, "StartCheckChangedValue");
+  EXPECT_NE(events[0].note.find("graintune wrote 1 and MaxText read the start as 1; the trainer runs with 2"),
+            std::string::npos) << events[0].note;
+  // Recorded once per attempt.
+  RecordStartCheck(in, status, events);
+  EXPECT_EQ(events.size(), 1u);
+  // A newer attempt's check replaces it; one that ran as written is a Normal event.
+  doc.pod_uid = "u1";
+  doc.start_check = telemetry::StartCheckReport{.checked = true, .admission_value = 2, .written_value = 2,
+                                                .started_value = 2, .why = "2 workers as written"};
+  in.steps[1] = doc;
+  RecordStartCheck(in, status, events);
+  EXPECT_EQ(status.start_check->attempt, 1);
+  EXPECT_EQ(status.start_check->pod, "tiny-1");
+  ASSERT_EQ(events.size(), 2u);
+  EXPECT_EQ(events[1].reason, "StartCheck");
+  EXPECT_EQ(events[1].type, "Normal");
+  // A check that failed open says so.
+  in.steps[2] = doc;
+  in.steps[2].start_check = telemetry::StartCheckReport{.checked = false, .admission_value = 2,
+                                                        .why = "MaxText's loader took longer than 120 s"};
+  RecordStartCheck(in, status, events);
+  ASSERT_EQ(events.size(), 3u);
+  EXPECT_EQ(events[2].reason, "StartCheckFailedOpen");
+  EXPECT_FALSE(status.start_check->checked);
+  // The status round-trips through its JSON.
+  EXPECT_EQ(workload::StatusFromJson(workload::ToJson(status)).start_check, status.start_check);
+}
+
 TEST(ReconcileStepsTest, TheRecommendationIsForTheNextAttemptOnceTheNewestIsMeasured) {
   Decision d;
   d.workers = 9;

@@ -118,6 +118,7 @@ ReconcileOutput ReconcileTuning(const ReconcileInput& in) {
   const RunsAndPins runs = RecordRunsAndPins(in.pods, status);
   out.lap_answer = RecordLap(in, attempts, status, out.events);
   RecordTrainerCompile(in, status, out.events);
+  RecordStartCheck(in, status, out.events);
 
   // 3.-5. Recommend, next run, learn.
   const int newest = NewestAttempt(attempts, list);

@@ -47,7 +47,13 @@ nlohmann::json StepLog::ToJson(long since) const {
                         {"malformed_lines", totals_.malformed}};
   if (totals_.process) doc["process"] = ProcessJson(*totals_.process);
   if (lap_) doc["lap"] = telemetry::ToJson(*lap_);
+  if (start_check_) doc["start_check"] = telemetry::ToJson(*start_check_);
   return doc;
+}
+
+void StepLog::SetStartCheck(StartCheckReport report) {
+  std::lock_guard<std::mutex> lock(mu_);
+  start_check_ = std::move(report);
 }
 
 void StepLog::SetLap(LapReport lap) {
@@ -86,6 +92,11 @@ Result<StepsDocument> ParseStepsDocument(const std::string& body) {
     Result<LapReport> report = ParseLapReport(*lap);
     if (!report.ok()) return Status::Error(report.error());
     out.lap = std::move(report).value();
+  }
+  if (auto check = doc.find("start_check"); check != doc.end() && !check->is_null()) {
+    Result<StartCheckReport> report = StartCheckReportFromJson(*check);
+    if (!report.ok()) return Status::Error("rejected: the exporter's /steps answer: " + report.error());
+    out.start_check = std::move(report).value();
   }
   return out;
 }

@@ -2,8 +2,10 @@
 // figures last sampled, and counters. Serialised for the operator as /steps JSON:
 //   {"run": 2, "steps": [{"step": 12, "step_time_seconds": 4.31, "tflops_per_device": 195.1,
 //    "tokens_per_device_per_second": 7617}], "lines": 40, "malformed_lines": 1,
-//    "process": {"workers": 8, "worker_busy_fraction": 0.62, ...}, "lap": {...}}
-// ("lap": the pod's practice lap, lap_report.h).
+//    "process": {"workers": 8, "worker_busy_fraction": 0.62, ...}, "lap": {...},
+//    "start_check": {...}}
+// ("lap": the pod's practice lap, lap_report.h; "start_check": what the start check saw at the
+// trainer's start, start_check_report.h).
 // `run` grows when the metrics file restarts (a new run in the same pod), so a reader never
 // mixes the steps of two runs. Thread-safe.
 #pragma once
@@ -17,6 +19,7 @@
 
 #include "telemetry/answer_fields.h"
 #include "telemetry/lap_report.h"
+#include "telemetry/start_check_report.h"
 
 namespace graintune::telemetry {
 
@@ -30,6 +33,8 @@ class StepLog {
   void SetProcess(const ProcessFigures& figures);
   // The pod's practice lap as the exporter last saw it (served as the document's "lap").
   void SetLap(LapReport lap);
+  // The trainer's start check (served as the document's "start_check").
+  void SetStartCheck(StartCheckReport report);
 
   // Steps with step > since (all when since < 0).
   nlohmann::json ToJson(long since) const;
@@ -49,6 +54,7 @@ class StepLog {
   std::deque<StepSample> steps_;
   Totals totals_;
   std::optional<LapReport> lap_;
+  std::optional<StartCheckReport> start_check_;
 };
 
 // The /steps document back into values (for the operator). An answer comes from a pod, which
@@ -62,6 +68,7 @@ struct StepsDocument {
   long malformed_lines = 0;
   std::optional<ProcessFigures> process;
   std::optional<LapReport> lap;  // the pod's practice lap, once the exporter saw one
+  std::optional<StartCheckReport> start_check;  // once the trainer's start check reported
 };
 Result<StepsDocument> ParseStepsDocument(const std::string& body);
 

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <charconv>
 
+#include "telemetry/start_check_report.h"
 #include "webhook/exporter_injection.h"
 #include "workload/pod_templates.h"
 
@@ -171,7 +172,8 @@ Result<std::vector<std::string>> LauncherFlags(const json& container,
         "--answer-wait=" + std::to_string(settings.answer_wait_seconds) + "s",
         "--answer-file=" + options.answer_dir + "/value",
         "--lap-directory=" + options.launcher_dir + "/lap",
-        "--lap-metrics-file=" + metrics + "/lap.jsonl", "--result-file=" + metrics + "/lap-result.json"})
+        "--lap-metrics-file=" + metrics + "/lap.jsonl", "--result-file=" + metrics + "/lap-result.json",
+        "--start-check-report=" + metrics + "/" + telemetry::kStartCheckReportFileName})
     flags.push_back(std::move(flag));
   if (std::optional<int> schedule = ScheduleSteps(view))
     flags.push_back("--lap-schedule-steps=" + std::to_string(*schedule));

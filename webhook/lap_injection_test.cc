@@ -150,16 +150,17 @@ TEST(LauncherFlagsTest, AScriptThatStartsMaxTextTwiceGetsTheLapInTheStartThatHol
 
 // A script that defines a shell function before it starts MaxText (the node test's stand-in
 // trainer is one): the start is still the trainer's, and the lap goes at the script's end.
-TEST(LauncherFlagsTest, AScriptThatDefinesAFunctionFirstStillGetsItsLap) {
+// A function defined before the start may do anything with the words it is given (here it even
+// shadows the interpreter): graintune does not evaluate it (workload/script_constructs.h), so it
+// cannot tell what the lap's overrides would meet, and runs no lap, saying why.
+TEST(LauncherFlagsTest, AScriptThatDefinesAFunctionFirstGetsNoLap) {
   const std::string script =
       "python3() { echo \"$*\" >> /dev/termination-log; }; "
       "python3 -m maxtext.trainers.pre_train.train base.yml steps=50 grain_worker_count=7";
   const json trainer = {{"name", "trainer"}, {"command", {"sh", "-c", script}}};
   Result<std::vector<std::string>> flags = FlagsFor(trainer);
-  ASSERT_TRUE(flags.ok()) << flags.error();
-  EXPECT_EQ(ByName(*flags)["lap-in-script"], "2:" + std::to_string(script.size()));
-  EXPECT_EQ(ByName(*flags)["value-at"],
-            "2:" + std::to_string(script.size() - 1) + ":" + std::to_string(script.size()));
+  ASSERT_FALSE(flags.ok());
+  EXPECT_NE(flags.error().find("a function (python3())"), std::string::npos) << flags.error();
 }
 
 TEST(LauncherFlagsTest, AnMVariableIsTheValueAndTheLapGoesAfterTheArgs) {

@@ -16,14 +16,15 @@ class OverrideSites : public SiteFinder {
       const bool auto_value = o.value == "-1";
       const bool ours = ctx.managed && applied && o.value == std::to_string(*applied);
       if (!auto_value && !ours) continue;
-      if (!o.replaceable) {
-        warnings.push_back("graintune: " + o.key + " in container " + ctx.name +
-                           " is not written in one piece graintune can rewrite (quotes split it, "
-                           "or it comes from a variable or a ConfigMap); left as written");
-        continue;
-      }
       Edit e;
       e.op = Edit::Op::kReplaceRange;
+      if (!o.replaceable) {
+        // Found, and named as found: MaxText picks it by RAM (explain says so).
+        e.op = Edit::Op::kLeave;
+        e.left_why = o.key + " is not written in one piece graintune can rewrite (quotes split it, or it "
+                     "comes from a variable or a ConfigMap): MaxText picks it by RAM";
+        warnings.push_back("graintune: " + o.key + " in container " + ctx.name + ": " + e.left_why);
+      }
       e.site = ToString(o.location);
       e.key = o.key;
       e.container_pointer = ctx.pointer;

@@ -20,6 +20,7 @@ struct Edit {
     kInsertText,    // insert " key=value" at byte `begin` of the string at `pointer`
     kInsertArg,     // insert "key=value" as a new argv element after the one at `pointer`
     kAppendEnv,     // append env {name: M_KEY, value}
+    kLeave,         // none: a -1 graintune found but cannot rewrite (`left_why`); MaxText picks
   };
   Op op = Op::kReplaceRange;
   std::string site;                  // where the -1 was found, for people: args, script, env, ...
@@ -32,6 +33,7 @@ struct Edit {
   std::string pointer;               // relative to the container
   size_t begin = 0, end = 0;
   std::string before;                // the text replaced ("-1"), for explain
+  std::string left_why;              // kLeave: why graintune leaves it to MaxText
 };
 
 inline bool IsEvalKey(const std::string& key) { return key == "grain_worker_count_eval"; }
@@ -43,7 +45,7 @@ struct AppliedEdit {
   int value = 0;
 };
 
-// Applies `edits` to `object`, which must hold what they were found in (the finders checked the
+// Applies `edits` (none of them kLeave) to `object`, which must hold what they were found in (the finders checked the
 // types), `value_of` giving each edit's value: first the in-place edits, every string rebuilt
 // once for all its edits (k edits of an n-byte script cost O(n + k), not O(n k)); then argv
 // insertions (they shift later indices); then env appends. Returns the edits in the order

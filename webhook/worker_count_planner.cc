@@ -258,6 +258,28 @@ void AddLap(json& object, const TemplateSites& t, const ContainerSites& trainer,
              "measured on every host, or this one";
 }
 
+// The edits that write something (a kLeave edit names a -1 graintune cannot rewrite).
+std::vector<Edit> WritableEdits(const std::vector<Edit>& edits) {
+  std::vector<Edit> writable;
+  for (const Edit& e : edits)
+    if (e.op != Edit::Op::kLeave) writable.push_back(e);
+  return writable;
+}
+
+// Names in plan.findings, with value -1 and why, the -1s of `t` graintune leaves to MaxText: its
+// kLeave edits, or (`all`) every edit, for `why`.
+void AddLeftFindings(const std::string& object_name, const TemplateSites& t, bool all, const std::string& why,
+                     Plan& plan) {
+  for (const Edit& e : t.edits) {
+    if (!all && e.op != Edit::Op::kLeave) continue;
+    Finding f{object_name, e.container_name, e.site, e.key, e.container_pointer + e.pointer, e.before, -1,
+              e.op == Edit::Op::kLeave ? e.left_why : why, {}};
+    for (const ContainerSites& c : t.containers)
+      if (c.pointer == e.container_pointer) f.resume = c.resume;
+    plan.findings.push_back(std::move(f));
+  }
+}
+
 // A JobSet keeps -1 in its spec (child Jobs are tuned at their creation) and announces the
 // value its first attempt will get.
 // A Pod or Job gets the value written into every site, the applied annotations, the managed
@@ -268,15 +290,16 @@ void ApplyToTemplates(json& object, const std::string& object_name,
                       const ExporterInjection* exporter, const std::optional<LapSettings>& lap,
                       Plan& plan) {
   for (const TemplateSites& t : found) {
-    for (const AppliedEdit& a : ApplyEdits(object, t.edits, [&](const Edit& e) {
+    for (const AppliedEdit& a : ApplyEdits(object, WritableEdits(t.edits), [&](const Edit& e) {
            return IsEvalKey(e.key) ? plan.eval_workers : plan.workers;
          })) {
       Finding f{object_name, a.edit.container_name, a.edit.site, a.edit.key,
-                a.pointer,   a.edit.before,         a.value, {}};
+                a.pointer,   a.edit.before,         a.value, {}, {}};
       for (const ContainerSites& c : t.containers)
         if (c.pointer == a.edit.container_pointer) f.resume = c.resume;
       plan.findings.push_back(std::move(f));
     }
+    AddLeftFindings(object_name, t, /*all=*/false, "", plan);
     // The inputs travel to the pods, where the operator reads them (and learns per dataset).
     std::map<std::string, std::string> template_annotations = t.input_annotations;
     for (const auto& [k, v] : applied) template_annotations[k] = v;
@@ -647,6 +670,13 @@ Plan PlanInPlace(json& object, WorkloadKind kind, const std::string& ns, Planner
                                                      sources.configmaps, budget, plan.warnings);
   if (budget && !budget->exceeded().empty()) return OverBudget(std::move(plan), *budget);
   if (found.empty()) return plan;
+  // Every -1 found is one graintune cannot rewrite: named as found, left to MaxText.
+  if (std::all_of(found.begin(), found.end(), [](const TemplateSites& t) { return WritableEdits(t.edits).empty(); })) {
+    for (const TemplateSites& t : found) AddLeftFindings(ObjectName(object, kind), t, true, "", plan);
+    plan.reason = plan.findings.front().left;
+    plan.outcome = PlanOutcome::kLeftToMaxText;
+    return plan;
+  }
 
   // One value for the whole workload, decided from its trainer: each container read its own
   // config; an init container, a sidecar or an ahead-of-time compile never decides for it.
@@ -687,6 +717,7 @@ Plan PlanInPlace(json& object, WorkloadKind kind, const std::string& ns, Planner
   const bool has_eval = HasEvalSite(found);
   std::optional<long> hosts_annotated;
   if (!FitToMaxText(object, kind, primary, *trainer, *inputs, has_eval, plan, hosts_annotated)) {
+    for (const TemplateSites& t : found) AddLeftFindings(ObjectName(object, kind), t, true, plan.reason, plan);
     plan.outcome = PlanOutcome::kLeftToMaxText;
     return plan;
   }

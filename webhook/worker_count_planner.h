@@ -55,7 +55,8 @@ struct Finding {
   std::string key;
   std::string pointer;    // absolute JSON pointer of what changed
   std::string before;     // "-1"
-  int value = 0;          // what it became (for JobSets: what the first attempt will get)
+  int value = 0;          // what it became (for JobSets: what the first attempt will get); -1 left
+  std::string left;       // why graintune leaves this -1 to MaxText (empty: it wrote `value`)
   workload::RunResume resume;  // what this container's own config says about resuming
 };
 

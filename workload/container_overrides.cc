@@ -7,6 +7,8 @@
 
 #include "workload/kubernetes_expansion.h"
 #include "workload/shell_expansion.h"
+#include "workload/script_constructs.h"
+#include "workload/shell_invocation.h"
 #include "workload/shell_words.h"
 
 namespace graintune::workload {
@@ -49,13 +51,6 @@ bool NamesTrainer(std::string_view text) {
   return false;
 }
 
-// A shell invoked with -c: the following argv element is a script.
-bool IsShellDashC(const std::string& shell, const std::string& flag) {
-  const std::string base = shell.substr(shell.find_last_of('/') + 1);
-  const bool is_shell = base == "bash" || base == "sh" || base == "dash" || base == "zsh";
-  return is_shell && flag.size() >= 2 && flag[0] == '-' && flag.back() == 'c' &&
-         flag.find_first_not_of("-abcefhkmnptuvxBCEHPT") == std::string::npos;
-}
 
 size_t NextOrder(const ContainerOverrides& out) { return out.overrides.size() + out.unknown.size(); }
 
@@ -148,9 +143,11 @@ class ScriptReader {
 
   // The MaxText starts it found, in order: whether each runs train_compile.
   std::vector<bool> Read(const std::string& script) {
+    const std::optional<UnevaluatedConstruct> construct = FirstUnevaluatedConstruct(script, SplitShellWords(script));
     const std::vector<ShellWord> words = SplitShellWords(script, MayMatter);
     FindCommands(words);
     for (const ShellWord& w : words) {
+      if (construct && !unevaluated_ && w.command >= construct->command) Unevaluated(*construct);
       std::string name;
       size_t value_start = 0;
       if (w.assignment_position && ParseShellAssignment(w, name, value_start)) Assign(w, name, value_start);
@@ -173,6 +170,25 @@ class ScriptReader {
       start_of_command_[command] = first_start_ + start_compiles_only_.size();
       start_compiles_only_.push_back(compiles);
     }
+  }
+
+  // From `construct` on (script_constructs.h), the reader no longer knows what a start sees: every
+  // key of each later start is unknown, on its command line and in its environment, unless a
+  // literal word of its own command sets it afterwards; every variable is unknown.
+  void Unevaluated(const UnevaluatedConstruct& construct) {
+    unevaluated_ = true;
+    why_unevaluated_ = "graintune does not evaluate the script's " + construct.what +
+                       ", which may set any key of the MaxText starts after it";
+    for (const auto& [command, start] : start_of_command_) {
+      if (command < construct.command) continue;
+      out_.unknown.push_back({"", false, NextOrder(out_), why_unevaluated_, start});
+      out_.unknown.push_back({"", true, NextOrder(out_), why_unevaluated_, start});
+    }
+    variables_.ForgetValues();
+  }
+
+  static bool IsWorkerCountKey(const std::string& key) {
+    return key == "grain_worker_count" || key == "grain_worker_count_eval";
   }
 
   size_t StartOf(const ShellWord& w) const {
@@ -198,8 +214,11 @@ class ScriptReader {
       v.text += f.text;
       v.raw_offset.insert(v.raw_offset.end(), f.raw_offset.begin(), f.raw_offset.end());
     }
+    if (unevaluated_) v.known = false;  // it may be set on one path only
     if (!MaxTextKeyFromEnv(name).empty()) {
-      if (!e.known) {
+      if (unevaluated_ && !IsWorkerCountKey(MaxTextKeyFromEnv(name))) {
+        out_.unknown.push_back({MaxTextKeyFromEnv(name), false, NextOrder(out_), why_unevaluated_, StartOf(w)});
+      } else if (!e.known) {
         out_.unknown.push_back({MaxTextKeyFromEnv(name), false, NextOrder(out_), Why(w, e), StartOf(w)});
       } else {
         ShellWord whole{name + "=" + v.text, {}, {}, w.command, w.position, true};
@@ -226,7 +245,12 @@ class ScriptReader {
     for (const ShellWord& field : e.fields) {
       Assignment a;
       if (ParseAssignment(field, a)) {
-        Add(a, w);
+        // After an unevaluated construct, a word outside MaxText's own command (a function's
+        // argument) reaches MaxText only if that code passes it on.
+        if (unevaluated_ && StartOf(w) == kEveryStart && !IsWorkerCountKey(a.key))
+          out_.unknown.push_back({a.key, false, NextOrder(out_), why_unevaluated_, kEveryStart});
+        else
+          Add(a, w);
       } else if (!out_.config && IsConfigPath(field.text)) {
         out_.config = ConfigArgument{field.text, pointer_, w.raw_offset.back() + 1, OverrideLocation::kScript};
       }
@@ -245,6 +269,8 @@ class ScriptReader {
   std::set<size_t> maxtext_commands_;
   std::map<size_t, size_t> start_of_command_;
   std::vector<bool> start_compiles_only_;
+  bool unevaluated_ = false;
+  std::string why_unevaluated_;
 };
 
 // MaxText's M_ variables in the container's environment.
@@ -332,6 +358,23 @@ void ReadArg(const KubernetesExpanded& e, const std::string& pointer, bool progr
   }
 }
 
+// A word after a shell's command string: a positional parameter ($0, $1, ...), which MaxText
+// sees only if the script passes it on ("$@" never holds $0). A worker count there is kept where
+// it is written (rewriting it changes nothing MaxText may not see); any other key it sets is
+// unknown, never read as set.
+void ReadPositional(const KubernetesExpanded& e, const std::string& pointer, size_t parameter,
+                    ContainerOverrides& out) {
+  Assignment a;
+  if (!ParseArgAssignment(e.text, a)) return;
+  if (a.key == "grain_worker_count" || a.key == "grain_worker_count_eval") {
+    ReadArg(e, pointer, false, out);
+    return;
+  }
+  out.unknown.push_back({a.key, false, NextOrder(out),
+                         "the argument " + e.text.substr(0, 80) + " is the script's $" + std::to_string(parameter) +
+                             ": MaxText sees it only if the script passes it on"});
+}
+
 }  // namespace
 
 ContainerOverrides ContainerOverrides::OfStart(size_t start) const {
@@ -370,7 +413,11 @@ ContainerOverrides ScanContainer(const nlohmann::json& container, const Containe
         argv.push_back({(*it)[i].get<std::string>(), "/" + std::string(field) + "/" + std::to_string(i)});
     }
   }
-  bool next_is_script = false;
+  std::vector<std::string> expanded_texts;
+  for (const Element& written : argv) expanded_texts.push_back(ExpandKubernetesReferences(written.text, reference).text);
+  // The first shell started with a command string (workload/shell_invocation.h), as it parses
+  // its own options; the words after the script are its positional parameters.
+  std::optional<ShellInvocation> shell;
   bool mentions_compile = false, mentions_trainer = false;
   std::vector<bool> script_starts;
   for (size_t i = 0; i < argv.size(); ++i) {
@@ -379,8 +426,7 @@ ContainerOverrides ScanContainer(const nlohmann::json& container, const Containe
     out.invokes_maxtext = out.invokes_maxtext || MentionsMaxText(e.text);
     mentions_compile = mentions_compile || e.text.find("train_compile") != std::string::npos;
     mentions_trainer = mentions_trainer || NamesTrainer(e.text);
-    if (next_is_script) {
-      next_is_script = false;
+    if (shell && i == shell->script) {
       const size_t first = out.overrides.size();
       // An unknown $(NAME) stays in the script, where bash reads it as a command substitution.
       const std::vector<bool> starts = ScriptReader(*env, written.pointer, script_starts.size(), out).Read(e.text);
@@ -388,9 +434,12 @@ ContainerOverrides ScanContainer(const nlohmann::json& container, const Containe
       MapBack(e, written.pointer, first, out);
       continue;
     }
-    if (i + 1 < argv.size() && IsShellDashC(e.text, argv[i + 1].text)) {
-      next_is_script = true;
-      ++i;  // skip the -c flag
+    if (shell && i >= shell->positional_begin) {
+      ReadPositional(e, written.pointer, i - shell->positional_begin, out);
+      continue;
+    }
+    if (!shell && (shell = ParseShellInvocation(expanded_texts, i))) {
+      i = shell->script - 1;  // the shell's options are no MaxText words
       continue;
     }
     ReadArg(e, written.pointer, i == 0, out);

@@ -194,5 +194,57 @@ TEST(ContainerOverridesTest, TrainCompileBeforeTheTrainerIsAStartOfItsOwn) {
   EXPECT_FALSE(o.aot_compile_only);
 }
 
+// Every option form of a shell that ends in a command string is read (shell_invocation.h).
+TEST(ContainerOverridesTest, EveryShellOptionFormBeforeTheScriptIsRead) {
+  for (const std::vector<std::string>& shell :
+       std::vector<std::vector<std::string>>{{"bash", "-lc"}, {"bash", "-l", "-c"}, {"bash", "-e", "-c"},
+                                             {"bash", "--login", "-c"}, {"bash", "-o", "pipefail", "-c"},
+                                             {"bash", "-c", "--"}, {"/bin/sh", "-ec"}}) {
+    json command = shell;
+    command.push_back("python3 -m MaxText.train base.yml grain_worker_count=-1");
+    const ContainerOverrides o = ScanContainer(json{{"command", command}});
+    const KeyState k = o.Lookup("grain_worker_count");
+    EXPECT_EQ(k.kind, KeyState::Kind::kSet) << command.dump();
+    EXPECT_EQ(k.value, "-1") << command.dump();
+  }
+}
+
+// `bash -c SCRIPT WORD...`: the words are $0, $1, ...; MaxText sees them only through the script.
+TEST(ContainerOverridesTest, TheScriptsPositionalParametersSetNoKeyGraintuneCanKnow) {
+  const ContainerOverrides o = ScanContainer(json::parse(R"({
+    "command": ["bash", "-c", "exec python3 -m MaxText.train base.yml \"$@\""],
+    "args": ["enable_checkpointing=false", "dataset_type=grain", "grain_worker_count=-1"]})"));
+  EXPECT_EQ(o.Lookup("enable_checkpointing").kind, KeyState::Kind::kUnknown);
+  EXPECT_NE(o.Lookup("enable_checkpointing").why.find("$0"), std::string::npos) << o.Lookup("enable_checkpointing").why;
+  EXPECT_EQ(o.Lookup("dataset_type").kind, KeyState::Kind::kUnknown);
+  // A worker count there is kept where it is written (rewriting it changes nothing else).
+  EXPECT_EQ(o.Lookup("grain_worker_count").value, "-1");
+}
+
+// A construct the reader does not evaluate (script_constructs.h) makes every key of the starts
+// after it unknown, unless the start's own words set it afterwards; the -1 is still found.
+TEST(ContainerOverridesTest, WhatTheReaderDoesNotEvaluateMakesTheLaterStartsKeysUnknown) {
+  ContainerOverrides o = ScanScript(
+      ". /etc/data/data.env; python3 -m MaxText.train base.yml run_name=r1 grain_worker_count=-1",
+      json::parse(R"([{"name": "DS", "value": "grain"}])"));
+  EXPECT_EQ(o.Lookup("dataset_type").kind, KeyState::Kind::kUnknown);
+  EXPECT_NE(o.Lookup("dataset_type").why.find(". /etc/data/data.env"), std::string::npos) << o.Lookup("dataset_type").why;
+  EXPECT_EQ(o.Lookup("enable_checkpointing").kind, KeyState::Kind::kUnknown);
+  EXPECT_EQ(o.Lookup("run_name").value, "r1");
+  EXPECT_EQ(o.Lookup("grain_worker_count").value, "-1");
+  // A variable set before `source`, or on one branch of an `if`, is unknown.
+  o = ScanScript("CK=false; source /env; python3 -m MaxText.train base.yml enable_checkpointing=$CK");
+  EXPECT_EQ(o.Lookup("enable_checkpointing").kind, KeyState::Kind::kUnknown);
+  o = ScanScript("if [ -n \"$X\" ]; then E=enable_checkpointing=false; fi; python3 -m MaxText.train base.yml $E");
+  EXPECT_EQ(o.Lookup("enable_checkpointing").kind, KeyState::Kind::kUnknown);
+  // A function's argument reaches MaxText only if the function passes it on.
+  o = ScanScript("run() { python3 -m MaxText.train base.yml; }; run enable_checkpointing=false grain_worker_count=-1");
+  EXPECT_EQ(o.Lookup("enable_checkpointing").kind, KeyState::Kind::kUnknown);
+  EXPECT_EQ(o.Lookup("grain_worker_count").value, "-1");
+  // Before the construct, nothing changes: a start that runs first keeps what it says.
+  o = ScanScript("python3 -m MaxText.train base.yml enable_checkpointing=false; source /env");
+  EXPECT_EQ(o.Lookup("enable_checkpointing").value, "false");
+}
+
 }  // namespace
 }  // namespace graintune::workload

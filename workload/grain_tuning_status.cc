@@ -121,6 +121,20 @@ void Fields(V& visit, T& l) {
   visit("trainerCompileWhy", l.trainer_compile_why);
 }
 
+template <typename V, Of<StartCheckStatus> T>
+void Fields(V& visit, T& c) {
+  visit("attempt", c.attempt);
+  visit("pod", c.pod);
+  visit("checked", c.checked);
+  visit("admissionWorkers", c.admission_workers);
+  visit("writtenWorkers", c.written_workers);
+  visit("startedWorkers", c.started_workers);
+  visit("savedWorkers", c.saved_workers);
+  visit("checkpointStep", c.checkpoint_step);
+  visit("datasetType", c.dataset_type);
+  visit("why", c.why);
+}
+
 template <typename V, Of<ConditionStatus> T>
 void Fields(V& visit, T& c) {
   visit("type", c.type, kIdentifies);
@@ -146,6 +160,7 @@ void Fields(V& visit, T& s) {
   visit("pinnedAttempt", s.pinned_attempt);
   visit("endedEarly", s.ended_early);
   visit("lap", s.lap);
+  visit("startCheck", s.start_check);
   visit("conditions", s.conditions);
 }
 
@@ -154,7 +169,7 @@ concept Record = std::same_as<T, WorkloadRef> || std::same_as<T, GrainTuningSpec
                  std::same_as<T, TrialStatus> || std::same_as<T, RecommendationStatus> ||
                  std::same_as<T, RunStatus> || std::same_as<T, LearnedStatus> ||
                  std::same_as<T, NextRunStatus> || std::same_as<T, EndedEarlyStatus> || std::same_as<T, LapStatus> ||
-                 std::same_as<T, ConditionStatus> || std::same_as<T, GrainTuningStatus>;
+                 std::same_as<T, StartCheckStatus> || std::same_as<T, ConditionStatus> || std::same_as<T, GrainTuningStatus>;
 
 template <typename T> struct IsOptional : std::false_type {};
 template <typename T> struct IsOptional<std::optional<T>> : std::true_type {};
@@ -326,6 +341,7 @@ json ToJson(const GrainTuningStatus& status) { return Write(status); }
 json ToJson(const TrialStatus& trial) { return Write(trial); }
 json ToJson(const EndedEarlyStatus& ended) { return Write(ended); }
 json ToJson(const LapStatus& lap) { return Write(lap); }
+json ToJson(const StartCheckStatus& check) { return Write(check); }
 json ToJson(const RunStatus& run) { return Write(run); }
 
 GrainTuningSpec SpecOf(const json& gt) { return SpecFromJson(Member(gt, "spec")); }

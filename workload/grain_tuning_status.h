@@ -131,6 +131,24 @@ struct LapStatus {
   bool operator==(const LapStatus&) const = default;
 };
 
+// What graintune's start check saw at the newest checked start of the trainer (status.startCheck;
+// docs/start-check.md): the count MaxText's own loader read from the start, the count the run's
+// checkpoint saved its Grain iterator with, and the count the trainer started with. `checked`
+// false: the check failed open (why says what failed) and the trainer started as written.
+struct StartCheckStatus {
+  int attempt = 0;
+  std::string pod;
+  bool checked = false;
+  std::optional<int> admission_workers;  // what graintune wrote
+  std::optional<int> written_workers;    // what MaxText read from the start
+  std::optional<int> started_workers;    // what the trainer started with
+  std::optional<int> saved_workers;      // the checkpoint's Grain iterator, when per-worker
+  std::optional<int64_t> checkpoint_step;
+  std::optional<std::string> dataset_type;
+  std::string why;
+  bool operator==(const StartCheckStatus&) const = default;
+};
+
 struct ConditionStatus {
   std::string type;
   std::string status;  // True | False | Unknown
@@ -155,6 +173,7 @@ struct GrainTuningStatus {
   std::optional<int> pinned_attempt;
   std::optional<EndedEarlyStatus> ended_early;
   std::optional<LapStatus> lap;
+  std::optional<StartCheckStatus> start_check;
   std::vector<ConditionStatus> conditions;
   bool operator==(const GrainTuningStatus&) const = default;
 };
@@ -167,6 +186,7 @@ nlohmann::json ToJson(const TrialStatus& trial);
 nlohmann::json ToJson(const EndedEarlyStatus& ended);
 nlohmann::json ToJson(const RunStatus& run);
 nlohmann::json ToJson(const LapStatus& lap);
+nlohmann::json ToJson(const StartCheckStatus& check);
 
 // The spec and status of a GrainTuning object (anything but an object: empty ones).
 GrainTuningSpec SpecOf(const nlohmann::json& grain_tuning);

@@ -181,6 +181,10 @@ void ShellVariables::SetFromEnv(const std::string& name, const std::string& valu
 
 void ShellVariables::SetUnknown(const std::string& name) { values_[name] = ShellValue{false, "", {}}; }
 
+void ShellVariables::ForgetValues() {
+  for (auto& [name, value] : values_) value = ShellValue{false, "", {}};
+}
+
 void ShellVariables::Set(const std::string& name, ShellValue value) {
   values_[name] = std::move(value);
 }

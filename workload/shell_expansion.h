@@ -46,6 +46,9 @@ class ShellVariables {
   // Set, but to something graintune cannot see (a Secret, a field of the pod, ...).
   void SetUnknown(const std::string& name);
   void Set(const std::string& name, ShellValue value);
+  // Every variable set so far becomes unknown (a construct graintune does not evaluate, such as
+  // `source`, may have changed any of them).
+  void ForgetValues();
   // The value of `name`; nullopt when it is not set as far as graintune knows (bash would
   // expand it to "", but the image may set it: callers treat it as unknown).
   const ShellValue* Find(const std::string& name) const;

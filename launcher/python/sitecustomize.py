@@ -15,9 +15,11 @@ An image's own sitecustomize, the next one on sys.path, is then run as it would 
 def _graintune_start_check():
   import os  # pylint: disable=import-outside-toplevel
   import sys  # pylint: disable=import-outside-toplevel
-  settings = os.environ.pop("GRAINTUNE_START_CHECK", None)
-  if not settings:
+  if not os.environ.get("GRAINTUNE_START_CHECK"):
     return
+  if not any("train" in word for word in sys.orig_argv[1:8]):
+    return  # not MaxText's trainer, cheaply: the check's module is not even imported
+  settings = os.environ.pop("GRAINTUNE_START_CHECK")
   here = os.path.dirname(os.path.abspath(__file__))
   try:
     sys.path.insert(0, here)

@@ -173,7 +173,6 @@ class LlamaStory {
   std::optional<bool> NextRunStartsMeasured() {
     Step("6. The run ends; the next run of the workload (a new run_name) starts with what it measured");
     WaitFor([&] { return TrialOf(1).contains("samples"); }, 120);
-    const int next_run = Tuning()["status"]["nextRun"].value("workers", 0);
     FailAttempt(1);
     cp_.Kubectl({"delete", "jobset", "llama3-8b-v6e-32", "--wait=false"});
     if (!WaitFor([&] {
@@ -181,6 +180,9 @@ class LlamaStory {
           return e.size() >= 2 && PodsOf(1).empty();
         }, 90))
       return std::nullopt;
+    // status.nextRun once attempt 1 has ended: its last steps are in it, as they are in what the
+    // webhook admits the next run with.
+    const int next_run = Tuning()["status"]["nextRun"].value("workers", 0);
     std::string run2 = manifest_;
     const size_t run_name = run2.find("run_name=llama3-8b-v6e-32 ");
     if (run_name == std::string::npos) return std::nullopt;
@@ -189,8 +191,9 @@ class LlamaStory {
     Say(Indent(Text(cp_.Kubectl({"apply", "-f", "-"}, run2))));
     if (!WaitFor([&] { return PodsOf(2).size() == 8; }, 90)) return std::nullopt;
     const std::string second = ValueOf(PodsOf(2)[0]);
-    Say("   The next run (graintune numbers it attempt 2): 8 pods, each with grain_worker_count=" + second +
+    Say("   The next run: 8 pods, each with grain_worker_count=" + second +
         (second == std::to_string(next_run) ? " (status.nextRun)" : " (status.nextRun said " + std::to_string(next_run) + ")"));
+    Say("   (the GrainTuning counts attempts across the workload's runs, so it lists this run's first as attempt 2)");
     Say("     " + PodsOf(2)[0]["metadata"]["annotations"].value("graintune.dev/reason", ""));
     WaitFor([&] { return TrialOf(2).contains("samples"); }, 120);
     SayTrial(2);

@@ -161,7 +161,31 @@ def same_dir(graintune_dir: str, maxtext_dir: str) -> bool:
 
 
 def compare_container(manifest: str, obj: str, name: str, truth: ContainerTruth,
-                      found: list[dict[str, Any]], report: dict[str, Any]) -> list[Difference]:
+                      found: list[dict[str, Any]], report: dict[str, Any],
+                      tally: dict[str, int] | None = None) -> list[Difference]:
+  """The differences of one container; `tally`, when given, counts each key MaxText sees at -1 or
+  graintune rewrites by outcome: a Difference's kind, "held, saying it cannot read" (the allowed
+  over-pin), or "right"; and MaxText's refusals of the start as written ("refused")."""
+  diffs = container_differences(manifest, obj, name, truth, found, report)
+  if tally is not None:
+    by_key = {f["key"]: f for f in found if f.get("container") == name}
+    for key in KEYS:
+      kinds = [d.kind for d in diffs if d.key == key]
+      if not kinds and not truth.minus_one[key] and key not in by_key:
+        continue
+      outcome = kinds[0] if kinds else "right"
+      if not kinds and key in by_key:
+        resume = graintune_resume(by_key[key], report)
+        seen = truth.annotated if by_key[key].get("where") == "annotation" and truth.annotated else truth
+        if resume and resume.get("pins_workers") and not seen.pins[key]:
+          outcome = "held, saying it cannot read"
+      tally[outcome] = tally.get(outcome, 0) + 1
+    tally["refused"] = tally.get("refused", 0) + sum(1 for d in diffs if d.kind == "refused")
+  return diffs
+
+
+def container_differences(manifest: str, obj: str, name: str, truth: ContainerTruth,
+                          found: list[dict[str, Any]], report: dict[str, Any]) -> list[Difference]:
   diffs = []
 
   def diff(key: str, kind: str, detail: str) -> None:
@@ -217,7 +241,7 @@ def containers_of(spec: dict[str, Any]) -> list[dict[str, Any]]:
 
 
 def compare_object(manifest: str, obj_name: str, report: dict[str, Any],
-                   truths: dict[str, ContainerTruth]) -> list[Difference]:
+                   truths: dict[str, ContainerTruth], tally: dict[str, int] | None = None) -> list[Difference]:
   """One explain report against the truths of its containers (by container name)."""
   diffs = []
   for name in sorted({f.get("container", "") for f in report["found"]} - set(truths)):
@@ -225,12 +249,12 @@ def compare_object(manifest: str, obj_name: str, report: dict[str, Any],
       diffs.append(Difference(manifest, obj_name, name, f["key"], "extra",
                               "graintune rewrites a container that never starts MaxText"))
   for name, truth in truths.items():
-    diffs += compare_container(manifest, obj_name, name, truth, report["found"], report)
+    diffs += compare_container(manifest, obj_name, name, truth, report["found"], report, tally)
   return diffs
 
 
-def differences(manifest: str, docs: list[dict[str, Any]], loader: MaxTextLoader, workdir: Path) -> tuple[
-    list[Difference], int]:
+def differences(manifest: str, docs: list[dict[str, Any]], loader: MaxTextLoader, workdir: Path,
+                tally: dict[str, int] | None = None) -> tuple[list[Difference], int]:
   """All differences of one manifest and the number of (container, key) sites MaxText sees at -1.
 
   A Pod or Job is compared as itself. A JobSet is compared twice: each child Job (where every
@@ -253,7 +277,7 @@ def differences(manifest: str, docs: list[dict[str, Any]], loader: MaxTextLoader
         root.mkdir()
         truths[container.get("name", "")] = container_truth(pod, container, configmaps, loader, root)
       compared += sum(1 for t in truths.values() for k in KEYS if t.minus_one[k])
-      diffs += compare_object(manifest, pod.source, report, truths)
+      diffs += compare_object(manifest, pod.source, report, truths, tally)
       all_truths.update(truths)
     if doc["kind"] == "JobSet":
       report = {e["object"]: e for e in harness.explain(configmaps + [doc], workdir)}[harness.object_name(doc)]

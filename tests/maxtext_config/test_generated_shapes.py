@@ -1,0 +1,71 @@
+"""graintune's reading of generated container shapes, judged by bash and MaxText's own loader.
+
+shapes.generate(seed) writes a Pod the way users write MaxText starts, combined at random from
+a seed (shells and their option forms, settings from words, env, ConfigMaps, script variables,
+defaults, arrays, `set --`, functions, positional parameters, sourced files, here-documents,
+`if` and `case`). Each is judged as the corpus is (differential.differences: the container run
+under real bash with the capture shim, every MaxText start loaded by maxtext 0.2.5's pyconfig,
+against `graintune explain`), and every value graintune writes is loaded by MaxText again after
+the rewrite. Outcomes are counted per (container, key) site and printed:
+  right, "held, saying it cannot read" (over-pinned on purpose: allowed), and the differences
+  (unsafe, missed, over-pin, directory, extra); plus "refused as written" (a generated start
+  MaxText itself refuses: the shape, not graintune) and "refused value" (MaxText refuses what
+  graintune wrote).
+The test fails on any unsafe, missed or refused value. GRAINTUNE_SHAPES cases (300 by default)
+from GRAINTUNE_SHAPES_SEED on; docs/development.md gives a longer run on other seeds.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import differential
+import harness
+import shapes
+from test_maxtext_config import views_of
+
+CASES = int(os.environ.get("GRAINTUNE_SHAPES", "300"))
+FIRST_SEED = int(os.environ.get("GRAINTUNE_SHAPES_SEED", "48000"))
+FAILING = ("unsafe", "missed", "refused value")
+
+
+def refused_values(docs, loader, workdir: Path) -> list[str]:
+  """What MaxText refuses of the starts graintune rewrote, as it loads them after the rewrite."""
+  configmaps = [d for d in docs if d.get("kind") == "ConfigMap"]
+  refusals = []
+  for pod in harness.plan_pods(docs, workdir, mutate=True):
+    if not pod.findings:
+      continue
+    for container in harness.maxtext_containers(pod):
+      _, views = views_of(pod, container, configmaps, workdir, loader)
+      refusals += [f"{inv.argv} env {inv.env}: {view.error}" for inv, view in views if view.error]
+  return refusals
+
+
+def test_generated_shapes_are_read_on_the_safe_side(loader, tmp_path: Path) -> None:
+  tally: dict[str, int] = {}
+  failures: list[str] = []
+  for seed in range(FIRST_SEED, FIRST_SEED + CASES):
+    docs = shapes.generate(seed)
+    work = tmp_path / f"shape-{seed}"
+    work.mkdir()
+    as_written: dict[str, int] = {}
+    diffs, _ = differential.differences(f"shape-{seed}", docs, loader, work, as_written)
+    if as_written.get("refused"):
+      tally["refused as written"] = tally.get("refused as written", 0) + 1
+      continue
+    for outcome, count in as_written.items():
+      if outcome != "refused":
+        tally[outcome] = tally.get(outcome, 0) + count
+    failures += [f"seed {seed}: {d}" for d in diffs if d.kind in FAILING]
+    refusals = refused_values(docs, loader, work)
+    if refusals:
+      tally["refused value"] = tally.get("refused value", 0) + 1
+      failures += [f"seed {seed}: MaxText refuses what graintune wrote: {r}" for r in refusals]
+  sites = sum(v for k, v in tally.items() if k != "refused as written")
+  print(f"\n{CASES} generated shapes (seeds {FIRST_SEED}..{FIRST_SEED + CASES - 1}), {sites} sites:")
+  for outcome in sorted(tally, key=lambda k: -tally[k]):
+    print(f"  {outcome:32} {tally[outcome]:5}" + (f"  ({tally[outcome] / sites:.1%})" if sites and
+                                                   outcome != "refused as written" else ""))
+  assert not failures, "\n".join(failures[:40])
