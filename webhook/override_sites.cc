@@ -1,5 +1,7 @@
 #include "webhook/site_finders.h"
 
+#include <algorithm>
+
 namespace graintune::webhook {
 namespace {
 
@@ -33,6 +35,28 @@ class OverrideSites : public SiteFinder {
       e.begin = o.value_begin;
       e.end = o.value_end;
       e.before = o.value;
+      edits.push_back(std::move(e));
+    }
+    // A count graintune cannot read ($V, ${V:=-1}, a function's argument): it may be -1. Named
+    // as found, left to MaxText, with why (a value graintune cannot see is never rewritten).
+    // A word that may set any key ($ARGS, "${ARGS[@]}", what a sourced file exports) may set the
+    // training count too, in a container that starts MaxText.
+    for (const workload::UnknownKey& u : ctx.overrides.unknown) {
+      const bool any_key = u.key.empty() && ctx.overrides.invokes_maxtext;
+      if (!any_key && u.key != kWorkerCountKeys[0] && u.key != kWorkerCountKeys[1]) continue;
+      const std::string key = any_key ? kWorkerCountKeys[0] : u.key;
+      const bool already = std::any_of(edits.begin(), edits.end(), [&](const Edit& e) {
+        return e.container_pointer == ctx.pointer && e.key == key;
+      });
+      if (already) continue;
+      Edit e;
+      e.op = Edit::Op::kLeave;
+      e.site = u.env ? "env" : "unknown";
+      e.key = key;
+      e.container_pointer = ctx.pointer;
+      e.container_name = ctx.name;
+      e.before = "?";
+      e.left_why = key + " may be -1, and graintune cannot tell: " + u.why + "; if it is, MaxText picks it by RAM";
       edits.push_back(std::move(e));
     }
   }

@@ -1,5 +1,6 @@
 #include "workload/script_constructs.h"
 
+#include <map>
 #include <set>
 
 namespace graintune::workload {
@@ -9,8 +10,8 @@ namespace {
 const std::set<std::string, std::less<>>& UnevaluatedHeads() {
   static const std::set<std::string, std::less<>> kHeads = {
       "source", ".",     "eval",   "shift",  "unset", "read",  "readarray", "mapfile", "getopts",
-      "if",     "elif",  "case",   "for",    "while", "until", "select",    "function", "{",
-      "[[",     "((",    "let",    "trap",   "alias", "coproc"};
+      "if",     "elif",  "case",   "for",    "while", "until", "select",    "[[",       "((",
+      "let",    "alias", "coproc"};
   return kHeads;
 }
 
@@ -50,6 +51,22 @@ std::optional<size_t> CommandAt(const std::vector<ShellWord>& words, size_t offs
   return std::nullopt;
 }
 
+// Whether the simple command `cmd` starts a function's definition (`f() ...` or `function f`),
+// and its name.
+std::optional<std::string> DefinedFunction(const std::vector<const ShellWord*>& cmd, std::string_view script) {
+  if (cmd.empty() || !Unquoted(*cmd[0])) return std::nullopt;
+  if (cmd[0]->text == "function") return cmd.size() > 1 ? std::optional<std::string>(cmd[1]->text) : std::nullopt;
+  const ShellWord& head = *cmd[0];
+  if (cmd.size() != 1 || head.raw_offset.empty() || head.raw_offset.back() == kNotInScript) return std::nullopt;
+  size_t at = head.raw_offset.back() + 1;
+  while (at < script.size() && (script[at] == ' ' || script[at] == '\t')) ++at;
+  if (script.substr(at, 1) != "(") return std::nullopt;
+  ++at;
+  while (at < script.size() && (script[at] == ' ' || script[at] == '\t')) ++at;
+  if (script.substr(at, 1) != ")") return std::nullopt;
+  return head.text;
+}
+
 }  // namespace
 
 std::optional<UnevaluatedConstruct> FirstUnevaluatedConstruct(std::string_view script,
@@ -66,6 +83,20 @@ std::optional<UnevaluatedConstruct> FirstUnevaluatedConstruct(std::string_view s
   for (const ShellWord& w : words) {
     if (w.command >= commands.size()) commands.resize(w.command + 1);
     commands[w.command].push_back(&w);
+  }
+  // Functions: a definition runs nothing (xpk's wrapper defines a SIGTERM handler it only traps);
+  // a call runs its body with its arguments, which the reader does not follow: the construct is
+  // the definition, once the script calls it.
+  std::map<std::string, size_t> functions;  // name -> the command that defines it
+  for (size_t c = 0; c < commands.size(); ++c) {
+    const std::vector<const ShellWord*>& cmd = commands[c];
+    if (cmd.empty() || !Unquoted(*cmd[0])) continue;
+    if (std::optional<std::string> name = DefinedFunction(cmd, script)) {
+      functions.emplace(*name, c);
+      continue;
+    }
+    if (auto called = functions.find(cmd[0]->text); called != functions.end())
+      note(called->second, "a function (" + called->first + "()), called at command " + std::to_string(c));
   }
   for (size_t c = 0; c < commands.size(); ++c) {
     const std::vector<const ShellWord*>& cmd = commands[c];
@@ -103,13 +134,6 @@ std::optional<UnevaluatedConstruct> FirstUnevaluatedConstruct(std::string_view s
       note(c, "`" + head.text + " " + args.front()->text + "`");
     } else if (head.text == "printf" && !args.empty() && args.front()->text == "-v") {
       note(c, "`printf -v`");
-    } else if (!head.raw_offset.empty() && head.raw_offset.back() != kNotInScript) {
-      // f() { ...; }: a word followed by "()".
-      size_t at = head.raw_offset.back() + 1;
-      while (at < script.size() && (script[at] == ' ' || script[at] == '\t')) ++at;
-      if (script.substr(at, 2) == "()" || (at < script.size() && script[at] == '(' && args.empty() &&
-                                           script.substr(at).find(')') == 1))
-        note(c, "a function (" + head.text + "())");
     }
   }
   return first;

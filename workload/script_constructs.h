@@ -6,9 +6,10 @@
 // and newlines, and MaxText's own command line. Anything else may set a variable, a positional
 // parameter or an M_ variable in a way graintune cannot follow, or run a command only on some
 // path: `source` / `.`, `eval`, `set --` and `set -a`, `shift`, `unset`, `read`, `mapfile`,
-// arrays (`A=(...)`, `A+=(...)`, `declare -a`), functions (`f() {...}`, `function f`), groups
-// `{ ...; }`, `if` / `case` / `for` / `while` / `until` / `select`, `[[`, `((`, `let`, `trap`,
-// `alias`, `getopts`, `printf -v` and here-documents. FirstUnevaluatedConstruct names the first of
+// arrays (`A=(...)`, `A+=(...)`, `declare -a`), a function the script calls (`f() {...}` or
+// `function f`, named at its definition: defining one runs nothing, as xpk's SIGTERM handler),
+// `if` / `case` / `for` / `while` / `until` / `select`, `[[`, `((`, `let`, `alias`, `getopts`,
+// `printf -v` and here-documents. (A `trap` handler and a `{ ...; }` group are read in order.) FirstUnevaluatedConstruct names the first of
 // them, by the index of the simple command it starts (ShellWord::command): from there on the
 // reader treats every key of every MaxText start as unknown (workload/container_overrides.h),
 // which is how admission stays on the safe side without predicting bash.

@@ -16,6 +16,9 @@ TEST(ScriptConstructs, WhatTheReaderEvaluatesHasNothingUnevaluated) {
            "readonly R=1; local L=2; declare D=3; typeset T=4; : \"${X:=5}\"; M_STEPS=10 python3 train.py",
            "echo start | tee log && python3 -m MaxText.train base.yml || exit 1",
            "set +o posix; set -o errexit -o nounset; python3 -m MaxText.train base.yml",
+           // xpk's wrapper: a SIGTERM handler defined and trapped, never called; a group.
+           "_sigterm() (kill -SIGTERM $! 2>/dev/null;); trap _sigterm SIGTERM; { A=1; }; "
+           "(python3 -m maxtext.trainers.pre_train.train base.yml) & PID=$!;",
        }) {
     const std::optional<UnevaluatedConstruct> c = First(script);
     EXPECT_FALSE(c) << script << ": " << (c ? c->what : "");
@@ -41,7 +44,7 @@ TEST(ScriptConstructs, EachConstructTheReaderDoesNotFollowIsNamedAtItsCommand) {
       {"declare -a ARGS; python3 -m MaxText.train", 0, "`declare -a`"},
       {"export -n M_STEPS; python3 -m MaxText.train", 0, "`export -n`"},
       {"run() { python3 -m MaxText.train \"$@\"; }; run grain_worker_count=-1", 0, "a function (run())"},
-      {"function run { python3 -m MaxText.train; }", 0, "`function run"},
+      {"function run { python3 -m MaxText.train; }; run x=1", 0, "a function (run())"},
       {"if [ \"$DS\" = hf ]; then A=1; fi; python3 -m MaxText.train", 0, "`if"},
       {"python3 -m MaxText.train base.yml; case $X in a) B=1;; esac", 1, "`case"},
       {"for f in a b; do echo $f; done", 0, "`for"},
@@ -53,7 +56,7 @@ TEST(ScriptConstructs, EachConstructTheReaderDoesNotFollowIsNamedAtItsCommand) {
       {"unset M_ENABLE_CHECKPOINTING; python3 train.py", 0, "`unset"},
       {"read -r X < /etc/x; python3 train.py", 0, "`read"},
       {"printf -v X %s 1; python3 train.py", 0, "`printf -v`"},
-      {"{ A=1; }; python3 train.py", 0, "`{"},
+
   };
   for (const Case& c : cases) {
     const std::optional<UnevaluatedConstruct> found = First(c.script);

@@ -174,7 +174,9 @@ def compare_container(manifest: str, obj: str, name: str, truth: ContainerTruth,
       if not kinds and not truth.minus_one[key] and key not in by_key:
         continue
       outcome = kinds[0] if kinds else "right"
-      if not kinds and key in by_key:
+      if not kinds and key in by_key and "left" in by_key[key]:
+        outcome = "left to MaxText, saying why"
+      elif not kinds and key in by_key:
         resume = graintune_resume(by_key[key], report)
         seen = truth.annotated if by_key[key].get("where") == "annotation" and truth.annotated else truth
         if resume and resume.get("pins_workers") and not seen.pins[key]:
@@ -202,6 +204,8 @@ def container_differences(manifest: str, obj: str, name: str, truth: ContainerTr
       if truth.minus_one[key] and report.get("outcome") != "Deferred":
         diff(key, "missed", f"MaxText sees -1; graintune found no site (outcome {report.get('outcome')})")
       continue
+    if "left" in entry and not truth.minus_one[key]:
+      continue  # found as "may be -1", left to MaxText: graintune changes nothing
     if not truth.minus_one[key] and entry.get("where") != "annotation":
       diff(key, "extra", f"graintune rewrites it ({entry.get('where')}); MaxText never sees -1 "
            f"({truth.starts} MaxText start(s))")

@@ -299,6 +299,11 @@ class Sandbox:
     (root / "_bash_env").write_text(
         'cd() { case "$1" in /*) if [ -d "$GRAINTUNE_SANDBOX$1" ]; then builtin cd "$GRAINTUNE_SANDBOX$1"; '
         'fi ;; *) builtin cd "$@" ;; esac; }\n')
+    # A login shell (`bash -lc`, `sh -lc`) reads /etc/profile, which resets PATH, then the
+    # profile in HOME (the sandbox root): there the shim goes first again, as an image's python
+    # stays on its own profile's PATH.
+    (root / ".bash_profile").write_text(f'PATH="{self.bin}:$PATH"; export PATH\n. "$BASH_ENV"\n')
+    (root / ".profile").write_text(f'PATH="{self.bin}:$PATH"; export PATH\n')
 
   def mount_configmaps(self, spec: dict[str, Any], namespace: str, configmaps: list[dict[str, Any]],
                        container: dict[str, Any]) -> None:

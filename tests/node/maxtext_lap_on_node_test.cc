@@ -17,6 +17,9 @@
 //     says CacheHit, from the launcher's watch of the cache folder.
 //
 // Needs what maxtext_on_node_test needs; fails, never skips, under GRAINTUNE_REQUIRE_CONTROLPLANE=1.
+// It takes 3 to 4 minutes on 2 cores: a real node (kubelet, containerd, the chart's pods) comes up,
+// and two hosts each run MaxText twice (the lap, then the trainer to its last step), each start
+// a JAX import and compile (the trainer's compile from the lap's cache) on one core.
 #include <gtest/gtest.h>
 
 #include <algorithm>
