@@ -27,7 +27,8 @@ mkdir -p "$BUILD_DIR"
 . scripts/lib/python_env.sh
 . scripts/lib/maxtext_trainer.sh
 MAXTEXT_ENV_FILE="$BUILD_DIR/maxtext-trainer-env.txt"
-(nice maxtext_trainer_env >"$MAXTEXT_ENV_FILE" 2>"$BUILD_DIR/maxtext-trainer-env.log") &
+(renice -n 10 -p "$BASHPID" >/dev/null 2>&1 || true
+ maxtext_trainer_env >"$MAXTEXT_ENV_FILE" 2>"$BUILD_DIR/maxtext-trainer-env.log") &
 MAXTEXT_ENV_PID=$!
 trap 'kill "$MAXTEXT_ENV_PID" 2>/dev/null || true' EXIT  # a failed build stops it too
 cmake -S . -B "$BUILD_DIR" -G Ninja -DGRAINTUNE_WERROR=ON -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
