@@ -258,11 +258,13 @@ void AddLap(json& object, const TemplateSites& t, const ContainerSites& trainer,
              "measured on every host, or this one";
 }
 
+bool Writes(const Edit& e) { return e.op != Edit::Op::kLeave; }
+
 // The edits that write something (a kLeave edit names a -1 graintune cannot rewrite).
 std::vector<Edit> WritableEdits(const std::vector<Edit>& edits) {
   std::vector<Edit> writable;
   for (const Edit& e : edits)
-    if (e.op != Edit::Op::kLeave) writable.push_back(e);
+    if (Writes(e)) writable.push_back(e);
   return writable;
 }
 
@@ -671,7 +673,9 @@ Plan PlanInPlace(json& object, WorkloadKind kind, const std::string& ns, Planner
   if (budget && !budget->exceeded().empty()) return OverBudget(std::move(plan), *budget);
   if (found.empty()) return plan;
   // Every -1 found is one graintune cannot rewrite: named as found, left to MaxText.
-  if (std::all_of(found.begin(), found.end(), [](const TemplateSites& t) { return WritableEdits(t.edits).empty(); })) {
+  if (std::none_of(found.begin(), found.end(), [](const TemplateSites& t) {
+        return std::any_of(t.edits.begin(), t.edits.end(), Writes);
+      })) {
     for (const TemplateSites& t : found) AddLeftFindings(ObjectName(object, kind), t, true, "", plan);
     plan.reason = plan.findings.front().left;
     plan.outcome = PlanOutcome::kLeftToMaxText;

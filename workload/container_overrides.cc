@@ -51,8 +51,13 @@ bool NamesTrainer(std::string_view text) {
   return false;
 }
 
-
 size_t NextOrder(const ContainerOverrides& out) { return out.overrides.size() + out.unknown.size(); }
+
+// The keys whose -1 graintune rewrites: found wherever they are written, even where the reader
+// cannot tell whether MaxText sees them.
+bool IsWorkerCountKey(const std::string& key) {
+  return key == "grain_worker_count" || key == "grain_worker_count_eval";
+}
 
 void AddAssignment(ContainerOverrides& out, const Assignment& a, OverrideLocation location,
                    const std::string& pointer) {
@@ -185,10 +190,6 @@ class ScriptReader {
       out_.unknown.push_back({"", true, NextOrder(out_), why_unevaluated_, start});
     }
     variables_.ForgetValues();
-  }
-
-  static bool IsWorkerCountKey(const std::string& key) {
-    return key == "grain_worker_count" || key == "grain_worker_count_eval";
   }
 
   size_t StartOf(const ShellWord& w) const {
@@ -366,7 +367,7 @@ void ReadPositional(const KubernetesExpanded& e, const std::string& pointer, siz
                     ContainerOverrides& out) {
   Assignment a;
   if (!ParseArgAssignment(e.text, a)) return;
-  if (a.key == "grain_worker_count" || a.key == "grain_worker_count_eval") {
+  if (IsWorkerCountKey(a.key)) {
     ReadArg(e, pointer, false, out);
     return;
   }
@@ -413,8 +414,12 @@ ContainerOverrides ScanContainer(const nlohmann::json& container, const Containe
         argv.push_back({(*it)[i].get<std::string>(), "/" + std::string(field) + "/" + std::to_string(i)});
     }
   }
-  std::vector<std::string> expanded_texts;
-  for (const Element& written : argv) expanded_texts.push_back(ExpandKubernetesReferences(written.text, reference).text);
+  std::vector<KubernetesExpanded> expanded;
+  std::vector<std::string> expanded_texts;  // what ParseShellInvocation reads
+  for (const Element& written : argv) {
+    expanded.push_back(ExpandKubernetesReferences(written.text, reference));
+    expanded_texts.push_back(expanded.back().text);
+  }
   // The first shell started with a command string (workload/shell_invocation.h), as it parses
   // its own options; the words after the script are its positional parameters.
   std::optional<ShellInvocation> shell;
@@ -422,7 +427,7 @@ ContainerOverrides ScanContainer(const nlohmann::json& container, const Containe
   std::vector<bool> script_starts;
   for (size_t i = 0; i < argv.size(); ++i) {
     const Element& written = argv[i];
-    const KubernetesExpanded e = ExpandKubernetesReferences(written.text, reference);
+    const KubernetesExpanded& e = expanded[i];
     out.invokes_maxtext = out.invokes_maxtext || MentionsMaxText(e.text);
     mentions_compile = mentions_compile || e.text.find("train_compile") != std::string::npos;
     mentions_trainer = mentions_trainer || NamesTrainer(e.text);
