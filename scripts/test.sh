@@ -67,8 +67,10 @@ ctest_status=0
 (cd "$BUILD_DIR" && ctest --output-on-failure --timeout 900 -j "${GRAINTUNE_CTEST_JOBS:-2}" "$@") \
   2>&1 | tee "$CTEST_LOG" || ctest_status=$?
 echo "test.sh: the ten slowest tests (seconds):" >&2
+# awk reads all of sort's output: `head` would close the pipe early, and under pipefail sort's
+# SIGPIPE (141) would fail a run whose tests all passed.
 sed -nE 's/^ *[0-9]+\/[0-9]+ Test +#[0-9]+: ([^ ]+) .* ([0-9.]+) sec$/\2 \1/p' "$CTEST_LOG" \
-  | sort -rn | head -n 10 | sed 's/^/  /' >&2
+  | sort -rn | awk 'NR <= 10 { print "  " $0 }' >&2
 [ "$ctest_status" -eq 0 ] || exit "$ctest_status"
 stage_done "ctest"
 # Then every fuzz target for GRAINTUNE_FUZZ_SECONDS each (README "Fuzzing"): ~6 min on 2 cores
