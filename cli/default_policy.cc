@@ -16,7 +16,8 @@ nlohmann::json ChartDefaultPolicyObject() {
             {"safetyFactor", 1.25},
             {"memoryHeadroom", 0.1},
             {"objective", "Throughput"},
-            {"tuneUnset", false}}}};
+            {"tuneUnset", false},
+            {"startCheck", true}}}};
 }
 
 Policy ChartDefaultPolicy() {

@@ -206,6 +206,7 @@ void PrintText(const json& report, std::ostream& out) {
     if (!e["reason"].get<std::string>().empty())
       out << "  reason  " << e["reason"].get<std::string>() << "\n";
     if (e.contains("lap")) out << "  lap     " << e["lap"].get<std::string>() << "\n";
+    if (e.contains("start_check")) out << "  start   " << e["start_check"].get<std::string>() << "\n";
     for (const json& w : e["warnings"]) out << "  warning " << w.get<std::string>() << "\n";
     if (!e["patch"].empty()) out << "  patch   " << e["patch"].dump() << "\n";
   }
@@ -311,6 +312,7 @@ json EntryOf(const Plan& plan, const std::string& object, const std::string& fil
                 {"patch", plan.patch}};
   if (plan.eval_workers > 0) entry["eval_workers"] = plan.eval_workers;
   if (!plan.lap.empty()) entry["lap"] = plan.lap;  // the policy's spec.lap: what runs, or why not
+  if (!plan.start_check.empty()) entry["start_check"] = plan.start_check;  // spec.startCheck: who, or why not
   if (!plan.host.machine_type.empty() || plan.host.cpu_cores > 0) {
     entry["host"] = {{"source", plan.host.source}, {"cpu_cores", plan.host.cpu_cores},
                      {"memory_bytes", plan.host.memory_bytes},

@@ -32,13 +32,14 @@ TEST(ExplainCommandTest, LlamaJobSetHoldsItsFirstAttemptsValueForWhenTheWebhookI
   const int workers = e["workers"];
   EXPECT_GT(workers, 4);  // 4 workers starve a v6e host on this job
   // The template's script holds the first attempt's value (restarts re-pick it), the JobSet
-  // names it, and the pod template carries the exporter.
+  // names it, and the pod template carries the exporter. (The script moves within the command:
+  // graintune-launcher now starts it, with the start check.)
   bool script = false, announced = false, sidecar = false;
   for (const json& op : e["patch"]) {
     const std::string path = op["path"];
-    if (path.find("/containers/0/command/2") != std::string::npos)
-      script = op["value"].get<std::string>().find("grain_worker_count=" + std::to_string(workers) + " ") !=
-               std::string::npos;
+    if (path.find("/containers/0/command/") != std::string::npos && op["value"].is_string())
+      script = script || op["value"].get<std::string>().find("grain_worker_count=" + std::to_string(workers) + " ") !=
+                             std::string::npos;
     if (path == "/metadata/annotations/graintune.dev~1first-attempt-worker-count")
       announced = op["value"] == std::to_string(workers);
     if (path.find("/initContainers") != std::string::npos) sidecar = true;
@@ -57,9 +58,11 @@ TEST(ExplainCommandTest, ConfigMapConfigGetsInjectedOverridesForTrainAndEval) {
   EXPECT_EQ(e["found"][0]["where"], "configmap");
   // Annotated profile: 3k tok/s/worker; eval gets a quarter.
   EXPECT_EQ(e["eval_workers"].get<int>(), (e["workers"].get<int>() + 3) / 4);
-  std::set<std::string> added;
+  std::set<std::string> added;  // into the argv: its args, or its command once the launcher folds them in
   for (const json& op : e["patch"])
-    if (op["path"].get<std::string>().find("/args/") != std::string::npos) added.insert(op["value"].get<std::string>());
+    if ((op["path"].get<std::string>().find("/args/") != std::string::npos ||
+         op["path"].get<std::string>().find("/command/") != std::string::npos) && op["value"].is_string())
+      added.insert(op["value"].get<std::string>());
   EXPECT_TRUE(added.count("grain_worker_count=" + std::to_string(e["workers"].get<int>())));
 }
 
@@ -72,7 +75,9 @@ TEST(ExplainCommandTest, EnvOverrideIsRewrittenInPlace) {
     if (op["path"] == "/spec/template/spec/containers/0/env/0/value") {
       env_replaced = op["op"] == "replace" && op["value"] == std::to_string(e["workers"].get<int>());
     }
-    EXPECT_EQ(op["path"].get<std::string>().find("/args"), std::string::npos) << "no argv twin";
+    EXPECT_FALSE(op.contains("value") && op["value"].is_string() &&
+                 op["value"].get<std::string>().starts_with("grain_worker_count="))
+        << "no argv twin: " << op;
   }
   EXPECT_TRUE(env_replaced);
 }
@@ -144,7 +149,8 @@ TEST(ExplainCommandTest, TunedObjectsGetTheExporterAsTheWebhookAddsIt) {
   bool sidecar = false;
   for (const json& op : with["patch"])
     if (op["path"] == "/spec/template/spec/initContainers")
-      sidecar = op["value"][0]["name"] == "graintune-exporter" && op["value"][0]["restartPolicy"] == "Always";
+      for (const json& c : op["value"])
+        sidecar = sidecar || (c["name"] == "graintune-exporter" && c["restartPolicy"] == "Always");
   EXPECT_TRUE(sidecar) << with["patch"];
   const json without = json::parse(ExplainWith({Example("v5p-job-env.yaml"), "--no-exporter", "-o", "json"}).out)[0];
   for (const json& op : without["patch"])

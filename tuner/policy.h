@@ -73,6 +73,10 @@ struct Policy {
   Objective objective = Objective::kThroughput;
   LearningScope learn_from;        // spec.learnFrom
   LapPolicy lap;                   // spec.lap
+  // spec.startCheck: graintune-launcher starts every tuned trainer that has a command of its own,
+  // with the start check in front of MaxText (docs/start-check.md). Off: the trainer's command is
+  // left as written, unless a practice lap wraps it.
+  bool start_check = true;
   std::string name = "built-in defaults";  // for people: "GrainTunePolicy tpu-team"
   std::string object_name;  // the GrainTunePolicy's metadata.name; empty for the defaults
 };

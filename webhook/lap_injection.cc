@@ -181,13 +181,36 @@ Result<std::vector<std::string>> LauncherFlags(const json& container,
   return flags;
 }
 
-void InjectLap(json& object, const std::string& spec_pointer, const std::string& trainer_pointer,
-               const std::vector<std::string>& flags, const LapInjection& options) {
+Result<std::vector<std::string>> StartCheckFlags(const json& container, int admission_value,
+                                                 const LapInjection& options) {
+  size_t command_size = 0;
+  if (!ArgvOf(container, command_size))
+    return Status::Error("the container has no command of its own (its image's entrypoint runs), "
+                         "so graintune cannot start it");
+  return std::vector<std::string>{
+      "--admission-value=" + std::to_string(admission_value),
+      "--start-check-report=" + options.metrics_dir + "/" + telemetry::kStartCheckReportFileName};
+}
+
+std::optional<LauncherRole> LauncherRoleOf(const json& spec) {
+  const auto init = spec.find("initContainers");
+  if (init == spec.end() || !init->is_array() ||
+      std::none_of(init->begin(), init->end(), [](const json& c) {
+        return workload::StringField(c, "name") == kLauncherInstallerName;
+      }))
+    return std::nullopt;
+  const auto volumes = spec.find("volumes");
+  const bool answered = volumes != spec.end() && volumes->is_array() &&
+                        std::any_of(volumes->begin(), volumes->end(), [](const json& v) {
+                          return workload::StringField(v, "name") == kLapValueVolumeName;
+                        });
+  return answered ? LauncherRole::kLap : LauncherRole::kStartCheck;
+}
+
+void InjectLauncher(json& object, const std::string& spec_pointer, const std::string& trainer_pointer,
+                    const std::vector<std::string>& flags, LauncherRole role, const LapInjection& options) {
   json& spec = object[json::json_pointer(spec_pointer)];
-  if (!spec.is_object()) return;
-  if (spec.contains("initContainers") && spec["initContainers"].is_array())
-    for (const json& c : spec["initContainers"])
-      if (workload::StringField(c, "name") == kLauncherInstallerName) return;  // done before
+  if (!spec.is_object() || LauncherRoleOf(spec)) return;  // done before
   json& container = object[json::json_pointer(trainer_pointer)];
   size_t command_size = 0;
   const std::optional<std::vector<std::string>> argv = ArgvOf(container, command_size);
@@ -198,12 +221,13 @@ void InjectLap(json& object, const std::string& spec_pointer, const std::string&
   volumes.push_back({{"name", kLauncherVolumeName}, {"emptyDir", {{"sizeLimit", "1Gi"}}}});
   // The kubelet refreshes a downward-API file when the annotation changes (within its sync
   // period), so the operator's answer reaches a running pod without any network path to it.
-  volumes.push_back(
-      {{"name", kLapValueVolumeName},
-       {"downwardAPI",
-        {{"items", {{{"path", "value"},
-                     {"fieldRef", {{"fieldPath", std::string("metadata.annotations['") +
-                                                     kLapValueAnnotation + "']"}}}}}}}}});
+  if (role == LauncherRole::kLap)
+    volumes.push_back(
+        {{"name", kLapValueVolumeName},
+         {"downwardAPI",
+          {{"items", {{{"path", "value"},
+                       {"fieldRef", {{"fieldPath", std::string("metadata.annotations['") +
+                                                       kLapValueAnnotation + "']"}}}}}}}}});
 
   json wrapped = json::array({options.launcher_dir + "/graintune-launcher"});
   for (const std::string& flag : flags) wrapped.push_back(flag);
@@ -214,7 +238,8 @@ void InjectLap(json& object, const std::string& spec_pointer, const std::string&
   json& mounts = container["volumeMounts"];
   if (!mounts.is_array()) mounts = json::array();
   mounts.push_back({{"name", kLauncherVolumeName}, {"mountPath", options.launcher_dir}});
-  mounts.push_back({{"name", kLapValueVolumeName}, {"mountPath", options.answer_dir}, {"readOnly", true}});
+  if (role == LauncherRole::kLap)
+    mounts.push_back({{"name", kLapValueVolumeName}, {"mountPath", options.answer_dir}, {"readOnly", true}});
 
   json installer = {
       {"name", kLauncherInstallerName},

@@ -11,8 +11,10 @@
 //     of the trainer's start: it could come after the lap's overrides and undo them;
 //   - the trainer starts inside a script whose MaxText words graintune cannot end at a word
 //     boundary, or is started by a shell without a script graintune can read.
-// InjectLap then edits the pod template: an emptyDir and an init container that copies the
-// launcher into it (from graintune's image), a downward-API volume holding the pod's
+// StartCheckFlags is the launcher without a lap: the trainer starts at once, with the start check
+// in front of MaxText (docs/start-check.md). It needs only a command of the container's own.
+// InjectLauncher then edits the pod template: an emptyDir and an init container that copies the
+// launcher into it (from graintune's image), for a lap a downward-API volume holding the pod's
 // graintune.dev/lap-value annotation (the operator's answer), and the trainer's command replaced
 // by `graintune-launcher FLAGS -- COMMAND ARGS` (its `args` folded into the command).
 // Pure over JSON values; never throws.
@@ -58,13 +60,25 @@ Result<std::vector<std::string>> LauncherFlags(const nlohmann::json& container,
                                                const LapSettings& settings,
                                                const LapInjection& options);
 
+// graintune-launcher's flags for a start check without a lap (the report in the exporter's
+// volume), or why `container` cannot be wrapped: it has no command of its own.
+Result<std::vector<std::string>> StartCheckFlags(const nlohmann::json& container, int admission_value,
+                                                 const LapInjection& options);
+
+// What the launcher does before the trainer: a lap (its answer arrives through a downward-API
+// file), or only the start check.
+enum class LauncherRole { kLap, kStartCheck };
+
 // Wraps the trainer at `trainer_pointer` with `flags` and adds the volumes and the installer to
 // the pod spec at `spec_pointer`. Idempotent: a spec that has the installer is left alone.
-void InjectLap(nlohmann::json& object, const std::string& spec_pointer,
-               const std::string& trainer_pointer, const std::vector<std::string>& flags,
-               const LapInjection& options);
+void InjectLauncher(nlohmann::json& object, const std::string& spec_pointer,
+                    const std::string& trainer_pointer, const std::vector<std::string>& flags,
+                    LauncherRole role, const LapInjection& options);
 
-// Every pointer InjectLap may write under (scoped_patch.h).
+// The role of the launcher `spec` carries (InjectLauncher), or nullopt without one.
+std::optional<LauncherRole> LauncherRoleOf(const nlohmann::json& spec);
+
+// Every pointer InjectLauncher may write under (scoped_patch.h).
 std::vector<std::string> LapTouches(const std::string& spec_pointer,
                                     const std::string& trainer_pointer);
 

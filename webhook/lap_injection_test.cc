@@ -207,7 +207,7 @@ TEST(InjectLapTest, WrapsTheTrainerAndAddsTheInstallerFirstOnce) {
                    {"volumeMounts", {{{"name", "graintune-metrics"}, {"mountPath", "/graintune-metrics"}}}}}}}}}};
   Result<std::vector<std::string>> flags = FlagsFor(pod["spec"]["containers"][0]);
   ASSERT_TRUE(flags.ok()) << flags.error();
-  InjectLap(pod, "/spec", "/spec/containers/0", *flags, kOptions);
+  InjectLauncher(pod, "/spec", "/spec/containers/0", *flags, LauncherRole::kLap, kOptions);
   const json& trainer = pod["spec"]["containers"][0];
   EXPECT_FALSE(trainer.contains("args"));
   json expected_command = json::array({"/graintune-launcher/graintune-launcher"});
@@ -224,9 +224,42 @@ TEST(InjectLapTest, WrapsTheTrainerAndAddsTheInstallerFirstOnce) {
   EXPECT_EQ(pod["spec"]["volumes"][1]["downwardAPI"]["items"][0]["fieldRef"]["fieldPath"],
             "metadata.annotations['graintune.dev/lap-value']");
 
+  EXPECT_EQ(LauncherRoleOf(pod["spec"]), LauncherRole::kLap);
+
   const json once = pod;
-  InjectLap(pod, "/spec", "/spec/containers/0", *flags, kOptions);
+  InjectLauncher(pod, "/spec", "/spec/containers/0", *flags, LauncherRole::kLap, kOptions);
   EXPECT_EQ(pod, once);
+}
+
+TEST(InjectLauncherTest, AStartCheckWrapsTheTrainerWithoutTheAnswersVolume) {
+  json pod = {{"spec",
+               {{"containers",
+                 {{{"name", "maxtext"},
+                   {"command", {"bash", "-c", "python3 -m MaxText.train base.yml grain_worker_count=7 $EXTRA"}},
+                   {"volumeMounts", {{{"name", "graintune-metrics"}, {"mountPath", "/graintune-metrics"}}}}}}}}}};
+  EXPECT_EQ(LauncherRoleOf(pod["spec"]), std::nullopt);
+  // No lap could wrap this script (an unexpanded $EXTRA may follow graintune's word); the start
+  // check reads the start where MaxText does, so it wraps it all the same.
+  Result<std::vector<std::string>> flags = StartCheckFlags(pod["spec"]["containers"][0], 7, kOptions);
+  ASSERT_TRUE(flags.ok()) << flags.error();
+  EXPECT_EQ(*flags, (std::vector<std::string>{"--admission-value=7",
+                                              "--start-check-report=/graintune-metrics/start-check.json"}));
+  InjectLauncher(pod, "/spec", "/spec/containers/0", *flags, LauncherRole::kStartCheck, kOptions);
+  const json& trainer = pod["spec"]["containers"][0];
+  EXPECT_EQ(trainer["command"],
+            json({"/graintune-launcher/graintune-launcher", "--admission-value=7",
+                  "--start-check-report=/graintune-metrics/start-check.json", "--", "bash", "-c",
+                  "python3 -m MaxText.train base.yml grain_worker_count=7 $EXTRA"}));
+  EXPECT_EQ(trainer["volumeMounts"].size(), 2u);
+  EXPECT_EQ(pod["spec"]["volumes"].size(), 1u);
+  EXPECT_EQ(pod["spec"]["volumes"][0]["name"], kLauncherVolumeName);
+  EXPECT_EQ(pod["spec"]["initContainers"][0]["name"], kLauncherInstallerName);
+  EXPECT_EQ(LauncherRoleOf(pod["spec"]), LauncherRole::kStartCheck);
+
+  json no_command = {{"name", "maxtext"}, {"args", {"grain_worker_count=7"}}};
+  Result<std::vector<std::string>> none = StartCheckFlags(no_command, 7, kOptions);
+  ASSERT_FALSE(none.ok());
+  EXPECT_NE(none.error().find("no command of its own"), std::string::npos) << none.error();
 }
 
 }  // namespace

@@ -215,15 +215,6 @@ workload::ContainerEnv EnvAsStored(const workload::ContainerEnv& resolved, const
   return env;
 }
 
-// Whether the pod spec's trainer is wrapped by graintune-launcher (InjectLap).
-bool HasLauncher(const json& spec) {
-  const auto init = spec.find("initContainers");
-  return init != spec.end() && init->is_array() &&
-         std::any_of(init->begin(), init->end(), [](const json& c) {
-           return workload::StringField(c, "name") == kLauncherInstallerName;
-         });
-}
-
 // The launcher's answer for attempt `attempt` > 0, set on the pod (template) metadata at
 // `metadata_pointer` before its pods start: no lap, the trainer starts as written.
 void AnnotateNoLap(json& object, const std::string& metadata_pointer, int attempt, Plan& plan) {
@@ -233,13 +224,13 @@ void AnnotateNoLap(json& object, const std::string& metadata_pointer, int attemp
 }
 
 // The practice lap for the run's trainer `trainer` of template `t`, as written now (admission's
-// value in place): the launcher wraps it, or plan.lap says why it gets none. Only beside the
-// exporter, which measures the lap.
-void AddLap(json& object, const TemplateSites& t, const ContainerSites& trainer,
+// value in place): the launcher wraps it (true), or plan.lap says why it gets none. Only beside
+// the exporter, which measures the lap.
+bool AddLap(json& object, const TemplateSites& t, const ContainerSites& trainer,
             const LapSettings& lap, const ExporterInjection& exporter, Plan& plan) {
   if (trainer.overrides.HasKey("metrics_file")) {  // no exporter (InjectExporter), so nothing measures it
     plan.lap = "no practice lap: the job sets metrics_file itself, so graintune cannot measure one";
-    return;
+    return false;
   }
   const json& container = object.at(json::json_pointer(trainer.pointer));
   const LapInjection options{.image = exporter.image, .metrics_dir = exporter.mount_path};
@@ -248,14 +239,42 @@ void AddLap(json& object, const TemplateSites& t, const ContainerSites& trainer,
       LauncherFlags(container, workload::ScanContainer(container, &env), lap, options);
   if (!flags.ok()) {
     plan.lap = "no practice lap: " + flags.error();
-    return;
+    return false;
   }
-  InjectLap(object, t.ref.spec_pointer, trainer.pointer, *flags, options);
+  InjectLauncher(object, t.ref.spec_pointer, trainer.pointer, *flags, LauncherRole::kLap, options);
   plan.lap = "a practice lap of " + std::to_string(lap.steps) + " steps with " +
              std::to_string(lap.admission_value) + " workers runs before the trainer (about " +
              std::to_string(static_cast<long>(lap.expected_seconds)) + " s at the estimated step, at most " +
              std::to_string(lap.timeout_seconds) + " s); the run then keeps the value its lap "
              "measured on every host, or this one";
+  return true;
+}
+
+// The start check for the trainer `trainer` of template `t` (policy spec.startCheck): the
+// launcher starts it with the check in front of MaxText, which reports to the exporter; or
+// plan.start_check says why it does not.
+void AddStartCheck(json& object, const TemplateSites& t, const ContainerSites& trainer,
+                   const ExporterInjection& exporter, Plan& plan) {
+  const std::string name = workload::StringField(*trainer.container, "name");
+  const auto say = [&](const std::string& text) {
+    if (plan.start_check.find(text) == std::string::npos)
+      plan.start_check += (plan.start_check.empty() ? "" : "; ") + text;
+  };
+  if (trainer.overrides.HasKey("metrics_file")) {  // no exporter (InjectExporter) to report to
+    say("no start check for " + name + ": the job sets metrics_file itself, so no exporter "
+        "was added to report it");
+    return;
+  }
+  const LapInjection options{.image = exporter.image, .metrics_dir = exporter.mount_path};
+  const json& container = object.at(json::json_pointer(trainer.pointer));
+  Result<std::vector<std::string>> flags = StartCheckFlags(container, plan.workers, options);
+  if (!flags.ok()) {
+    say("no start check for " + name + ": " + flags.error());
+    return;
+  }
+  InjectLauncher(object, t.ref.spec_pointer, trainer.pointer, *flags, LauncherRole::kStartCheck, options);
+  say(name + " starts through graintune-launcher with the start check: a resuming run gets "
+      "the count its checkpoint saved, and MaxText is never given a count it refuses");
 }
 
 bool Writes(const Edit& e) { return e.op != Edit::Op::kLeave; }
@@ -290,7 +309,7 @@ void ApplyToTemplates(json& object, const std::string& object_name,
                       const std::vector<TemplateSites>& found,
                       const std::map<std::string, std::string>& applied,
                       const ExporterInjection* exporter, const std::optional<LapSettings>& lap,
-                      Plan& plan) {
+                      bool start_check, Plan& plan) {
   for (const TemplateSites& t : found) {
     for (const AppliedEdit& a : ApplyEdits(object, WritableEdits(t.edits), [&](const Edit& e) {
            return IsEvalKey(e.key) ? plan.eval_workers : plan.workers;
@@ -311,11 +330,16 @@ void ApplyToTemplates(json& object, const std::string& object_name,
       const ContainerSites& trainer = DecidingContainer(t);
       InjectExporter(object, t.ref.spec_pointer, t.ref.metadata_pointer, trainer.pointer,
                      trainer.overrides, *exporter, plan.warnings);
-      if (HasLauncher(object.at(json::json_pointer(t.ref.spec_pointer)))) {  // from its JobSet's template
+      const std::optional<LauncherRole> carried = LauncherRoleOf(object.at(json::json_pointer(t.ref.spec_pointer)));
+      if (carried == LauncherRole::kLap) {  // from its JobSet's template
         if (plan.attempt > 0) AnnotateNoLap(object, t.ref.metadata_pointer, plan.attempt, plan);
         else plan.lap = "a practice lap runs before the trainer (its template carries graintune-launcher)";
-      } else if (lap && &trainer == DecidingContainer(found).second) {
-        AddLap(object, t, trainer, *lap, *exporter, plan);
+      } else if (carried == LauncherRole::kStartCheck) {
+        plan.start_check = "the trainer starts with the start check (its template carries graintune-launcher)";
+      } else if (!(lap && &trainer == DecidingContainer(found).second &&
+                   AddLap(object, t, trainer, *lap, *exporter, plan)) &&
+                 start_check) {
+        AddStartCheck(object, t, trainer, *exporter, plan);
       }
     }
   }
@@ -560,7 +584,7 @@ std::map<std::string, std::string> AppliedAnnotations(
 // Writes `plan`'s value into every site of `object` with `applied` (and the JobSet's note to
 // its child Jobs), then sets plan.patch to what changed.
 void WritePlan(json& object, WorkloadKind kind, const std::vector<TemplateSites>& found,
-               const ExporterInjection* exporter, const std::optional<LapSettings>& lap,
+               const ExporterInjection* exporter, const std::optional<LapSettings>& lap, bool start_check,
                const std::map<std::string, std::string>& applied, Plan& plan) {
   const std::string object_name = ObjectName(object, kind);
   plan.touched = Touches(kind, found, exporter);
@@ -569,7 +593,7 @@ void WritePlan(json& object, WorkloadKind kind, const std::vector<TemplateSites>
   // start with -1 (Grain's own pick) when the webhook cannot answer for a restart; its child
   // Jobs and pods re-pick that value for every later attempt (the sites hold graintune's
   // value for attempt 0, which no longer applies to them).
-  ApplyToTemplates(object, object_name, found, applied, exporter, lap, plan);
+  ApplyToTemplates(object, object_name, found, applied, exporter, lap, start_check, plan);
   // A tuned Job carries the managed label too: the webhook watches only those Jobs (a plain
   // Job's failed pods number its retries' attempts).
   if (kind == WorkloadKind::kJob) Annotate(object, "/metadata", applied, {{workload::kManagedLabel, "true"}});
@@ -649,7 +673,7 @@ std::optional<LapSettings> LapFor(const Policy& policy, const TuningInputs& inpu
 // template got a lap for attempt 0) runs no lap in a later attempt: its answer, "none", is set
 // before it starts (graintune-launcher then starts the trainer at once).
 void AnswerNoLap(json& object, int attempt, Plan& plan) {
-  if (attempt == 0 || !HasLauncher(object.value("spec", json::object()))) return;
+  if (attempt == 0 || LauncherRoleOf(object.value("spec", json::object())) != LauncherRole::kLap) return;
   if (workload::StringEntry(workload::MetadataOf(object), "annotations", kLapValueAnnotation)) return;
   plan.touched = {"/metadata"};
   const json before = CopyTouched(object, plan.touched);
@@ -735,7 +759,7 @@ Plan PlanInPlace(json& object, WorkloadKind kind, const std::string& ns, Planner
   KeepGivenStory(object_annotations, plan);
   if (budget && !budget->Charge(0)) return OverBudget(std::move(plan), *budget);
   WritePlan(object, kind, found, exporter, LapFor(policy, *inputs, ns, *trainer, exporter, plan),
-            AppliedAnnotations(plan, object_annotations, has_eval, hosts_annotated, failures_counted),
+            policy.start_check, AppliedAnnotations(plan, object_annotations, has_eval, hosts_annotated, failures_counted),
             plan);
   plan.outcome = PlanOutcome::kTuned;
   return plan;

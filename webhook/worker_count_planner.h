@@ -103,6 +103,9 @@ struct Plan {
   // The practice lap (policy spec.lap, webhook/lap_injection.h), for people: what runs before
   // the trainer, or why this run gets none; empty when its policy asks for no lap.
   std::string lap;
+  // The start check (policy spec.startCheck, docs/start-check.md), for people: which trainers
+  // start through graintune-launcher with it, or why one does not; empty when nothing was tuned.
+  std::string start_check;
 };
 
 // `object` is taken by value and rewritten in place (an admission moves the request's object in:

@@ -590,8 +590,8 @@ TEST_F(ExporterPlannerTest, TunedJobGetsANativeSidecarAndAMetricsFile) {
   Plan plan = RunWithExporter(SeedJob(), workload::WorkloadKind::kJob);
   ASSERT_TRUE(plan.changed);
   const json& spec = plan.mutated["spec"]["template"]["spec"];
-  ASSERT_EQ(spec["initContainers"].size(), 1u);
-  const json& sidecar = spec["initContainers"][0];
+  ASSERT_EQ(spec["initContainers"].size(), 2u);  // graintune-launcher's installer, then the exporter
+  const json& sidecar = spec["initContainers"][1];
   EXPECT_EQ(sidecar["name"], kExporterContainerName);
   EXPECT_EQ(sidecar["restartPolicy"], "Always");  // native sidecar: never keeps the Job alive
   EXPECT_EQ(sidecar["args"], json({"--metrics-file", "/graintune-metrics/metrics.jsonl", "--port", "9431",
@@ -627,15 +627,71 @@ TEST_F(ExporterPlannerTest, JobSetsGetTheSidecarOnceInTheirTemplates) {
              {"spec", {{"replicatedJobs", {{{"name", "slice"}, {"template", {{"spec", SeedJob()["spec"]}}}}}}}}};
   Plan plan = RunWithExporter(js, workload::WorkloadKind::kJobSet);
   const json& init = plan.mutated["spec"]["replicatedJobs"][0]["template"]["spec"]["template"]["spec"]["initContainers"];
-  ASSERT_EQ(init.size(), 1u);
-  EXPECT_EQ(init[0]["name"], kExporterContainerName);
+  ASSERT_EQ(init.size(), 2u);  // graintune-launcher's installer (the start check), then the exporter
+  EXPECT_EQ(init[1]["name"], kExporterContainerName);
   json child = {{"apiVersion", "batch/v1"}, {"kind", "Job"},
                 {"metadata", {{"name", "llama-slice-0"}, {"namespace", "team-a"},
                               {"labels", {{"jobset.sigs.k8s.io/jobset-name", "llama"},
                                           {workload::kRestartAttemptLabel, "1"}}}}},
                 {"spec", plan.mutated["spec"]["replicatedJobs"][0]["template"]["spec"]}};
   Plan restart = RunWithExporter(child, workload::WorkloadKind::kJob);
-  EXPECT_EQ(restart.mutated["spec"]["template"]["spec"]["initContainers"].size(), 1u);
+  EXPECT_EQ(restart.mutated["spec"]["template"]["spec"]["initContainers"].size(), 2u);
+}
+
+// spec.startCheck (on by default): every tuned trainer with a command of its own starts through
+// graintune-launcher with the start check, which reports to the exporter; a lap's launcher does
+// both; off, or without a command of its own, the command is left as written and plan says why.
+TEST_F(ExporterPlannerTest, EveryTunedTrainerWithItsOwnCommandStartsThroughTheStartCheck) {
+  const json job = SeedJob();
+  const Plan plan = RunWithExporter(job, workload::WorkloadKind::kJob);
+  ASSERT_EQ(plan.outcome, PlanOutcome::kTuned);
+  EXPECT_NE(plan.start_check.find("jax-tpu starts through graintune-launcher with the start check"),
+            std::string::npos) << plan.start_check;
+  const json& spec = plan.mutated["spec"]["template"]["spec"];
+  ASSERT_EQ(spec["initContainers"].size(), 2u);
+  EXPECT_EQ(spec["initContainers"][0]["name"], kLauncherInstallerName);  // it runs first
+  EXPECT_EQ(spec["initContainers"][1]["name"], kExporterContainerName);
+  for (const json& v : spec["volumes"]) EXPECT_NE(v["name"], kLapValueVolumeName);  // no lap, no answer
+  json expected = json::array({"/graintune-launcher/graintune-launcher",
+                               "--admission-value=" + std::to_string(plan.workers),
+                               "--start-check-report=/graintune-metrics/start-check.json", "--"});
+  for (json word : job["spec"]["template"]["spec"]["containers"][0]["command"]) expected.push_back(word);
+  std::string& script = expected.back().get_ref<std::string&>();
+  script.replace(script.find("=-1"), 3, "=" + std::to_string(plan.workers));
+  EXPECT_EQ(spec["containers"][0]["command"], expected);
+  EXPECT_FALSE(RunWithExporter(plan.mutated, workload::WorkloadKind::kJob).changed);  // reinvocation
+
+  Policy unchecked;
+  unchecked.start_check = false;
+  policies_ = workload::FixedPolicy(unchecked);
+  const Plan off = RunWithExporter(job, workload::WorkloadKind::kJob);
+  ASSERT_EQ(off.outcome, PlanOutcome::kTuned);
+  EXPECT_TRUE(off.start_check.empty()) << off.start_check;
+  EXPECT_EQ(off.mutated["spec"]["template"]["spec"]["initContainers"].size(), 1u);  // the exporter
+  EXPECT_EQ(off.mutated["spec"]["template"]["spec"]["containers"][0]["command"][0], "bash");
+  policies_ = workload::FixedPolicy(Policy{});
+
+  const Plan entrypoint = RunWithExporter(CheckpointingJobSet("js", "pretrain"), workload::WorkloadKind::kJobSet);
+  ASSERT_EQ(entrypoint.outcome, PlanOutcome::kTuned);
+  EXPECT_NE(entrypoint.start_check.find("no command of its own"), std::string::npos) << entrypoint.start_check;
+}
+
+// A JobSet's template carries the start check's launcher; its child Jobs keep it, once.
+TEST_F(ExporterPlannerTest, AJobSetsChildJobsKeepTheirTemplatesStartCheckOnce) {
+  json js = CheckpointingJobSet("js", "pretrain");
+  json& c = js["spec"]["replicatedJobs"][0]["template"]["spec"]["template"]["spec"]["containers"][0];
+  c["command"] = c["args"];
+  c.erase("args");
+  const Plan plan = RunWithExporter(js, workload::WorkloadKind::kJobSet);
+  ASSERT_EQ(plan.outcome, PlanOutcome::kTuned);
+  const Plan restart = RunWithExporter(ChildJob(plan.mutated, 1), workload::WorkloadKind::kJob);
+  ASSERT_EQ(restart.outcome, PlanOutcome::kTuned);
+  EXPECT_NE(restart.start_check.find("its template carries graintune-launcher"), std::string::npos)
+      << restart.start_check;
+  const json& spec = restart.mutated["spec"]["template"]["spec"];
+  EXPECT_EQ(spec["initContainers"].size(), 2u);
+  EXPECT_FALSE(restart.mutated["spec"]["template"]["metadata"].value("annotations", json::object())
+                   .contains(kLapValueAnnotation));  // no lap, so no answer
 }
 
 // spec.lap Training: the first attempt of a run that keeps its value gets graintune-launcher
@@ -688,7 +744,9 @@ TEST_F(LapPlannerTest, NoLapWhereItCannotSizeTheRunsValueOrCannotWrapTheTrainer)
   const Plan may_change = RunWithExporter(SeedJob(), workload::WorkloadKind::kJob);
   ASSERT_EQ(may_change.outcome, PlanOutcome::kTuned);
   EXPECT_NE(may_change.lap.find("no practice lap: the value may change"), std::string::npos) << may_change.lap;
-  EXPECT_EQ(may_change.mutated["spec"]["template"]["spec"]["initContainers"].size(), 1u);  // the exporter
+  // The exporter and the start check's launcher (no lap: no answer volume).
+  EXPECT_EQ(may_change.mutated["spec"]["template"]["spec"]["initContainers"].size(), 2u);
+  EXPECT_EQ(LauncherRoleOf(may_change.mutated["spec"]["template"]["spec"]), LauncherRole::kStartCheck);
 
   const Plan entrypoint = RunWithExporter(CheckpointingJobSet("js", "pretrain"), workload::WorkloadKind::kJobSet);
   EXPECT_NE(entrypoint.lap.find("no command of its own"), std::string::npos) << entrypoint.lap;
@@ -699,7 +757,8 @@ TEST_F(LapPlannerTest, NoLapWhereItCannotSizeTheRunsValueOrCannotWrapTheTrainer)
   policies_ = workload::FixedPolicy(Policy{});
   const Plan off = RunWithExporter(WithCommand(CheckpointingJobSet("js", "pretrain")), workload::WorkloadKind::kJobSet);
   EXPECT_TRUE(off.lap.empty()) << off.lap;
-  EXPECT_EQ(off.mutated.at(json::json_pointer(std::string(kTemplate) + "/spec/initContainers")).size(), 1u);
+  EXPECT_EQ(LauncherRoleOf(off.mutated.at(json::json_pointer(std::string(kTemplate) + "/spec"))),
+            LauncherRole::kStartCheck);
 }
 
 }  // namespace

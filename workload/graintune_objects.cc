@@ -144,6 +144,10 @@ Result<Policy> PolicyFromObject(const json& object) {
                    quantity("reservedMemory", p.reserved_memory_bytes)})
     if (!s.ok()) return s;
   p.tune_unset = spec.value("tuneUnset", false);
+  if (spec.contains("startCheck")) {
+    if (!spec["startCheck"].is_boolean()) return Status::Error(field("startCheck") + " is not true or false");
+    p.start_check = spec["startCheck"].get<bool>();
+  }
   Result<LearningScope> learn_from = LearnFromOf(spec, field("learnFrom"));
   if (!learn_from.ok()) return learn_from.status();
   p.learn_from = std::move(*learn_from);

@@ -113,6 +113,23 @@ TEST(GraintuneObjectsTest, PolicyLapIsOffUnlessAskedAndBounded) {
   }
 }
 
+TEST(GraintuneObjectsTest, PolicyStartCheckIsOnUnlessTurnedOff) {
+  json policy = {{"kind", "GrainTunePolicy"}, {"metadata", {{"name", "p"}}}, {"spec", json::object()}};
+  Result<Policy> unset = PolicyFromObject(policy);
+  ASSERT_TRUE(unset.ok()) << unset.error();
+  EXPECT_TRUE(unset->start_check);
+  policy["spec"]["startCheck"] = false;
+  Result<Policy> off = PolicyFromObject(policy);
+  ASSERT_TRUE(off.ok()) << off.error();
+  EXPECT_FALSE(off->start_check);
+  for (const json& bad : {json("false"), json(0), json::object()}) {
+    policy["spec"]["startCheck"] = bad;
+    Result<Policy> refused = PolicyFromObject(policy);
+    ASSERT_FALSE(refused.ok()) << bad.dump();
+    EXPECT_NE(refused.error().find("spec.startCheck is not true or false"), std::string::npos) << refused.error();
+  }
+}
+
 TEST(GraintuneObjectsTest, StaticPoliciesForTheStandaloneWebhook) {
   const json team = {{"kind", "GrainTunePolicy"}, {"metadata", {{"name", "team"}}},
                      {"spec", {{"priority", 5}, {"maxWorkers", 8},

@@ -348,6 +348,7 @@ int main(int argc, char** argv) {
   const std::string exporter = args->build_dir + "/exporter/graintune-exporter";
   PodRunner runner(cp, maxtext ? PodRunnerOptions{.exporter_binary = exporter,
                                                   .own_trainer = MaxTextTrainer(*maxtext),
+                                                  .launcher_binary = args->build_dir + "/launcher/graintune-launcher",
                                                   .ns = kMaxTextDemoNamespace}
                               : PodRunnerOptions{.exporter_binary = exporter,
                                                  .trainer_binary = args->build_dir + "/tests/emulator/trainer_emulator",

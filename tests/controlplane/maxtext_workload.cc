@@ -123,12 +123,12 @@ Result<TinyJobSetOptions> OnRealNode(const MaxTextEnv& env, TinyJobSetOptions o,
   return o;
 }
 
-std::string NamespacePolicy(const std::string& ns, int max_workers, int min_workers) {
+std::string NamespacePolicy(const std::string& ns, int max_workers, int min_workers, bool start_check) {
   return std::string("apiVersion: graintune.dev/v1alpha1\nkind: GrainTunePolicy\n") +
          "metadata: {name: " + ns + "}\nspec:\n  priority: 10\n" +
          "  namespaceSelector: {matchLabels: {kubernetes.io/metadata.name: " + ns + "}}\n" +
          "  reservedCpu: \"0\"\n  reservedMemory: \"0\"\n  maxWorkers: " + std::to_string(max_workers) + "\n" +
-         "  minWorkers: " + std::to_string(min_workers) + "\n";
+         "  minWorkers: " + std::to_string(min_workers) + "\n" + (start_check ? "" : "  startCheck: false\n");
 }
 
 std::vector<kube::Json> AttemptPods(ControlPlane& cp, const std::string& ns, const std::string& jobset,

@@ -88,7 +88,8 @@ Result<TinyJobSetOptions> OnRealNode(const MaxTextEnv& env, TinyJobSetOptions op
 
 // A GrainTunePolicy for namespace `ns` only (priority 10): nothing kept back on the host (it is
 // this machine), at most `max_workers` workers and at least `min_workers`.
-std::string NamespacePolicy(const std::string& ns, int max_workers, int min_workers = 1);
+std::string NamespacePolicy(const std::string& ns, int max_workers, int min_workers = 1,
+                            bool start_check = true);
 
 // The pods of one attempt of JobSet `ns`/`jobset` (label jobset.sigs.k8s.io/restart-attempt);
 // empty when there are none or the list failed.

@@ -179,13 +179,15 @@ Result<ChildProcess> PodRunner::StartOwnTrainer(const Json& pod, const Json& sid
         running.downward.push_back({folder + "/" + item.value("path", ""), key});
   }
   // graintune's launcher installer, as the init container it is (it runs before the trainer).
+  const std::string launcher = options_.lapped ? options_.lapped->launcher_binary : options_.launcher_binary;
   for (const Json& ic : spec.value("initContainers", Json::array())) {
     const Json command = ic.value("command", Json::array());
-    if (!options_.lapped || ic.value("name", "") != "graintune-launcher-install" || command.size() != 3 ||
-        !command[2].is_string())
+    if (ic.value("name", "") != "graintune-launcher-install" || command.size() != 3 || !command[2].is_string())
       continue;
+    if (launcher.empty())
+      return Status::Error("graintune-launcher wraps the pod's trainer, and this runner has no launcher_binary");
     const std::string into = MapMounts(command[2].get<std::string>(), MountsOf(ic, folders));
-    if (std::system((options_.lapped->launcher_binary + " --install '" + into + "'").c_str()) != 0)
+    if (std::system((launcher + " --install '" + into + "'").c_str()) != 0)
       return Status::Error("the launcher's installer failed into " + into);
   }
   const MountMap mounts = MountsOf(*trainer, folders);
@@ -266,11 +268,12 @@ void PodRunner::Poll() {
     const std::string workers =
         meta.value("annotations", Json::object()).value("graintune.dev/worker-count", "");
     std::optional<Json> sidecar;  // a copy: value() returns a temporary
-    bool lapped = false;
-    for (const Json& ic : spec.value("initContainers", Json::array())) {
+    for (const Json& ic : spec.value("initContainers", Json::array()))
       if (ic.value("name", "") == "graintune-exporter") sidecar = ic;
-      lapped = lapped || ic.value("name", "") == "graintune-launcher-install";
-    }
+    // A lap's pod has the volume of its answer (a start check alone has none).
+    bool lapped = false;
+    for (const Json& v : spec.value("volumes", Json::array()))
+      lapped = lapped || v.value("name", "") == "graintune-lap-value";
     if (!sidecar || workers.empty()) continue;
     const std::string dir = cp_.dir() + "/pods/" + name + "-" + uid.substr(0, 8);
     std::filesystem::create_directories(dir);

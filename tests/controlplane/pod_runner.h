@@ -35,11 +35,12 @@ struct OwnTrainer {
   bool own_home = false;
 };
 
-// Pods whose trainer graintune-launcher wraps (a practice lap: webhook/lap_injection.h) run
-// their own command here, launcher and all, as an OwnTrainer does, whatever runs the other pods:
-// the installer init container is `launcher_binary --install` into the pod's emptyDir, and the
-// downward-API file of the lap's answer follows the pod's annotation every poll, as the kubelet
-// refreshes it. `trainer.env` puts a MaxText (or a stand-in) on PATH for the pod's command.
+// Pods whose trainer graintune-launcher wraps for a practice lap (webhook/lap_injection.h: the
+// lap's answer volume) run their own command here, launcher and all, as an OwnTrainer does,
+// whatever runs the other pods: the installer init container is `launcher_binary --install` into
+// the pod's emptyDir, and the downward-API file of the lap's answer follows the pod's annotation
+// every poll, as the kubelet refreshes it. `trainer.env` puts a MaxText (or a stand-in) on PATH
+// for the pod's command.
 struct LappedPods {
   std::string launcher_binary;
   OwnTrainer trainer;
@@ -51,6 +52,9 @@ struct PodRunnerOptions {
   double time_scale = 0.05;
   int steps = 40;
   std::optional<OwnTrainer> own_trainer;
+  // graintune-launcher, which the installer init container copies into the pod of an own_trainer
+  // that it wraps for the start check alone (no lap). Needed when the webhook wraps trainers.
+  std::string launcher_binary;
   std::optional<LappedPods> lapped;
   std::string ns;  // only this namespace's pods; empty: every namespace
 };

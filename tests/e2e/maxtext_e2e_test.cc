@@ -122,7 +122,8 @@ TEST_F(MaxTextE2E, RealMaxTextRunsGraintunesValueAndItsRestartRunsTheRecommendat
   auto op = StartOperatorUnderTest(*cp, GRAINTUNE_OPERATOR_BIN, "op-maxtext");
   ASSERT_TRUE(op.ok()) << op.error();
   PodRunner runner(*cp, {.exporter_binary = GRAINTUNE_EXPORTER_BIN,
-                         .own_trainer = MaxTextTrainer(*maxtext), .ns = kNs});
+                         .own_trainer = MaxTextTrainer(*maxtext),
+                         .launcher_binary = GRAINTUNE_LAUNCHER_BIN, .ns = kNs});
   runner.Start();
   const std::string out_dir = cp->dir() + "/maxtext-out";
   Result<std::string> applied = cp->Kubectl({"apply", "-f", "-"},

@@ -86,8 +86,9 @@ struct Attempt {
 class MaxTextResume : public ::testing::Test {
  protected:
   // Everything one test needs, in its own namespace: a TPU host shaped like this machine, the
-  // namespace policy (at most `max_workers`), the webhook, the operator and the stand-in kubelet.
-  void Start(const std::string& ns, int max_workers) {
+  // namespace policy (at most `max_workers`; spec.startCheck as `start_check` says), the webhook,
+  // the operator and the stand-in kubelet.
+  void Start(const std::string& ns, int max_workers, bool start_check = true) {
     maxtext_ = MaxTextFromEnvironment();
     if (!maxtext_) {
       const char* req = std::getenv("GRAINTUNE_REQUIRE_CONTROLPLANE");
@@ -103,7 +104,7 @@ class MaxTextResume : public ::testing::Test {
     auto created = cp_->AdminClient()->Create(kube::resources::kNodes, "", *node);
     ASSERT_TRUE(created.ok() || created.error().IsAlreadyExists()) << created.status().message();
     ASSERT_TRUE(cp_->Kubectl({"create", "namespace", ns_}).ok());
-    ASSERT_TRUE(cp_->Kubectl({"apply", "-f", "-"}, NamespacePolicy(ns_, max_workers)).ok());
+    ASSERT_TRUE(cp_->Kubectl({"apply", "-f", "-"}, NamespacePolicy(ns_, max_workers, 1, start_check)).ok());
     auto webhook = WebhookUnderTest::Start(*cp_, {.binary = GRAINTUNE_WEBHOOK_BIN});
     ASSERT_TRUE(webhook.ok()) << webhook.error();
     webhook_ = std::move(*webhook);
@@ -112,6 +113,7 @@ class MaxTextResume : public ::testing::Test {
     operator_ = std::move(*op);
     runner_ = std::make_unique<PodRunner>(*cp_, PodRunnerOptions{.exporter_binary = GRAINTUNE_EXPORTER_BIN,
                                                                  .own_trainer = MaxTextTrainer(*maxtext_),
+                                                                 .launcher_binary = GRAINTUNE_LAUNCHER_BIN,
                                                                  .ns = ns_});
     runner_->Start();
     out_dir_ = cp_->dir() + "/" + ns_ + "-out";
@@ -235,6 +237,28 @@ class MaxTextResume : public ::testing::Test {
     for (long s = restored + 1; s < kSteps; ++s) expected.push_back(s);
     EXPECT_EQ(steps, expected) << "no gap from the checkpoint's step to steps - 1";
     EXPECT_EQ(log.find("Training stopped"), std::string::npos) << TailOfFile(a.dir + "/trainer.log", 3000);
+  }
+
+  // A run graintune never saw: 12 steps with 1 worker into this namespace's checkpoint directory
+  // (the tiny JobSet's run_name), so the JobSet resumes a checkpoint saved with 1 worker.
+  void RunBeforeGraintuneWithOneWorker() {
+    const std::string venv_bin = std::filesystem::path(maxtext_->python).parent_path();
+    std::vector<std::string> argv = {maxtext_->python, "-m", "maxtext.trainers.pre_train.train"};
+    std::istringstream words(maxtext_->tiny_args + " grain_train_files=" + maxtext_->records +
+                             " tokenizer_path=" + maxtext_->tokenizer + " run_name=" + kJobSet +
+                             " base_output_directory=" + out_dir_ + " steps=12 grain_worker_count=1 " +
+                             kCheckpointing + " metrics_file=" + out_dir_ + "/before.jsonl");
+    for (std::string w; words >> w;) argv.push_back(w);
+    {
+      auto before = ChildProcess::Spawn(argv, out_dir_ + "/before.log",
+                                        {"JAX_PLATFORMS=cpu", "XLA_FLAGS=--xla_cpu_multi_thread_eigen=false",
+                                         "PATH=" + venv_bin + ":/usr/bin:/bin"});
+      ASSERT_TRUE(before.ok()) << before.error();
+      ASSERT_TRUE(WaitFor([&] { return !before->Running(); }, std::chrono::seconds(420)))
+          << TailOfFile(out_dir_ + "/before.log");
+      ASSERT_EQ(before->exit_status(), 0) << TailOfFile(out_dir_ + "/before.log");
+    }
+    ASSERT_TRUE(std::filesystem::exists(CheckpointDir() + "/11")) << TailOfFile(out_dir_ + "/before.log");
   }
 
   std::optional<MaxTextEnv> maxtext_;
@@ -377,28 +401,14 @@ TEST_F(MaxTextResume, AnElasticCheckpointResumesWithTheRecommendedValue) {
   ExpectResumedToTheEnd(a1);
 }
 
-TEST_F(MaxTextResume, AChangedCountOnACheckpointStopsMaxTextEarlyAndGraintuneReportsIt) {
-  Start("resume-hazard", 64);
+// Without the start check (spec.startCheck: false), what the start check exists for: MaxText
+// resumes a checkpoint whose Grain iterator holds another count, stops early, and graintune
+// reports it.
+TEST_F(MaxTextResume, WithoutTheStartCheckAChangedCountOnACheckpointStopsMaxTextEarlyAndGraintuneReportsIt) {
+  Start("resume-hazard", 64, /*start_check=*/false);
   if (HasFatalFailure() || IsSkipped()) return;
-  // A run graintune never saw: 12 steps with 1 worker into the same checkpoint directory.
-  const std::string venv_bin = std::filesystem::path(maxtext_->python).parent_path();
-  std::vector<std::string> argv = {maxtext_->python, "-m", "maxtext.trainers.pre_train.train"};
-  std::istringstream words(maxtext_->tiny_args + " grain_train_files=" + maxtext_->records +
-                           " tokenizer_path=" + maxtext_->tokenizer + " run_name=" + kJobSet +
-                           " base_output_directory=" + out_dir_ + " steps=12 grain_worker_count=1 " +
-                           kCheckpointing + " metrics_file=" + out_dir_ + "/before.jsonl");
-  for (std::string w; words >> w;) argv.push_back(w);
-  {
-    auto before = ChildProcess::Spawn(argv, out_dir_ + "/before.log",
-                                      {"JAX_PLATFORMS=cpu", "XLA_FLAGS=--xla_cpu_multi_thread_eigen=false",
-                                       "PATH=" + venv_bin + ":/usr/bin:/bin"});
-    ASSERT_TRUE(before.ok()) << before.error();
-    ASSERT_TRUE(WaitFor([&] { return !before->Running(); }, std::chrono::seconds(420)))
-        << TailOfFile(out_dir_ + "/before.log");
-    ASSERT_EQ(before->exit_status(), 0) << TailOfFile(out_dir_ + "/before.log");
-  }
-  ASSERT_TRUE(std::filesystem::exists(CheckpointDir() + "/11")) << TailOfFile(out_dir_ + "/before.log");
-
+  RunBeforeGraintuneWithOneWorker();
+  if (HasFatalFailure()) return;
   Apply(kCheckpointing);
   if (HasFatalFailure()) return;
   const Attempt a0 = WaitForAttempt(0);
@@ -430,6 +440,43 @@ TEST_F(MaxTextResume, AChangedCountOnACheckpointStopsMaxTextEarlyAndGraintuneRep
   const std::string events = Text(cp_->Kubectl({"get", "events", "-n", ns_, "--field-selector", "reason=EndedEarly"}));
   EXPECT_NE(events.find("Warning"), std::string::npos) << events;
   std::printf("EndedEarly: %s\n", Condition(*gt, "EndedEarly").value("message", "").c_str());
+}
+
+// The start check (docs/start-check.md) at the trainer's real start: admission wrote its own pick
+// (it cannot see the checkpoint another run left), the check reads the checkpoint's Grain
+// iterator, the trainer resumes with the 1 worker it was saved with and reaches its last step,
+// and the operator records what the check saw, with an Event.
+TEST_F(MaxTextResume, StartCheckResumesAChangedCountWithTheCountItsCheckpointSaved) {
+  Start("resume-checked", 64);
+  if (HasFatalFailure() || IsSkipped()) return;
+  RunBeforeGraintuneWithOneWorker();
+  if (HasFatalFailure()) return;
+  Apply(kCheckpointing);
+  if (HasFatalFailure()) return;
+  const Attempt a0 = WaitForAttempt(0);
+  if (HasFatalFailure()) return;
+  ASSERT_GT(a0.workers, 1) << "graintune's pick must differ from the checkpoint's for this test";
+  FinishAttempt(a0);
+  if (HasFatalFailure()) return;
+  ExpectResumedToTheEnd(a0);
+  const std::string log = ReadAll(a0.dir + "/trainer.log");
+  EXPECT_NE(log.find("graintune start check: the trainer starts with 1 workers"), std::string::npos)
+      << TailOfFile(a0.dir + "/trainer.log", 3000);
+
+  std::optional<Json> gt;
+  ASSERT_TRUE(WaitFor([&] {
+    gt = Tuning();
+    return gt && gt->contains("/status/startCheck"_json_pointer);
+  }, std::chrono::seconds(60))) << TuningYaml();
+  const Json check = gt->at("/status/startCheck"_json_pointer);
+  EXPECT_EQ(check.value("admissionWorkers", -1), a0.workers) << check.dump();
+  EXPECT_EQ(check.value("startedWorkers", -1), 1) << check.dump();
+  EXPECT_EQ(check.value("savedWorkers", -1), 1) << check.dump();
+  const std::string events =
+      Text(cp_->Kubectl({"get", "events", "-n", ns_, "--field-selector", "reason=StartCheckChangedValue"}));
+  EXPECT_NE(events.find("the trainer runs with 1"), std::string::npos) << events;
+  std::printf("start check: admission wrote %d, the trainer ran with %d: %s\n", a0.workers,
+              check.value("startedWorkers", -1), check.value("why", "").c_str());
 }
 
 }  // namespace

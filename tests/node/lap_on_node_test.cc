@@ -1,6 +1,6 @@
 // The practice lap's plumbing on the harness's real node (kubelet + containerd + runc), from the
 // images scripts/image.sh builds out of the Dockerfile, with the pod spec the webhook writes
-// (webhook/lap_injection.h: LauncherFlags and InjectLap on the trainer container):
+// (webhook/lap_injection.h: LauncherFlags and InjectLauncher on the trainer container):
 //   - the installer init container copies graintune-launcher out of the graintune image into the
 //     pod's emptyDir, and the launcher runs inside another image (graintune-test's shell);
 //   - the lap runs first (the trainer's own command with the lap's words), then the answer
@@ -61,7 +61,7 @@ Result<Json> LapPod(const std::string& name, const BuiltImages& images, int answ
       {.admission_value = 3, .steps = 5, .timeout_seconds = 60, .answer_wait_seconds = answer_wait_seconds},
       options);
   if (!flags.ok()) return flags.status();
-  webhook::InjectLap(pod, "/spec", "/spec/containers/0", *flags, options);
+  webhook::InjectLauncher(pod, "/spec", "/spec/containers/0", *flags, webhook::LauncherRole::kLap, options);
   pod["spec"]["initContainers"][0]["imagePullPolicy"] = "Never";
   return pod;
 }
