@@ -25,13 +25,6 @@ std::vector<std::string_view> SplitColons(std::string_view text) {
   }
 }
 
-bool IsWholeNumber(std::string_view text) {
-  if (text.empty() || text.size() > 9) return false;
-  for (char c : text)
-    if (c < '0' || c > '9') return false;
-  return true;
-}
-
 // `word` as one shell word: as it is when every byte is plain, else in double quotes with the
 // four bytes special there escaped (the lap's paths come from the webhook; `profiler=''` needs it).
 std::string ShellWord(const std::string& word) {
@@ -156,22 +149,5 @@ Result<Command> WithValue(const std::vector<std::string>& argv, const ValueSite&
   return command;
 }
 
-Result<LapAnswer> ParseLapAnswer(const std::string& file_text) {
-  std::string_view text = file_text;
-  while (!text.empty() && (text.back() == '\n' || text.back() == ' ')) text.remove_suffix(1);
-  if (text.empty()) return LapAnswer{};
-  if (text.starts_with("none")) {
-    std::string_view why = text.substr(4);
-    if (why.starts_with(":")) why.remove_prefix(1);
-    while (why.starts_with(" ")) why.remove_prefix(1);
-    return LapAnswer{.decided = true, .workers = std::nullopt, .why = std::string(why)};
-  }
-  if (!IsWholeNumber(text) || text == "0" || text.starts_with("0"))
-    return Status::Error("the lap's answer '" + std::string(text.substr(0, 64)) +
-                         "' is neither a count nor 'none: <why>'");
-  int workers = 0;
-  std::from_chars(text.data(), text.data() + text.size(), workers);
-  return LapAnswer{.decided = true, .workers = workers, .why = ""};
-}
 
 }  // namespace graintune::launcher

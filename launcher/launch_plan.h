@@ -87,14 +87,5 @@ struct Command {
 Result<Command> WithValue(const std::vector<std::string>& argv, const ValueSite& site, int written,
                           int workers, const std::optional<std::string>& env_now);
 
-// What the value file (a downward-API file of the pod's graintune.dev/lap-value annotation) says:
-// a count the operator decided, "none: <why>" when the lap gives no value, or nothing yet (empty,
-// or not written). Anything else is an error: the launcher then keeps admission's value.
-struct LapAnswer {
-  bool decided = false;   // false: still waiting
-  std::optional<int> workers;  // decided: the run's value; nullopt: keep admission's
-  std::string why;        // decided without a value: the operator's reason
-};
-Result<LapAnswer> ParseLapAnswer(const std::string& file_text);
 
 }  // namespace graintune::launcher

@@ -136,21 +136,5 @@ TEST(ParseFlagsTest, ValueAtAndInsertions) {
   EXPECT_FALSE(ParseLapInsertion("2", true).ok());
 }
 
-TEST(ParseLapAnswerTest, ACountNoneOrNothingYet) {
-  EXPECT_FALSE(ParseLapAnswer("").value().decided);
-  EXPECT_FALSE(ParseLapAnswer("\n").value().decided);
-  Result<LapAnswer> count = ParseLapAnswer("9\n");
-  ASSERT_TRUE(count.ok());
-  EXPECT_TRUE(count.value().decided);
-  EXPECT_EQ(count.value().workers, 9);
-  Result<LapAnswer> none = ParseLapAnswer("none: host tiny-1 was OOM-killed");
-  ASSERT_TRUE(none.ok());
-  EXPECT_TRUE(none.value().decided);
-  EXPECT_FALSE(none.value().workers);
-  EXPECT_EQ(none.value().why, "host tiny-1 was OOM-killed");
-  for (const char* bad : {"0", "-3", "09", "nine", "1e3", "9999999999", "12 workers"})
-    EXPECT_FALSE(ParseLapAnswer(bad).ok()) << bad;
-}
-
 }  // namespace
 }  // namespace graintune::launcher

@@ -39,6 +39,7 @@
 #include <thread>
 
 #include "base/log.h"
+#include "contract/lap_answer_text.h"
 #include "launcher/compile_watch.h"
 #include "launcher/lap_process.h"
 #include "launcher/launch_plan.h"
@@ -276,12 +277,12 @@ int RunWatcher(const std::vector<std::string>& flag_args) {
 }
 
 // The operator's answer, read once a second until it comes or `wait` passes.
-Result<LapAnswer> AwaitAnswer(const std::string& path, std::chrono::seconds wait) {
+Result<contract::LapAnswerText> AwaitAnswer(const std::string& path, std::chrono::seconds wait) {
   for (auto until = std::chrono::steady_clock::now() + wait;;) {
     std::ifstream in(path);
     std::stringstream text;
     text << in.rdbuf();
-    Result<LapAnswer> answer = ParseLapAnswer(in ? text.str() : "");
+    Result<contract::LapAnswerText> answer = contract::ParseLapAnswerText(in ? text.str() : "");
     if (!answer.ok() || answer.value().decided) return answer;
     if (std::chrono::steady_clock::now() >= until)
       return Status::Error("no answer from graintune's operator within " +
@@ -294,7 +295,7 @@ Result<LapAnswer> AwaitAnswer(const std::string& path, std::chrono::seconds wait
 std::pair<int, std::string> LapThenValue(const LapPlan& plan, const std::vector<std::string>& argv) {
   // Decided before any lap (the webhook answers "none" for an attempt that resumes its run, and
   // a run whose value is recorded has it): no lap.
-  if (Result<LapAnswer> early = AwaitAnswer(plan.answer_file, std::chrono::seconds(0));
+  if (Result<contract::LapAnswerText> early = AwaitAnswer(plan.answer_file, std::chrono::seconds(0));
       early.ok() && early.value().decided) {
     if (!early.value().workers) return {plan.admission_value, "no lap: " + early.value().why};
     return {*early.value().workers, "no lap: the run's value was decided before it"};
@@ -322,7 +323,7 @@ std::pair<int, std::string> LapThenValue(const LapPlan& plan, const std::vector<
   LogLine(LogLevel::kInfo) << "practice lap " << outcome.Describe() << " in "
                            << static_cast<long>(outcome.wall_seconds) << " s";
   if (!outcome.completed()) return {plan.admission_value, "admission's value: the lap " + outcome.Describe()};
-  Result<LapAnswer> answer = AwaitAnswer(plan.answer_file, plan.answer_wait);
+  Result<contract::LapAnswerText> answer = AwaitAnswer(plan.answer_file, plan.answer_wait);
   if (!answer.ok()) return {plan.admission_value, "admission's value: " + answer.error()};
   if (!answer.value().workers) return {plan.admission_value, "admission's value: " + answer.value().why};
   return {*answer.value().workers, "the run's value from its practice lap"};

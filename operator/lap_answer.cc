@@ -3,12 +3,13 @@
 #include <algorithm>
 #include <climits>
 
+#include "contract/lap_answer_text.h"
 #include "operator/tuning_reconciler.h"
 
 namespace graintune::op {
 namespace {
 
-LapAnswer None(const std::string& why) { return LapAnswer{.text = "none: " + why}; }
+LapAnswer None(const std::string& why) { return LapAnswer{.text = contract::FormatNoLapValue(why)}; }
 
 // Every waiting pod's lap as the tuner reads it; an error names the pod whose report cannot be.
 Result<std::vector<LapFigures>> LapsOf(const std::vector<const PodFacts*>& waiting,
@@ -68,7 +69,7 @@ std::optional<LapAnswer> AnswerLaps(const std::vector<PodFacts>& pods,
   if (!laps.ok()) return None(laps.error());
   Result<Decision> decision = DecideFromLaps(inputs, *laps, static_cast<int>(waiting.size()));
   if (!decision.ok()) return None(decision.error());
-  LapAnswer answer{.text = std::to_string(decision->workers), .decision = *decision,
+  LapAnswer answer{.text = contract::FormatLapValue(decision->workers), .decision = *decision,
                    .laps = std::move(laps).value(), .wall_seconds = longest};
   return answer;
 }

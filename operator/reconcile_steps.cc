@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "contract/lap_answer_text.h"
 #include "operator/lap_answer.h"
 #include "tuner/learning.h"
 
@@ -124,9 +125,10 @@ EventToRecord LapEvent(const workload::LapStatus& lap) {
     return {"Normal", "LapAnswered",
             "practice laps of " + std::to_string(lap.hosts) + " hosts: the run keeps grain_worker_count=" +
                 std::to_string(*lap.workers) + " (admission gave " + std::to_string(lap.admission_workers) + ")"};
+  const Result<contract::LapAnswerText> answer = contract::ParseLapAnswerText(lap.answer);
   return {"Warning", "LapGaveNoValue",
           "the run keeps admission's grain_worker_count=" + std::to_string(lap.admission_workers) + ": " +
-              lap.answer.substr(std::min(lap.answer.size(), sizeof("none: ") - 1))};
+              (answer.ok() ? answer.value().why : lap.answer)};
 }
 
 }  // namespace

@@ -247,8 +247,12 @@ void InjectLauncher(json& object, const std::string& spec_pointer, const std::st
       {"command", {"/usr/local/bin/graintune-launcher", "--install", options.launcher_dir}},
       {"volumeMounts", {{{"name", kLauncherVolumeName}, {"mountPath", options.launcher_dir}}}},
       {"resources", {{"requests", {{"cpu", "10m"}, {"memory", "16Mi"}}}, {"limits", {{"memory", "64Mi"}}}}},
+      // Pod Security "restricted" as the exporter is: a pod whose own containers meet it still
+      // does with the installer (graintune's image runs as its non-root user, 65532).
       {"securityContext", {{"allowPrivilegeEscalation", false},
                            {"readOnlyRootFilesystem", true},
+                           {"runAsNonRoot", true},
+                           {"runAsUser", 65532},
                            {"capabilities", {{"drop", {"ALL"}}}},
                            {"seccompProfile", {{"type", "RuntimeDefault"}}}}}};
   json& init = spec["initContainers"];

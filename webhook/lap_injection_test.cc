@@ -255,6 +255,12 @@ TEST(InjectLauncherTest, AStartCheckWrapsTheTrainerWithoutTheAnswersVolume) {
   EXPECT_EQ(pod["spec"]["volumes"][0]["name"], kLauncherVolumeName);
   EXPECT_EQ(pod["spec"]["initContainers"][0]["name"], kLauncherInstallerName);
   EXPECT_EQ(LauncherRoleOf(pod["spec"]), LauncherRole::kStartCheck);
+  // Pod Security "restricted": a pod that meets it still does with the installer.
+  const json& installer_security = pod["spec"]["initContainers"][0]["securityContext"];
+  EXPECT_EQ(installer_security["runAsNonRoot"], true);
+  EXPECT_EQ(installer_security["allowPrivilegeEscalation"], false);
+  EXPECT_EQ(installer_security["capabilities"]["drop"], json({"ALL"}));
+  EXPECT_EQ(installer_security["seccompProfile"]["type"], "RuntimeDefault");
 
   json no_command = {{"name", "maxtext"}, {"args", {"grain_worker_count=7"}}};
   Result<std::vector<std::string>> none = StartCheckFlags(no_command, 7, kOptions);

@@ -5,6 +5,7 @@
 #include <string_view>
 
 #include "base/numbers.h"
+#include "contract/lap_answer_text.h"
 #include "tuner/attempt_value.h"
 #include "tuner/practice_lap.h"
 #include "webhook/lap_injection.h"
@@ -220,7 +221,8 @@ workload::ContainerEnv EnvAsStored(const workload::ContainerEnv& resolved, const
 void AnnotateNoLap(json& object, const std::string& metadata_pointer, int attempt, Plan& plan) {
   plan.lap = "no practice lap: attempt " + std::to_string(attempt) + " continues its run";
   Annotate(object, metadata_pointer,
-           {{kLapValueAnnotation, "none: attempt " + std::to_string(attempt) + " continues its run"}}, {});
+           {{kLapValueAnnotation, contract::FormatNoLapValue("attempt " + std::to_string(attempt) + " continues its run")}},
+           {});
 }
 
 // The practice lap for the run's trainer `trainer` of template `t`, as written now (admission's

@@ -361,6 +361,7 @@ const ValueCase kValueCases[] = {
     {"defaultPolicy.memoryHeadroom", "0.2"},
     {"defaultPolicy.objective", R"("FewestWorkers")"},
     {"defaultPolicy.tuneUnset", "true"},
+    {"defaultPolicy.startCheck", "false"},
     {"metrics.serviceMonitor.enabled", "true"},
     {"metrics.serviceMonitor.interval", R"("15s")", {"metrics.serviceMonitor.enabled=true"}},
     {"metrics.serviceMonitor.labels", R"({"release": "prometheus"})", {"metrics.serviceMonitor.enabled=true"}},
