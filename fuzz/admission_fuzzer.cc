@@ -28,7 +28,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "base/base64.h"
+#include "kube/base64.h"
 #include "webhook/admission.h"
 #include "workload/in_memory_sources.h"
 
@@ -180,7 +180,7 @@ json PatchOf(const json& answer) {
   const json& response = answer["response"];
   Check(response.value("patchType", "") == "JSONPatch");
   Check(response["patch"].is_string());
-  Result<std::string> bytes = Base64Decode(response["patch"].get<std::string>(), "patch");
+  Result<std::string> bytes = kube::Base64Decode(response["patch"].get<std::string>(), "patch");
   Check(bytes.ok());
   json patch = json::parse(*bytes, nullptr, /*allow_exceptions=*/false);
   Check(!patch.is_discarded() && patch.is_array() && !patch.empty());

@@ -1,6 +1,6 @@
 #include "kube/config.h"
 
-#include "base/base64.h"
+#include "kube/base64.h"
 
 #include <yaml-cpp/yaml.h>
 

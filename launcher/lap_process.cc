@@ -3,7 +3,9 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
+#include <pthread.h>
 #include <sys/prctl.h>
+#include <sys/signalfd.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -19,25 +21,36 @@ using Clock = std::chrono::steady_clock;
 
 int PidFd(pid_t pid) { return static_cast<int>(syscall(SYS_pidfd_open, pid, 0)); }
 
-// Waits until the child behind `pidfd` exits or `wait` passes; true when it exited.
-bool WaitFor(int pidfd, pid_t pid, std::chrono::milliseconds wait) {
+enum class Waited { kExited, kTimedOut, kTerminated };
+
+// Whether a SIGTERM came through `signal_fd` (read, so it is not delivered again).
+bool TookSigterm(int signal_fd) {
+  signalfd_siginfo info{};
+  return signal_fd >= 0 && read(signal_fd, &info, sizeof info) == static_cast<ssize_t>(sizeof info);
+}
+
+// Waits until the child behind `pidfd` exits, `wait` passes or a SIGTERM arrives on `signal_fd`
+// (-1: none is watched).
+Waited WaitFor(int pidfd, pid_t pid, std::chrono::milliseconds wait, int signal_fd = -1) {
   if (pidfd < 0) {  // kernels before 5.3: look every 100 ms
     for (auto until = Clock::now() + wait; Clock::now() < until;) {
       siginfo_t info{};
       if (waitid(P_PID, static_cast<id_t>(pid), &info, WEXITED | WNOHANG | WNOWAIT) == 0 &&
           info.si_pid == pid)
-        return true;
+        return Waited::kExited;
+      if (TookSigterm(signal_fd)) return Waited::kTerminated;
       usleep(100000);
     }
-    return false;
+    return Waited::kTimedOut;
   }
-  pollfd p{.fd = pidfd, .events = POLLIN, .revents = 0};
+  pollfd p[2] = {{.fd = pidfd, .events = POLLIN, .revents = 0}, {.fd = signal_fd, .events = POLLIN, .revents = 0}};
   for (auto until = Clock::now() + wait;;) {
     const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(until - Clock::now());
-    const int n = poll(&p, 1, static_cast<int>(std::max<long long>(0, left.count())));
-    if (n > 0) return true;
-    if (n == 0) return false;
-    if (errno != EINTR) return false;
+    const int n = poll(p, signal_fd >= 0 ? 2 : 1, static_cast<int>(std::max<long long>(0, left.count())));
+    if (n > 0 && p[0].revents) return Waited::kExited;
+    if (n > 0 && TookSigterm(signal_fd)) return Waited::kTerminated;
+    if (n == 0) return Waited::kTimedOut;
+    if (n < 0 && errno != EINTR) return Waited::kTimedOut;
   }
 }
 
@@ -46,7 +59,7 @@ bool WaitFor(int pidfd, pid_t pid, std::chrono::milliseconds wait) {
 void StopGroup(pid_t group, std::chrono::seconds grace, int pidfd, bool leader_alive) {
   if (leader_alive) {
     kill(-group, SIGTERM);
-    WaitFor(pidfd, group, grace);
+    WaitFor(pidfd, group, std::chrono::duration_cast<std::chrono::milliseconds>(grace));
   }
   kill(-group, SIGKILL);
 }
@@ -62,6 +75,8 @@ std::string LapOutcome::Describe() const {
              (signal == SIGKILL ? " (an OOM kill looks like this)" : "");
     case Kind::kTimedOut:
       return "timed out after " + std::to_string(static_cast<long>(wall_seconds)) + " s";
+    case Kind::kStopped:
+      return "stopped: the pod was told to stop (SIGTERM), and the lap's processes were stopped with it";
     case Kind::kNotStarted:
       return "not started: " + why;
   }
@@ -81,6 +96,17 @@ LapOutcome RunLap(const std::vector<std::string>& argv, const EnvChanges& env,
     return outcome;
   }
   const Clock::time_point started = Clock::now();
+  // SIGTERM while the lap runs is taken here (a signalfd), not by the default action, so that it
+  // reaches the lap's group; the mask before the lap is what the child and, later, the trainer get.
+  sigset_t sigterm, mask_before;
+  sigemptyset(&sigterm);
+  sigaddset(&sigterm, SIGTERM);
+  pthread_sigmask(SIG_BLOCK, &sigterm, &mask_before);
+  const int signal_fd = signalfd(-1, &sigterm, SFD_CLOEXEC | SFD_NONBLOCK);
+  const auto restore_signals = [&] {
+    if (signal_fd >= 0) close(signal_fd);
+    pthread_sigmask(SIG_SETMASK, &mask_before, nullptr);
+  };
   // Orphans of the lap (Grain's workers whose parent died) come to the launcher, which reaps them.
   prctl(PR_SET_CHILD_SUBREAPER, 1);
   const pid_t pid = fork();
@@ -89,9 +115,11 @@ LapOutcome RunLap(const std::vector<std::string>& argv, const EnvChanges& env,
     prctl(PR_SET_CHILD_SUBREAPER, 0);
     close(exec_error[0]);
     close(exec_error[1]);
+    restore_signals();
     return outcome;
   }
   if (pid == 0) {
+    sigprocmask(SIG_SETMASK, &mask_before, nullptr);
     setpgid(0, 0);
     for (const auto& [name, value] : env) {
       if (value) setenv(name.c_str(), value->c_str(), 1);
@@ -111,7 +139,8 @@ LapOutcome RunLap(const std::vector<std::string>& argv, const EnvChanges& env,
   const bool exec_failed = read(exec_error[0], &child_error, sizeof child_error) == sizeof child_error;
   close(exec_error[0]);
   const int pidfd = PidFd(pid);
-  const bool exited = exec_failed || WaitFor(pidfd, pid, timeout);
+  const Waited waited = exec_failed ? Waited::kExited : WaitFor(pidfd, pid, timeout, signal_fd);
+  const bool exited = waited == Waited::kExited;
   StopGroup(pid, grace, pidfd, !exited);
   int status = 0;
   waitpid(pid, &status, 0);
@@ -126,9 +155,14 @@ LapOutcome RunLap(const std::vector<std::string>& argv, const EnvChanges& env,
   }
   if (pidfd >= 0) close(pidfd);
   prctl(PR_SET_CHILD_SUBREAPER, 0);  // the setting would survive the exec into the trainer
+  // A SIGTERM that came while the group was being stopped is the same stop: taken, not delivered.
+  const bool terminated = waited == Waited::kTerminated || TookSigterm(signal_fd);
+  restore_signals();
   outcome.wall_seconds = std::chrono::duration<double>(Clock::now() - started).count();
   if (exec_failed) {
     outcome.why = argv[0] + ": " + std::strerror(child_error);
+  } else if (terminated) {
+    outcome.kind = LapOutcome::Kind::kStopped;
   } else if (!exited) {
     outcome.kind = LapOutcome::Kind::kTimedOut;
   } else if (WIFEXITED(status)) {

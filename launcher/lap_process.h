@@ -5,7 +5,11 @@
 // passes, then its whole group is stopped (SIGTERM, and SIGKILL after `grace`): nothing of the
 // lap outlives it to compete with the trainer. The launcher itself never dies with the lap: an
 // OOM kill of the lap's largest process, a crash, a non-zero exit or a hang are outcomes, not
-// errors. Not thread-safe (one lap per launcher).
+// errors. A SIGTERM to the launcher while the lap runs (the pod is being stopped) goes to the
+// lap's whole group at once, and the outcome says so (kStopped): the caller then starts no
+// trainer. SIGTERM is blocked in the calling thread only while the lap runs and taken through a
+// signalfd; the mask is restored before RunLap returns (an exec'd trainer inherits it). Not
+// thread-safe (one lap per launcher).
 #pragma once
 
 #include <chrono>
@@ -18,14 +22,15 @@
 namespace graintune::launcher {
 
 struct LapOutcome {
-  enum class Kind { kExited, kSignaled, kTimedOut, kNotStarted } kind = Kind::kNotStarted;
+  enum class Kind { kExited, kSignaled, kTimedOut, kStopped, kNotStarted } kind = Kind::kNotStarted;
   int exit_code = -1;   // kExited
   int signal = 0;       // kSignaled (SIGKILL: what an OOM kill looks like from here)
   double wall_seconds = 0;
   std::string why;      // kNotStarted: why the command could not start
 
   bool completed() const { return kind == Kind::kExited && exit_code == 0; }
-  // "completed", "exited 1", "killed by signal 9", "timed out after 600 s", "not started: ..."
+  // "completed", "exited 1", "killed by signal 9", "timed out after 600 s", "stopped: ...",
+  // "not started: ..."
   std::string Describe() const;
 };
 

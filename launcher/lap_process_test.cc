@@ -1,11 +1,13 @@
 #include "launcher/lap_process.h"
 
+#include <pthread.h>
 #include <signal.h>
 
 #include <filesystem>
 #include <fstream>
 #include <gtest/gtest.h>
 #include <iterator>
+#include <thread>
 
 namespace graintune::launcher {
 namespace {
@@ -29,6 +31,34 @@ TEST(RunLapTest, ACompletedLap) {
   const LapOutcome outcome = Sh("exit 0");
   EXPECT_TRUE(outcome.completed());
   EXPECT_EQ(outcome.Describe(), "completed");
+}
+
+// The pod told to stop during the lap: the launcher's SIGTERM reaches the lap's processes at
+// once, the outcome says so, and the launcher's signal mask is as it was.
+TEST(RunLapTest, ASigtermToTheLauncherStopsTheLapsGroupAndSaysSo) {
+  const std::filesystem::path dir = std::filesystem::path(::testing::TempDir()) / "lap-sigterm";
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  const std::string started = (dir / "started").string(), got = (dir / "got-term").string();
+  const pthread_t launcher = pthread_self();
+  std::jthread pod([&](std::stop_token stop) {
+    while (!stop.stop_requested() && !std::filesystem::exists(started)) std::this_thread::yield();
+    if (!stop.stop_requested()) pthread_kill(launcher, SIGTERM);  // to this thread, which blocks it
+  });
+  const LapOutcome outcome = Sh("trap 'echo term > " + got + "; exit 0' TERM; touch " + started +
+                                "; while :; do sleep 0.05; done");
+  pod.request_stop();
+  pod.join();
+  EXPECT_EQ(outcome.kind, LapOutcome::Kind::kStopped) << outcome.Describe();
+  EXPECT_FALSE(outcome.completed());
+  EXPECT_NE(outcome.Describe().find("SIGTERM"), std::string::npos) << outcome.Describe();
+  std::ifstream term(got);
+  std::string word;
+  term >> word;
+  EXPECT_EQ(word, "term") << "the lap's shell did not get the SIGTERM";
+  sigset_t mask;
+  pthread_sigmask(SIG_SETMASK, nullptr, &mask);
+  EXPECT_EQ(sigismember(&mask, SIGTERM), 0) << "SIGTERM is still blocked after the lap";
 }
 
 TEST(RunLapTest, AFailedExitAndAKillAreOutcomesNotErrors) {

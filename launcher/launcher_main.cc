@@ -30,6 +30,8 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <csignal>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -38,6 +40,7 @@
 #include <sstream>
 #include <thread>
 
+#include "base/atomic_file.h"
 #include "base/log.h"
 #include "contract/lap_answer_text.h"
 #include "launcher/compile_watch.h"
@@ -45,6 +48,7 @@
 #include "launcher/launch_plan.h"
 #include "launcher/start_check_files.h"
 #include "server/flags.h"
+#include "telemetry/lap_report.h"
 
 namespace {
 
@@ -196,14 +200,10 @@ Result<LapPlan> PlanFromFlags(const server::Flags& flags) {
   return plan;
 }
 
-// `document` into `path`, whole: written beside it, then renamed into place, so a reader never
-// sees half of it.
+// `document` into `path`, whole (base/atomic_file.h), so the exporter never reads half of it.
 void WriteJsonFile(const std::string& path, const nlohmann::json& document) {
-  const std::string temporary = path + ".tmp";
-  std::ofstream(temporary, std::ios::trunc) << document.dump() << "\n";
-  std::error_code error;
-  std::filesystem::rename(temporary, path, error);
-  if (error) LogLine(LogLevel::kWarning) << "cannot write " << path << ": " << error.message();
+  if (Status s = WriteFileAtomically(path, document.dump() + "\n"); !s.ok())
+    LogLine(LogLevel::kWarning) << s.message();
 }
 
 // What the launcher can tell of the trainer's compile as the lap ends: a verdict already, a watch
@@ -236,33 +236,36 @@ void LogVerdict(const telemetry::TrainerCompileVerdict& verdict) {
                            << (verdict.why.empty() ? "" : " (" + verdict.why + ")");
 }
 
-void SetVerdict(nlohmann::json& result, const telemetry::TrainerCompileVerdict& verdict) {
-  result["trainer_compile"] = telemetry::TrainerCompileName(verdict.verdict);
-  if (!verdict.why.empty()) result["trainer_compile_why"] = verdict.why;
-  LogVerdict(verdict);
-}
-
-// How the lap ended, for graintune's exporter (telemetry/lap_report.h reads it), with what is
-// known of the trainer's compile: its verdict, or "watching" while a watcher is to add it.
+// How the lap ended, for graintune's exporter: telemetry::LapResult, the one type and JSON the
+// exporter reads back (telemetry/lap_report.h), with what is known of the trainer's compile: its
+// verdict, or "watching" while a watcher is to add it.
 void WriteResult(const LapPlan& plan, const LapOutcome& outcome, const CompilePlan& compile) {
-  nlohmann::json result = {{"completed", outcome.completed()},
-                           {"outcome", outcome.Describe()},
-                           {"wall_seconds", outcome.wall_seconds},
-                           {"steps", plan.overrides.steps},
-                           {"workers", plan.admission_value}};
-  if (compile.verdict) SetVerdict(result, *compile.verdict);
-  else if (compile.watch) result["trainer_compile"] = telemetry::kTrainerCompileWatching;
-  WriteJsonFile(plan.result_file, result);
+  const telemetry::LapResult result{.completed = outcome.completed(),
+                                    .outcome = outcome.Describe(),
+                                    .wall_seconds = outcome.wall_seconds,
+                                    .steps = plan.overrides.steps,
+                                    .workers = plan.admission_value,
+                                    .trainer_compile = compile.verdict,
+                                    .trainer_compile_watching = !compile.verdict && compile.watch.has_value()};
+  if (compile.verdict) LogVerdict(*compile.verdict);
+  WriteJsonFile(plan.result_file, telemetry::ToJson(result));
 }
 
-// Adds the compile-cache verdict to the lap's result file (which the launcher wrote: a file
-// that is not its JSON object is left alone).
+// Adds the compile-cache verdict to the lap's result file (which the launcher wrote: a file that
+// is not a lap's result is left alone).
 void AddVerdict(const std::string& result_file, const telemetry::TrainerCompileVerdict& verdict) {
   std::ifstream in(result_file);
-  nlohmann::json result = nlohmann::json::parse(in, nullptr, false);
-  if (!result.is_object()) return;
-  SetVerdict(result, verdict);
-  WriteJsonFile(result_file, result);
+  std::stringstream text;
+  text << in.rdbuf();
+  Result<telemetry::LapResult> result = telemetry::ParseLapResult(text.str());
+  if (!result.ok()) {
+    LogLine(LogLevel::kWarning) << "the compile-cache verdict is not recorded: " << result.error();
+    return;
+  }
+  result.value().trainer_compile = verdict;
+  result.value().trainer_compile_watching = false;
+  LogVerdict(verdict);
+  WriteJsonFile(result_file, telemetry::ToJson(result.value()));
 }
 
 // The watcher's process: its verdict, added to the lap's result file.
@@ -314,6 +317,11 @@ std::pair<int, std::string> LapThenValue(const LapPlan& plan, const std::vector<
   EnvChanges without_lap_keys;  // e.g. M_METRICS_FILE, which graintune's exporter sets
   for (std::string& name : EnvNamesOf(words)) without_lap_keys.emplace_back(std::move(name), std::nullopt);
   const LapOutcome outcome = RunLap(lap.value(), without_lap_keys, plan.timeout, std::chrono::seconds(10));
+  if (outcome.kind == LapOutcome::Kind::kStopped) {  // the pod is being stopped: no trainer
+    WriteResult(plan, outcome, {});
+    LogLine(LogLevel::kInfo) << "practice lap " << outcome.Describe() << "; the trainer does not start";
+    std::exit(128 + SIGTERM);
+  }
   const CompilePlan compile = PlanCompileWatch(plan);
   WriteResult(plan, outcome, compile);
   if (compile.watch && !StartWatcher("/proc/self/exe", WatcherArgs(*compile.watch, plan.result_file)))

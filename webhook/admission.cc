@@ -2,7 +2,7 @@
 
 #include <algorithm>
 
-#include "base/base64.h"
+#include "kube/base64.h"
 #include "webhook/bounded_json.h"
 #include "webhook/review_header.h"
 #include "webhook/work_budget.h"
@@ -109,7 +109,7 @@ AdmissionResult PlanAndAnswer(json&& object, workload::WorkloadKind kind, const 
       result.over_budget = budget.exceeded();
     } else if (plan.changed) {
       response["patchType"] = "JSONPatch";
-      response["patch"] = Base64Encode(plan.patch.dump());
+      response["patch"] = kube::Base64Encode(plan.patch.dump());
       result.outcome = "mutated";
       result.mutations = static_cast<int>(plan.findings.size());
     }

@@ -11,7 +11,7 @@
 #include <fstream>
 #include <sstream>
 
-#include "base/base64.h"
+#include "kube/base64.h"
 #include "webhook/admission.h"
 #include "workload/in_memory_sources.h"
 #include "workload/pod_templates.h"
@@ -96,7 +96,7 @@ json Outcome(const json& c) {
   json out = json::parse(r.body);
   json patch = json::array();
   if (out["response"].contains("patch"))
-    patch = json::parse(*Base64Decode(out["response"]["patch"].get<std::string>(), "patch"));
+    patch = json::parse(*kube::Base64Decode(out["response"]["patch"].get<std::string>(), "patch"));
   Redact(patch);
   for (json& op : patch) {
     const std::string path = op.value("path", "");

@@ -6,7 +6,7 @@
 #include <fstream>
 #include <sstream>
 
-#include "base/base64.h"
+#include "kube/base64.h"
 #include "workload/in_memory_sources.h"
 
 namespace graintune::webhook {
@@ -159,9 +159,9 @@ TEST_F(AdmissionTest, HistoryDownFailsOpenToAFreshDecision) {
 }
 
 TEST_F(AdmissionTest, Base64OfThePatch) {
-  EXPECT_EQ(Base64Encode(""), "");
-  EXPECT_EQ(Base64Encode("f"), "Zg==");
-  EXPECT_EQ(Base64Encode("foobar"), "Zm9vYmFy");
+  EXPECT_EQ(kube::Base64Encode(""), "");
+  EXPECT_EQ(kube::Base64Encode("f"), "Zg==");
+  EXPECT_EQ(kube::Base64Encode("foobar"), "Zm9vYmFy");
 }
 
 // Header fields of the wrong type are answered (allowed, unchanged), never thrown.

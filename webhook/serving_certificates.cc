@@ -1,9 +1,9 @@
 #include "webhook/serving_certificates.h"
 
-#include <fstream>
 #include <optional>
 
-#include "base/base64.h"
+#include "base/atomic_file.h"
+#include "kube/base64.h"
 #include "server/pki.h"
 
 namespace graintune::webhook {
@@ -19,23 +19,12 @@ Result<Pair> FromSecret(const json& secret) {
   const json data = secret.value("data", json::object());
   Pair p;
   for (auto [field, out] : {std::pair{"ca.crt", &p.ca}, {"tls.crt", &p.cert}, {"tls.key", &p.key}}) {
-    Result<std::string> v = Base64Decode(data.value(field, ""), std::string("secret ") + field);
+    Result<std::string> v = kube::Base64Decode(data.value(field, ""), std::string("secret ") + field);
     if (!v.ok()) return v.status();
     *out = *v;
   }
   if (p.ca.empty() || p.cert.empty() || p.key.empty()) return Status::Error("the secret is incomplete");
   return p;
-}
-
-Status WriteAtomically(const std::string& path, const std::string& text) {
-  const std::string tmp = path + ".tmp";
-  {
-    std::ofstream out(tmp, std::ios::trunc | std::ios::binary);
-    out << text;
-    if (!out) return Status::Error("cannot write '" + tmp + "'");
-  }
-  if (std::rename(tmp.c_str(), path.c_str()) != 0) return Status::Error("cannot replace '" + path + "'");
-  return Status::Ok();
 }
 
 // The owner reference that makes the Secret go with the webhook configuration: Kubernetes'
@@ -79,9 +68,9 @@ json SecretOf(const ServingCertificateOptions& o, const Pair& pair, const std::o
                {"type", "kubernetes.io/tls"},
                {"metadata", {{"name", o.secret_name}, {"namespace", o.secret_namespace},
                              {"labels", {{"app.kubernetes.io/managed-by", "graintune-webhook"}}}}},
-               {"data", {{"ca.crt", Base64Encode(pair.ca)},
-                         {"tls.crt", Base64Encode(pair.cert)},
-                         {"tls.key", Base64Encode(pair.key)}}}};
+               {"data", {{"ca.crt", kube::Base64Encode(pair.ca)},
+                         {"tls.crt", kube::Base64Encode(pair.cert)},
+                         {"tls.key", kube::Base64Encode(pair.key)}}}};
   if (owner) body["metadata"]["ownerReferences"] = json::array({*owner});
   if (read.ok())
     body["metadata"]["resourceVersion"] = read->value("metadata", json::object()).value("resourceVersion", "");
@@ -114,7 +103,7 @@ Result<Pair> IssueAndStore(kube::Client& client, const ServingCertificateOptions
 // Every webhook of the configuration trusts `ca`.
 Status TrustCa(kube::Client& client, const json& configuration, const std::string& name,
                const std::string& ca) {
-  const std::string bundle = Base64Encode(ca);
+  const std::string bundle = kube::Base64Encode(ca);
   json patch = json::array();
   const json hooks = configuration.value("webhooks", json::array());
   for (size_t i = 0; i < hooks.size(); ++i)
@@ -168,7 +157,7 @@ Result<bool> EnsureServingCertificate(kube::Client& client, const ServingCertifi
     if (!stored.ok()) return stored.status();
     pair = *stored;
   }
-  for (Status s : {WriteAtomically(o.cert_file, pair->cert), WriteAtomically(o.key_file, pair->key)})
+  for (Status s : {WriteFileAtomically(o.cert_file, pair->cert), WriteFileAtomically(o.key_file, pair->key)})
     if (!s.ok()) return s;
   if (*configuration)
     if (Status s = TrustCa(client, **configuration, o.webhook_configuration, pair->ca); !s.ok()) return s;

@@ -2,7 +2,7 @@
 
 #include <thread>
 
-#include "base/base64.h"
+#include "kube/base64.h"
 #include "tests/controlplane/https_call.h"
 #include "workload/yaml_json.h"
 
@@ -121,7 +121,7 @@ Result<std::unique_ptr<LocalInstall>> LocalInstall::Start(gt::ControlPlane& cp,
   Result<std::vector<Json>> local = Render(
       cp, o, {"localDev.enabled=true",
               "localDev.webhookURL=https://127.0.0.1:" + std::to_string(in->webhook_->port()),
-              "localDev.caBundle=" + Base64Encode(in->webhook_->ca_pem())});
+              "localDev.caBundle=" + kube::Base64Encode(in->webhook_->ca_pem())});
   if (!local.ok()) return local.status();
   if (Status s = Apply(cp, o.ns, *local); !s.ok()) return s;
 

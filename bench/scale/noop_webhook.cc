@@ -1,6 +1,6 @@
 #include "bench/scale/noop_webhook.h"
 
-#include "base/base64.h"
+#include "kube/base64.h"
 #include "server/pki.h"
 #include "tests/controlplane/child_process.h"
 
@@ -53,7 +53,7 @@ Result<std::unique_ptr<NoopWebhook>> NoopWebhook::Start(testing::ControlPlane& c
        {{{"name", kConfigurationName},
          {"admissionReviewVersions", {"v1"}},
          {"clientConfig", {{"url", "https://127.0.0.1:" + std::to_string(hook->server_->port()) + "/mutate"},
-                           {"caBundle", Base64Encode(ca->cert_pem)}}},
+                           {"caBundle", kube::Base64Encode(ca->cert_pem)}}},
          {"rules", {{{"apiGroups", {""}}, {"apiVersions", {"v1"}}, {"operations", {"CREATE"}},
                      {"resources", {"pods"}}}}},
          {"failurePolicy", "Ignore"},

@@ -9,7 +9,7 @@
 #include <fstream>
 #include <thread>
 
-#include "base/base64.h"
+#include "kube/base64.h"
 #include "kube/backoff.h"
 
 namespace graintune::testing {
@@ -52,13 +52,13 @@ Status NeedBinary(const std::string& bin_dir, const std::string& name) {
 Status WriteKubeconfig(const kube::ClientConfig& c, const std::string& path) {
   std::string user = "  user:\n";
   if (!c.client_cert_pem.empty())
-    user += "    client-certificate-data: " + Base64Encode(c.client_cert_pem) + "\n" +
-            "    client-key-data: " + Base64Encode(c.client_key_pem) + "\n";
+    user += "    client-certificate-data: " + kube::Base64Encode(c.client_cert_pem) + "\n" +
+            "    client-key-data: " + kube::Base64Encode(c.client_key_pem) + "\n";
   if (!c.token.empty()) user += "    token: " + c.token + "\n";
   std::string text =
       "apiVersion: v1\nkind: Config\ncurrent-context: graintune-test\n"
       "clusters:\n- name: graintune-test\n  cluster:\n    server: " + c.server + "\n" +
-      "    certificate-authority-data: " + Base64Encode(c.ca_pem) + "\n" +
+      "    certificate-authority-data: " + kube::Base64Encode(c.ca_pem) + "\n" +
       "users:\n- name: graintune-test\n" + user +
       "contexts:\n- name: graintune-test\n  context:\n    cluster: graintune-test\n"
       "    user: graintune-test\n    namespace: " + c.default_namespace + "\n";

@@ -10,7 +10,7 @@
 #include <fstream>
 #include <thread>
 
-#include "base/base64.h"
+#include "kube/base64.h"
 #include "kube/backoff.h"
 
 namespace graintune::testing {
@@ -136,7 +136,7 @@ Status ControlPlane::StartJobSetController() {
          {"clientConfig",
           {{"url", "https://127.0.0.1:" + std::to_string(*webhook_port) +
                        "/mutate-jobset-x-k8s-io-v1alpha2-jobset"},
-           {"caBundle", Base64Encode(ca_.cert_pem)}}},
+           {"caBundle", kube::Base64Encode(ca_.cert_pem)}}},
          {"rules", {{{"apiGroups", {"jobset.x-k8s.io"}}, {"apiVersions", {"v1alpha2"}},
                      {"operations", {"CREATE", "UPDATE"}}, {"resources", {"jobsets"}}}}},
          {"failurePolicy", "Fail"},

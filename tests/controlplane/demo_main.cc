@@ -25,7 +25,7 @@
 #include <iostream>
 #include <thread>
 
-#include "base/base64.h"
+#include "kube/base64.h"
 #include "kube/config.h"
 #include "tests/controlplane/control_plane.h"
 #include "tests/controlplane/demo_emulated_lap.h"
@@ -287,7 +287,7 @@ Result<Graintune> InstallGraintune(ControlPlane& cp, const DemoArgs& args) {
   const std::string rendered = cp.dir() + "/graintune-chart.yaml";
   const std::string render = helm + " template graintune " + args.source_dir + "/charts/graintune" +
       " -n graintune-system --set localDev.enabled=true --set localDev.webhookURL=https://127.0.0.1:" +
-      std::to_string(g.webhook->port()) + " --set localDev.caBundle=" + Base64Encode(g.webhook->ca_pem()) +
+      std::to_string(g.webhook->port()) + " --set localDev.caBundle=" + kube::Base64Encode(g.webhook->ca_pem()) +
       " > " + rendered + " 2>/dev/null";
   if (std::system(render.c_str()) != 0) return Status::Error("helm template failed");
   Say(Indent(Text(cp.Kubectl({"apply", "-f", rendered}))));

@@ -5,7 +5,7 @@
 #include <fstream>
 #include <thread>
 
-#include "base/base64.h"
+#include "kube/base64.h"
 #include "server/pki.h"
 
 namespace graintune::testing {
@@ -24,7 +24,7 @@ kube::Json WebhookConfiguration(const std::string& name, const std::string& url,
           {"webhooks",
            {{{"name", "workers.graintune.dev"},
              {"admissionReviewVersions", {"v1"}},
-             {"clientConfig", {{"url", url + "/mutate"}, {"caBundle", Base64Encode(ca_pem)}}},
+             {"clientConfig", {{"url", url + "/mutate"}, {"caBundle", kube::Base64Encode(ca_pem)}}},
              {"rules", rules},
              {"failurePolicy", "Ignore"},
              {"sideEffects", "None"},

@@ -5,7 +5,7 @@
 
 #include <gtest/gtest.h>
 
-#include "base/base64.h"
+#include "kube/base64.h"
 #include "kube/config.h"
 #include "tests/controlplane/shared_control_plane.h"
 #include "tests/controlplane/wait_for.h"

@@ -1,10 +1,10 @@
-#include "base/base64.h"
+#include "kube/base64.h"
 
 #include <openssl/evp.h>
 
 #include <algorithm>
 
-namespace graintune {
+namespace graintune::kube {
 
 std::string Base64Encode(std::string_view in) {
   std::string out(4 * ((in.size() + 2) / 3) + 1, '\0');
@@ -32,4 +32,4 @@ Result<std::string> Base64Decode(std::string_view input, const std::string& what
   return out;
 }
 
-}  // namespace graintune
+}  // namespace graintune::kube

@@ -7,10 +7,10 @@
 
 #include "base/status.h"
 
-namespace graintune {
+namespace graintune::kube {
 
 std::string Base64Encode(std::string_view bytes);
 // Line breaks and spaces are ignored; `what` names the field in the error.
 Result<std::string> Base64Decode(std::string_view text, const std::string& what);
 
-}  // namespace graintune
+}  // namespace graintune::kube
