@@ -201,6 +201,19 @@ TEST_F(MaxTextOnNode, RealMaxTextInAPodRunsGraintunesValueAndItsRestartRunsTheRe
   }, seconds(60))) << tuning().dump(2) << on_failure();
   EXPECT_EQ(trial0.value("workers", 0), a0.workers);
   ExpectTheVerdictTheStepsImply(trial0, *whole);
+  // The start check ran in the real pod (graintune-launcher in MaxText's own image): MaxText's
+  // loader read the start, and the operator recorded what it saw, which `graintune status` prints.
+  Json check;
+  ASSERT_TRUE(WaitFor([&] {
+    check = tuning().value("/status/startCheck"_json_pointer, Json());
+    return check.is_object();
+  }, seconds(60))) << tuning().dump(2) << on_failure();
+  EXPECT_EQ(check.value("attempt", -1), 0) << check.dump();
+  EXPECT_EQ(check.value("checked", false), true) << check.dump();
+  EXPECT_EQ(check.value("startedWorkers", -1), a0.workers) << check.dump();
+  EXPECT_EQ(check.value("writtenWorkers", -1), a0.workers) << check.dump();
+  EXPECT_EQ(check.value("datasetType", ""), "grain") << check.dump();
+  std::printf("start check in the pod: %s\n", check.dump().c_str());
   EXPECT_NEAR(trial0.value("stepTimeMeanSeconds", 0.0), whole->step_seconds_mean, 0.0006);
 
   // The recommendation as a restart reads it: the trial no longer changes.
