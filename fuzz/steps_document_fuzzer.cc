@@ -33,7 +33,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   Check(doc->steps.size() <= kMaxStepsPerAnswer);
   long previous = -1;
   for (const StepSample& s : doc->steps) {
-    Check(s.step > previous && s.step <= kMaxStep);
+    Check(s.step > previous && static_cast<double>(s.step) <= kMaxStep);
     previous = s.step;
     Check(std::isfinite(s.step_time_seconds) && s.step_time_seconds >= 0 &&
           s.step_time_seconds <= kMaxStepSeconds);
