@@ -261,6 +261,22 @@ class MaxTextResume : public ::testing::Test {
     ASSERT_TRUE(std::filesystem::exists(CheckpointDir() + "/11")) << TailOfFile(out_dir_ + "/before.log");
   }
 
+  // In namespace `ns` (spec.startCheck as `start_check` says): the tiny JobSet over a checkpoint
+  // another run saved with 1 worker, whose attempt 0 (`a0`, graintune's pick: more than 1) runs
+  // to its end.
+  void AttemptZeroOverAOneWorkerCheckpoint(const std::string& ns, bool start_check, Attempt& a0) {
+    Start(ns, 64, start_check);
+    if (HasFatalFailure() || IsSkipped()) return;
+    RunBeforeGraintuneWithOneWorker();
+    if (HasFatalFailure()) return;
+    Apply(kCheckpointing);
+    if (HasFatalFailure()) return;
+    a0 = WaitForAttempt(0);
+    if (HasFatalFailure()) return;
+    ASSERT_GT(a0.workers, 1) << "graintune's pick must differ from the checkpoint's for this test";
+    FinishAttempt(a0);
+  }
+
   std::optional<MaxTextEnv> maxtext_;
   ControlPlane* cp_ = nullptr;
   std::string ns_, out_dir_;
@@ -405,17 +421,9 @@ TEST_F(MaxTextResume, AnElasticCheckpointResumesWithTheRecommendedValue) {
 // resumes a checkpoint whose Grain iterator holds another count, stops early, and graintune
 // reports it.
 TEST_F(MaxTextResume, WithoutTheStartCheckAChangedCountOnACheckpointStopsMaxTextEarlyAndGraintuneReportsIt) {
-  Start("resume-hazard", 64, /*start_check=*/false);
+  Attempt a0;
+  AttemptZeroOverAOneWorkerCheckpoint("resume-hazard", /*start_check=*/false, a0);
   if (HasFatalFailure() || IsSkipped()) return;
-  RunBeforeGraintuneWithOneWorker();
-  if (HasFatalFailure()) return;
-  Apply(kCheckpointing);
-  if (HasFatalFailure()) return;
-  const Attempt a0 = WaitForAttempt(0);
-  if (HasFatalFailure()) return;
-  ASSERT_GT(a0.workers, 1) << "graintune's pick must differ from the checkpoint's for this test";
-  FinishAttempt(a0);
-  if (HasFatalFailure()) return;
   const std::string log = ReadAll(a0.dir + "/trainer.log");
   const std::vector<long> steps = StepsInFile(a0.dir + "/metrics.jsonl");
   const bool stopped = log.find("Training stopped") != std::string::npos;
@@ -447,17 +455,9 @@ TEST_F(MaxTextResume, WithoutTheStartCheckAChangedCountOnACheckpointStopsMaxText
 // iterator, the trainer resumes with the 1 worker it was saved with and reaches its last step,
 // and the operator records what the check saw, with an Event.
 TEST_F(MaxTextResume, StartCheckResumesAChangedCountWithTheCountItsCheckpointSaved) {
-  Start("resume-checked", 64);
+  Attempt a0;
+  AttemptZeroOverAOneWorkerCheckpoint("resume-checked", /*start_check=*/true, a0);
   if (HasFatalFailure() || IsSkipped()) return;
-  RunBeforeGraintuneWithOneWorker();
-  if (HasFatalFailure()) return;
-  Apply(kCheckpointing);
-  if (HasFatalFailure()) return;
-  const Attempt a0 = WaitForAttempt(0);
-  if (HasFatalFailure()) return;
-  ASSERT_GT(a0.workers, 1) << "graintune's pick must differ from the checkpoint's for this test";
-  FinishAttempt(a0);
-  if (HasFatalFailure()) return;
   ExpectResumedToTheEnd(a0);
   const std::string log = ReadAll(a0.dir + "/trainer.log");
   EXPECT_NE(log.find("graintune start check: the trainer starts with 1 workers"), std::string::npos)
