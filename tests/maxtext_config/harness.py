@@ -322,6 +322,20 @@ class Sandbox:
             (target / key).write_text(value)
 
 
+# Where graintune's installer puts graintune-launcher in a pod (webhook/lap_injection.h): a tuned
+# trainer with a command of its own starts through it (the start check). Here the build's own
+# launcher runs in its place, for real, before the container's own command.
+POD_LAUNCHER = "/graintune-launcher/graintune-launcher"
+
+
+def launcher_binary() -> str:
+  path = os.environ.get("GRAINTUNE_LAUNCHER", "")
+  if not path:
+    raise RuntimeError("GRAINTUNE_LAUNCHER is not set (ctest sets it to the build's graintune-launcher): "
+                       "a tuned container starts through graintune-launcher")
+  return path
+
+
 def run_container(pod: PlannedPod, container: dict[str, Any], configmaps: list[dict[str, Any]],
                   configs_dir: Path, root: Path) -> ContainerRun:
   """Runs the container's command for real with the shim in place, in the sandbox `root` (which
@@ -330,6 +344,8 @@ def run_container(pod: PlannedPod, container: dict[str, Any], configmaps: list[d
   box.mount_configmaps(pod.spec, pod.namespace, configmaps, container)
   env = container_env(container, configmaps, pod.namespace, pod.meta)
   argv = [expand_kubernetes_vars(a, env) for a in (container.get("command") or []) + (container.get("args") or [])]
+  if argv and argv[0] == POD_LAUNCHER:
+    argv[0] = launcher_binary()  # graintune-launcher, as its installer put it in the pod
   full_env = {"PATH": f"{box.bin}:/usr/bin:/bin", "HOME": str(root), "LANG": "C.UTF-8",
               "BASH_ENV": str(box.root / "_bash_env"), "GRAINTUNE_SANDBOX": str(box.root),
               "GRAINTUNE_CAPTURES": str(box.captures), **env}
