@@ -257,6 +257,9 @@ bool AddLap(json& object, const TemplateSites& t, const ContainerSites& trainer,
 // plan.start_check says why it does not.
 void AddStartCheck(json& object, const TemplateSites& t, const ContainerSites& trainer,
                    const ExporterInjection& exporter, Plan& plan) {
+  // An init-container trainer is never wrapped: the exporter's insertion into initContainers has
+  // moved it (its pointer and address no longer hold it).
+  if (trainer.init) return;
   const std::string name = workload::StringField(*trainer.container, "name");
   const auto say = [&](const std::string& text) {
     if (plan.start_check.find(text) == std::string::npos)
