@@ -130,6 +130,17 @@ std::vector<std::string> CompileWatchFlags(const workload::ContainerOverrides& v
 
 }  // namespace
 
+Result<std::vector<std::string>> StartCheckFlags(const json& container, int admission_value,
+                                                 const LapInjection& options) {
+  size_t command_size = 0;
+  if (!ArgvOf(container, command_size))
+    return Status::Error("the container has no command of its own (its image's entrypoint runs), "
+                         "so graintune cannot start it");
+  return std::vector<std::string>{
+      "--admission-value=" + std::to_string(admission_value),
+      "--start-check-report=" + options.metrics_dir + "/" + telemetry::kStartCheckReportFileName};
+}
+
 Result<std::vector<std::string>> LauncherFlags(const json& container,
                                                const workload::ContainerOverrides& overrides,
                                                const LapSettings& settings,
@@ -165,31 +176,22 @@ Result<std::vector<std::string>> LauncherFlags(const json& container,
   }
   flags.push_back(insertion.value());
   const std::string& metrics = options.metrics_dir;
+  // The start check's flags (StartCheckFlags): a lapped trainer starts with the check too.
+  Result<std::vector<std::string>> check = StartCheckFlags(container, settings.admission_value, options);
+  if (!check.ok()) return check.status();
+  for (std::string& flag : check.value()) flags.push_back(std::move(flag));
   for (std::string flag :
-       {"--admission-value=" + std::to_string(settings.admission_value),
-        "--lap-steps=" + std::to_string(settings.steps),
+       {"--lap-steps=" + std::to_string(settings.steps),
         "--lap-timeout=" + std::to_string(settings.timeout_seconds) + "s",
         "--answer-wait=" + std::to_string(settings.answer_wait_seconds) + "s",
         "--answer-file=" + options.answer_dir + "/value",
         "--lap-directory=" + options.launcher_dir + "/lap",
-        "--lap-metrics-file=" + metrics + "/lap.jsonl", "--result-file=" + metrics + "/lap-result.json",
-        "--start-check-report=" + metrics + "/" + telemetry::kStartCheckReportFileName})
+        "--lap-metrics-file=" + metrics + "/lap.jsonl", "--result-file=" + metrics + "/lap-result.json"})
     flags.push_back(std::move(flag));
   if (std::optional<int> schedule = ScheduleSteps(view))
     flags.push_back("--lap-schedule-steps=" + std::to_string(*schedule));
   for (std::string& flag : CompileWatchFlags(view, metrics)) flags.push_back(std::move(flag));
   return flags;
-}
-
-Result<std::vector<std::string>> StartCheckFlags(const json& container, int admission_value,
-                                                 const LapInjection& options) {
-  size_t command_size = 0;
-  if (!ArgvOf(container, command_size))
-    return Status::Error("the container has no command of its own (its image's entrypoint runs), "
-                         "so graintune cannot start it");
-  return std::vector<std::string>{
-      "--admission-value=" + std::to_string(admission_value),
-      "--start-check-report=" + options.metrics_dir + "/" + telemetry::kStartCheckReportFileName};
 }
 
 std::optional<LauncherRole> LauncherRoleOf(const json& spec) {
