@@ -123,6 +123,9 @@ std::string Headline(const json& entry) {
   if (outcome == ToString(PlanOutcome::kLeftToMaxText))
     return "left as written for MaxText to pick: it may refuse a value graintune would write\n"
            "          (see the reason)";
+  if (outcome == ToString(PlanOutcome::kLeftToStartCheck))
+    return "left as written; the start check starts the trainer with " + std::to_string(entry["workers"].get<int>()) +
+           " where it reads -1\n          (the checkpoint's saved count on a resume; never more than MaxText accepts)";
   if (outcome == ToString(PlanOutcome::kOverBudget))
     return "left unchanged: over the webhook's work budget";
   return "no grain_worker_count=-1 to tune";
@@ -184,8 +187,12 @@ void PrintText(const json& report, std::ostream& out) {
       out << "  found   " << f["key"].get<std::string>() << "=" << f["before"].get<std::string>()
           << " in container " << f["container"].get<std::string>() << " ("
           << f["where"].get<std::string>() << ", " << f["pointer"].get<std::string>() << ")\n"
-          << "  value   " << (f.contains("left") ? "-1, left to MaxText: " + f["left"].get<std::string>()
-                                                     : std::to_string(f["value"].get<int>()))
+          << "  value   "
+          << (!f.contains("left") ? std::to_string(f["value"].get<int>())
+              : f.contains("start_fill")
+                  ? "-1 as written, " + std::to_string(f["start_fill"].get<int>()) + " at the start check: " +
+                        f["left"].get<std::string>()
+                  : "-1, left to MaxText: " + f["left"].get<std::string>())
           << "\n";
       // A container that reads its run otherwise than the trainer (an init container, an
       // ahead-of-time compile) says so.
@@ -328,6 +335,7 @@ json EntryOf(const Plan& plan, const std::string& object, const std::string& fil
                      {"pointer", f.pointer}, {"before", f.before}, {"value", f.value},
                      {"resume", workload::ToJson(f.resume)}});
     if (!f.left.empty()) found.back()["left"] = f.left;  // value -1: graintune wrote nothing
+    if (f.start_fill) found.back()["start_fill"] = *f.start_fill;  // what the start check starts it with
   }
   entry["found"] = found;
   return entry;

@@ -4,6 +4,7 @@
 #include <array>
 #include <cmath>
 
+#include "telemetry/trainer_compile.h"
 #include "tuner/figures.h"
 #include "workload/grain_tuning_status.h"
 #include "workload/graintune_objects.h"
@@ -160,9 +161,11 @@ std::string TuningStatusText(const nlohmann::json& gt) {
     if (lap.contains("trainerCompile")) {
       const std::string compile = lap["trainerCompile"].get<std::string>();
       out += "  lap:  the trainer's train step: " +
-             (compile == "CacheHit"   ? std::string("from the JAX cache the lap filled")
-              : compile == "Compiled" ? std::string("compiled again (its program differs from the lap's)")
-                                      : "unknown (" + lap.value("trainerCompileWhy", std::string()) + ")") +
+             (compile == telemetry::TrainerCompileStatusName(telemetry::TrainerCompile::kCacheHit)
+                  ? std::string("from the JAX cache the lap filled")
+              : compile == telemetry::TrainerCompileStatusName(telemetry::TrainerCompile::kCompiled)
+                  ? std::string("compiled again (its program differs from the lap's)")
+                  : "unknown (" + lap.value("trainerCompileWhy", std::string()) + ")") +
              "\n";
     }
   }

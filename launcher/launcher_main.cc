@@ -84,7 +84,10 @@ const server::ServerCommand& LauncherCommand() {
           {.name = "start-check-report", .value_name = "PATH",
            .help = "start the trainer with graintune's start check, which writes what it saw here"},
           {.name = "start-check-timeout", .value_name = "DURATION", .default_text = "120s",
-           .help = "the start check leaves the start as written after this"}}};
+           .help = "the start check leaves the start as written after this"},
+          {.name = "start-check-fill", .value_name = "N",
+           .help = "a start that leaves the count to MaxText (-1) starts with N, within what MaxText "
+                   "accepts, unless its checkpoint saved a count"}}};
   return kCommand;
 }
 
@@ -126,9 +129,10 @@ std::optional<StartCheckSettings> StartCheckFromFlags(const server::Flags& flags
   if (!flags.Has("start-check-report")) return std::nullopt;
   Result<std::optional<std::chrono::seconds>> timeout = flags.Duration("start-check-timeout");
   Result<std::optional<int>> admission = flags.IntegerIn("admission-value", 0, 100000);
-  if (!timeout.ok() || !admission.ok()) {
+  Result<std::optional<int>> fill = flags.IntegerIn("start-check-fill", 1, 100000);
+  if (!timeout.ok() || !admission.ok() || !fill.ok()) {
     LogLine(LogLevel::kWarning) << "no start check: "
-                                << (!timeout.ok() ? timeout.error() : admission.error());
+                                << (!timeout.ok() ? timeout.error() : !admission.ok() ? admission.error() : fill.error());
     return std::nullopt;
   }
   std::error_code error;
@@ -140,7 +144,8 @@ std::optional<StartCheckSettings> StartCheckFromFlags(const server::Flags& flags
   return StartCheckSettings{.python_dir = (self.parent_path() / kStartCheckFolder).string(),
                             .report_file = *flags.Get("start-check-report"),
                             .timeout_seconds = static_cast<int>(timeout->value_or(std::chrono::seconds(120)).count()),
-                            .admission_value = *admission};
+                            .admission_value = *admission,
+                            .fill_value = *fill};
 }
 
 // Everything a lap needs, read from the flags; an error names what is missing or malformed.

@@ -28,6 +28,10 @@ struct StartCheckSettings {
   std::string report_file;  // the check's report (graintune's exporter serves it)
   int timeout_seconds = 120;
   std::optional<int> admission_value;  // what graintune wrote into the start, for the report
+  // graintune's value for a start that leaves the count to MaxText (-1) where admission could
+  // not rewrite it (a script, a sourced file): the check starts it with this, within what
+  // MaxText accepts, unless the run's checkpoint saved a count.
+  std::optional<int> fill_value;
 };
 
 // Writes sitecustomize.py and graintune_start_check.py into `python_dir` (created).

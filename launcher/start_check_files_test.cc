@@ -54,6 +54,13 @@ TEST(StartCheckFiles, TheTrainersOwnPythonPathStaysAfterTheChecksFolder) {
   EXPECT_EQ(StartCheckEnv(settings, std::string())[0].second, "/graintune-launcher/python");
   const StartCheckSettings no_value{.python_dir = "/p", .report_file = "/r"};
   EXPECT_FALSE(nlohmann::json::parse(StartCheckEnv(no_value, std::nullopt)[1].second).contains("admission_value"));
+  EXPECT_FALSE(nlohmann::json::parse(StartCheckEnv(no_value, std::nullopt)[1].second).contains("fill_value"));
+}
+
+TEST(StartCheckFiles, AFillValueReachesTheCheck) {
+  const StartCheckSettings settings{.python_dir = "/p", .report_file = "/r", .admission_value = 9, .fill_value = 9};
+  const nlohmann::json check = nlohmann::json::parse(StartCheckEnv(settings, std::nullopt)[1].second);
+  EXPECT_EQ(check.value("fill_value", 0), 9);
 }
 
 }  // namespace

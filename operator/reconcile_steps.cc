@@ -182,22 +182,34 @@ void RecordTrainerCompile(const ReconcileInput& in, GrainTuningStatus& status, s
   if (!verdict) return;
   switch (verdict->verdict) {
     case telemetry::TrainerCompile::kCacheHit:
-      status.lap->trainer_compile = "CacheHit";
+      status.lap->trainer_compile = telemetry::TrainerCompileStatusName(verdict->verdict);
       events.push_back({"Normal", "LapTrainerCompile",
                         "the trainer found its train step in the JAX compilation cache its practice lap filled"});
       return;
     case telemetry::TrainerCompile::kCompiled:
-      status.lap->trainer_compile = "Compiled";
+      status.lap->trainer_compile = telemetry::TrainerCompileStatusName(verdict->verdict);
       events.push_back({"Normal", "LapTrainerCompile",
                         "the trainer compiled its train step again: its program differs from its practice lap's"});
       return;
     case telemetry::TrainerCompile::kUnknown:
       break;
   }
-  status.lap->trainer_compile = "Unknown";
+  status.lap->trainer_compile = telemetry::TrainerCompileStatusName(telemetry::TrainerCompile::kUnknown);
   status.lap->trainer_compile_why = verdict->why.substr(0, telemetry::kMaxLapOutcomeBytes);
   events.push_back({"Normal", "LapTrainerCompile",
                     "whether the trainer found its train step in the JAX cache its lap filled is unknown: " + verdict->why});
+}
+
+std::vector<PodFacts> PodsAsStarted(const ReconcileInput& in) {
+  std::vector<PodFacts> pods = in.pods;
+  for (PodFacts& p : pods) {
+    const auto doc = in.steps.find(p.attempt);
+    if (doc == in.steps.end() || !doc->second.start_check) continue;
+    const telemetry::StartCheckReport& check = *doc->second.start_check;
+    if (check.started_value) p.workers = std::max(*check.started_value, 0);
+    else if (check.fill_value) p.workers = 0;  // it failed open on a -1 it was to fill: MaxText's pick
+  }
+  return pods;
 }
 
 void MergeMeasuredTrials(const ReconcileInput& in, const AttemptPods& attempts, std::map<int, Trial>& trials) {

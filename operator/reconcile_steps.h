@@ -1,5 +1,6 @@
 // The steps ReconcileTuning() takes, in its order, each a plain function over values (the
 // rules are in tuning_reconciler.h):
+//   0. the pods as their trainers started (PodsAsStarted): the count the start check reported;
 //   1. trials: the stored ones (StoredTrials), OOM kills (RecordOomKills, with their Events),
 //      what the pods measured (MergeMeasuredTrials), then RecordTrials (bounded, ended attempts);
 //   2. runs and pins (RecordRunsAndPins): status.runs, the newest pinned attempt, ended early;
@@ -35,6 +36,13 @@ int NewestAttempt(const AttemptPods& attempts, const std::vector<Trial>& trials)
 // The spec of a GrainTuning created for `in`'s key: its workload (from any pod), policy, mode,
 // bounds, dataset and dataset kind.
 workload::GrainTuningSpec SpecForNewGrainTuning(const ReconcileInput& in);
+
+// 0. in.pods with each pod's `workers` as its trainer started: the count graintune's start check
+// reported for its attempt (docs/start-check.md; a slice's hosts start with one count), in place
+// of admission's; 0 (not a value graintune knows, so no trial or run is recorded from it) where
+// the trainer started with MaxText's own pick: the check left -1, or failed open on a -1 it was to
+// fill. Pods without a report keep admission's (or their lap's) value.
+std::vector<PodFacts> PodsAsStarted(const ReconcileInput& in);
 
 // 1. The stored trials by attempt.
 std::map<int, Trial> StoredTrials(const workload::GrainTuningStatus& status);

@@ -6,6 +6,7 @@
 #include <map>
 #include <string>
 
+#include "telemetry/trainer_compile.h"
 #include "workload/grain_tuning_status.h"
 #include "workload/graintune_objects.h"
 
@@ -58,8 +59,11 @@ std::vector<prometheus::MetricFamily> TuningMetricFamilies(const std::vector<jso
       lap_admission.Add(labels(lap->attempt)).Set(lap->admission_workers);
       if (lap->workers) lap_workers.Add(labels(lap->attempt)).Set(*lap->workers);
       if (lap->wall_seconds) lap_seconds.Add(labels(lap->attempt)).Set(*lap->wall_seconds);
-      if (lap->trainer_compile == "CacheHit" || lap->trainer_compile == "Compiled")
-        lap_cache_hit.Add(labels(lap->attempt)).Set(lap->trainer_compile == "CacheHit" ? 1 : 0);
+      const auto is = [&](telemetry::TrainerCompile v) {
+        return lap->trainer_compile == telemetry::TrainerCompileStatusName(v);
+      };
+      if (is(telemetry::TrainerCompile::kCacheHit) || is(telemetry::TrainerCompile::kCompiled))
+        lap_cache_hit.Add(labels(lap->attempt)).Set(is(telemetry::TrainerCompile::kCacheHit) ? 1 : 0);
     }
   }
   return registry.Collect();

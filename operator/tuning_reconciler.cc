@@ -103,7 +103,9 @@ ReconcileOutput ReconcileTuning(const ReconcileInput& in) {
       in.grain_tuning ? workload::StatusOf(*in.grain_tuning) : workload::GrainTuningStatus{};
   const workload::GrainTuningSpec spec = in.grain_tuning ? workload::SpecOf(*in.grain_tuning) : workload::GrainTuningSpec{};
   if (!in.grain_tuning) out.object = workload::NewGrainTuning(in.ns, SpecForNewGrainTuning(in));
-  const AttemptPods attempts = PodsByAttempt(in.pods);
+  // 0. The pods as their trainers started.
+  const std::vector<PodFacts> pods = PodsAsStarted(in);
+  const AttemptPods attempts = PodsByAttempt(pods);
 
   // 1. Trials: stored ones, then what the pods show now.
   std::map<int, Trial> trials = StoredTrials(old);
@@ -113,9 +115,9 @@ ReconcileOutput ReconcileTuning(const ReconcileInput& in) {
   std::vector<Trial> list;
   for (const auto& [a, t] : trials) list.push_back(t);
   workload::GrainTuningStatus status = old;
-  RecordTrials(list, in.pods, status);
+  RecordTrials(list, pods, status);
   // 2. Runs and pins.
-  const RunsAndPins runs = RecordRunsAndPins(in.pods, status);
+  const RunsAndPins runs = RecordRunsAndPins(pods, status);
   out.lap_answer = RecordLap(in, attempts, status, out.events);
   RecordTrainerCompile(in, status, out.events);
   RecordStartCheck(in, status, out.events);
@@ -130,7 +132,7 @@ ReconcileOutput ReconcileTuning(const ReconcileInput& in) {
   } else {
     const Decision d = Decide(*in.inputs, list);
     phase = ToString(d.phase);
-    if (newest_measured) status.next_run = NextRun(*in.inputs, list, in.pods, d);
+    if (newest_measured) status.next_run = NextRun(*in.inputs, list, pods, d);
     const int next_run_workers = status.next_run ? status.next_run->workers.value_or(0) : 0;
     rec = Recommendation(old.recommendation, d, attempts, newest, newest_measured, runs.pinned, next_run_workers);
     Learn(list, *in.inputs, status);

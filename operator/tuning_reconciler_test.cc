@@ -433,5 +433,34 @@ TEST(ReconcilePinnedTest, AFedRunTeachesTheNextRunAndRecordsWhatTransfers) {
   EXPECT_LT(free_run.status["recommendation"]["workers"].get<int>(), 11);
 }
 
+// The record is keyed by the count the trainer really started with (the start check's report):
+// a pod admitted with 1 whose check started it with the 2 its checkpoint saved is a trial of 2,
+// and its run's value is 2; a pod whose trainer ran with MaxText's own pick (a -1 the check was
+// to fill, but it failed open) is no trial at all.
+TEST(TuningReconcilerTest, TrialsAndRunsAreKeyedByTheCountTheStartCheckStartedWith) {
+  PodFacts pod = Pod(0, 1);
+  pod.pins_workers = true;
+  pod.checkpoint_dir = "gs://b/run/checkpoints";
+  telemetry::StepsDocument steps = FedSteps(30);
+  steps.start_check = telemetry::StartCheckReport{.checked = true, .changed = true, .admission_value = 1,
+                                                  .written_value = 1, .started_value = 2, .why = "saved with 2"};
+  const ReconcileOutput out = ReconcileTuning(Input(std::nullopt, {pod}, {{0, steps}}));
+  ASSERT_TRUE(out.status.contains("trials")) << out.status.dump();
+  EXPECT_EQ(out.status["trials"][0]["workers"], 2);
+  ASSERT_TRUE(out.status.contains("runs")) << out.status.dump();
+  EXPECT_EQ(out.status["runs"][0]["workers"], 2);
+
+  steps.start_check = telemetry::StartCheckReport{.checked = false, .admission_value = 9, .fill_value = 9,
+                                                  .why = "MaxText's loader took longer than 120 s"};
+  const ReconcileOutput open = ReconcileTuning(Input(std::nullopt, {pod}, {{0, steps}}));
+  EXPECT_FALSE(open.status.contains("trials")) << open.status.dump();
+  EXPECT_FALSE(open.status.contains("runs")) << open.status.dump();
+  steps.start_check->started_value = -1;  // the check left MaxText's -1 (a checkpoint it could not read)
+  steps.start_check->checked = true;
+  EXPECT_FALSE(ReconcileTuning(Input(std::nullopt, {pod}, {{0, steps}})).status.contains("trials"));
+  steps.start_check = telemetry::StartCheckReport{.checked = false, .admission_value = 1, .why = "no MaxText"};
+  EXPECT_EQ(ReconcileTuning(Input(std::nullopt, {pod}, {{0, steps}})).status["trials"][0]["workers"], 1);
+}
+
 }  // namespace
 }  // namespace graintune::op

@@ -44,6 +44,7 @@ json ToJson(const StartCheckReport& r) {
   if (r.admission_value) out["admission_value"] = *r.admission_value;
   if (r.written_value) out["written_value"] = *r.written_value;
   if (r.started_value) out["started_value"] = *r.started_value;
+  if (r.fill_value) out["fill_value"] = *r.fill_value;
   json keys = json::object();
   if (!r.dataset_type.empty()) keys["dataset_type"] = r.dataset_type;
   if (!r.checkpoint_dir.empty()) keys["checkpoint_dir"] = r.checkpoint_dir;
@@ -69,6 +70,7 @@ Result<StartCheckReport> StartCheckReportFromJson(const json& d) {
   r.admission_value = CountField(d, "admission_value", problem);
   r.written_value = CountField(d, "written_value", problem);
   r.started_value = CountField(d, "started_value", problem);
+  r.fill_value = CountField(d, "fill_value", problem);
   if (const auto s = d.find("seconds"); s != d.end() && s->is_number() && s->get<double>() >= 0 && s->get<double>() < 1e6)
     r.seconds = s->get<double>();
   if (const auto keys = d.find("keys"); keys != d.end() && keys->is_object()) {

@@ -10,7 +10,8 @@
 // `checked` false: MaxText's loader could not say (the check failed open and the trainer started
 // as written; `why` says what failed). `written_value` is what the start said (MaxText's view);
 // `started_value` what it started with; either is absent when the count came from nowhere the
-// check could read. Parsing is bounded (the file is written in a pod its owner controls): texts
+// check could read. `fill_value`: graintune's value for a start that leaves the count to MaxText
+// (-1), where admission could not rewrite it. Parsing is bounded (the file is written in a pod its owner controls): texts
 // are cut, numbers range-checked, unknown fields ignored, and a malformed file is an error.
 #pragma once
 
@@ -39,6 +40,8 @@ struct StartCheckReport {
   bool checked = false;
   bool changed = false;
   std::optional<int> admission_value, written_value, started_value;
+  // graintune's value for a start that left the count to MaxText (-1), when admission gave one.
+  std::optional<int> fill_value;
   std::string why;
   double seconds = 0;
   // The keys of MaxText's config that decide the count, as MaxText resolved them.

@@ -33,6 +33,17 @@ constexpr std::string_view TrainerCompileName(TrainerCompile verdict) {
   return "unknown";
 }
 
+// Its name in the GrainTuning's status.lap.trainerCompile (the CRD's enum): "CacheHit",
+// "Compiled", "Unknown".
+constexpr std::string_view TrainerCompileStatusName(TrainerCompile verdict) {
+  switch (verdict) {
+    case TrainerCompile::kCacheHit: return "CacheHit";
+    case TrainerCompile::kCompiled: return "Compiled";
+    case TrainerCompile::kUnknown: break;
+  }
+  return "Unknown";
+}
+
 // The verdict a name gives; nullopt for any other text.
 constexpr std::optional<TrainerCompile> ParseTrainerCompile(std::string_view name) {
   for (TrainerCompile v : {TrainerCompile::kCacheHit, TrainerCompile::kCompiled, TrainerCompile::kUnknown})

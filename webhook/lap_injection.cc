@@ -131,14 +131,34 @@ std::vector<std::string> CompileWatchFlags(const workload::ContainerOverrides& v
 }  // namespace
 
 Result<std::vector<std::string>> StartCheckFlags(const json& container, int admission_value,
-                                                 const LapInjection& options) {
+                                                 const LapInjection& options, bool fills) {
   size_t command_size = 0;
   if (!ArgvOf(container, command_size))
     return Status::Error("the container has no command of its own (its image's entrypoint runs), "
                          "so graintune cannot start it");
-  return std::vector<std::string>{
+  std::vector<std::string> flags = {
       "--admission-value=" + std::to_string(admission_value),
       "--start-check-report=" + options.metrics_dir + "/" + telemetry::kStartCheckReportFileName};
+  if (fills) flags.push_back("--start-check-fill=" + std::to_string(admission_value));
+  return flags;
+}
+
+bool SetStartCheckValue(json& container, int value) {
+  json& command = container["command"];
+  if (!command.is_array()) return false;
+  bool set = false;
+  for (json& word : command) {
+    if (!word.is_string()) continue;
+    const std::string& text = word.get_ref<const std::string&>();
+    if (text == "--") break;  // the trainer's own words follow
+    for (const std::string flag : {"--admission-value=", "--start-check-fill="})
+      if (text.starts_with(flag)) {
+        word = flag + std::to_string(value);
+        set = true;
+        break;
+      }
+  }
+  return set;
 }
 
 Result<std::vector<std::string>> LauncherFlags(const json& container,

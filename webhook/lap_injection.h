@@ -61,9 +61,17 @@ Result<std::vector<std::string>> LauncherFlags(const nlohmann::json& container,
                                                const LapInjection& options);
 
 // graintune-launcher's flags for a start check without a lap (the report in the exporter's
-// volume), or why `container` cannot be wrapped: it has no command of its own.
+// volume), or why `container` cannot be wrapped: it has no command of its own. `fills`: the
+// container leaves the count to MaxText (-1) where graintune cannot rewrite it, and the check
+// starts it with `admission_value` instead (--start-check-fill).
 Result<std::vector<std::string>> StartCheckFlags(const nlohmann::json& container, int admission_value,
-                                                 const LapInjection& options);
+                                                 const LapInjection& options, bool fills = false);
+
+// Sets the value a launcher-wrapped `container` (InjectLauncher) was given for its start check
+// (--admission-value, and --start-check-fill when it has one) to `value`: a pod of a later
+// attempt, made from a template wrapped for the first, starts with its own attempt's value.
+// Whether the container held such a flag.
+bool SetStartCheckValue(nlohmann::json& container, int value);
 
 // What the launcher does before the trainer: a lap (its answer arrives through a downward-API
 // file), or only the start check.

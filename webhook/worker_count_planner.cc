@@ -253,13 +253,14 @@ bool AddLap(json& object, const TemplateSites& t, const ContainerSites& trainer,
 }
 
 // The start check for the trainer `trainer` of template `t` (policy spec.startCheck): the
-// launcher starts it with the check in front of MaxText, which reports to the exporter; or
-// plan.start_check says why it does not.
-void AddStartCheck(json& object, const TemplateSites& t, const ContainerSites& trainer,
-                   const ExporterInjection& exporter, Plan& plan) {
+// launcher starts it with the check in front of MaxText, which reports to the exporter (true);
+// or plan.start_check says why it does not. `fills`: the -1s graintune leaves in it are started
+// with plan.workers (StartCheckFlags).
+bool AddStartCheck(json& object, const TemplateSites& t, const ContainerSites& trainer,
+                   const ExporterInjection& exporter, bool fills, Plan& plan) {
   // An init-container trainer is never wrapped: the exporter's insertion into initContainers has
   // moved it (its pointer and address no longer hold it).
-  if (trainer.init) return;
+  if (trainer.init) return false;
   const std::string name = workload::StringField(*trainer.container, "name");
   const auto say = [&](const std::string& text) {
     if (plan.start_check.find(text) == std::string::npos)
@@ -268,18 +269,31 @@ void AddStartCheck(json& object, const TemplateSites& t, const ContainerSites& t
   if (trainer.overrides.HasKey("metrics_file")) {  // no exporter (InjectExporter) to report to
     say("no start check for " + name + ": the job sets metrics_file itself, so no exporter "
         "was added to report it");
-    return;
+    return false;
   }
   const LapInjection options{.image = exporter.image, .metrics_dir = exporter.mount_path};
   const json& container = object.at(json::json_pointer(trainer.pointer));
-  Result<std::vector<std::string>> flags = StartCheckFlags(container, plan.workers, options);
+  Result<std::vector<std::string>> flags = StartCheckFlags(container, plan.workers, options, fills);
   if (!flags.ok()) {
     say("no start check for " + name + ": " + flags.error());
-    return;
+    return false;
   }
   InjectLauncher(object, t.ref.spec_pointer, trainer.pointer, *flags, LauncherRole::kStartCheck, options);
   say(name + " starts through graintune-launcher with the start check: a resuming run gets "
-      "the count its checkpoint saved, and MaxText is never given a count it refuses");
+      "the count its checkpoint saved, and MaxText is never given a count it refuses" +
+      (fills ? "; where the start leaves the count to MaxText (-1), it starts with " + std::to_string(plan.workers) +
+                   ", or fewer where MaxText accepts fewer"
+             : std::string()));
+  return true;
+}
+
+// The -1s of the container at `trainer_pointer` among plan.findings get the value the start
+// check starts them with (the training count only: the check sets nothing else).
+void NoteStartFill(const std::string& trainer_pointer, Plan& plan) {
+  for (Finding& f : plan.findings)
+    if (f.value == -1 && !IsEvalKey(f.key) &&
+        (f.pointer == trainer_pointer || f.pointer.starts_with(trainer_pointer + "/")))
+      f.start_fill = plan.workers;
 }
 
 bool Writes(const Edit& e) { return e.op != Edit::Op::kLeave; }
@@ -299,7 +313,7 @@ void AddLeftFindings(const std::string& object_name, const TemplateSites& t, boo
   for (const Edit& e : t.edits) {
     if (!all && e.op != Edit::Op::kLeave) continue;
     Finding f{object_name, e.container_name, e.site, e.key, e.container_pointer + e.pointer, e.before, -1,
-              e.op == Edit::Op::kLeave ? e.left_why : why, {}};
+              e.op == Edit::Op::kLeave ? e.left_why : why, {}, std::nullopt};
     for (const ContainerSites& c : t.containers)
       if (c.pointer == e.container_pointer) f.resume = c.resume;
     plan.findings.push_back(std::move(f));
@@ -309,23 +323,27 @@ void AddLeftFindings(const std::string& object_name, const TemplateSites& t, boo
 // A JobSet keeps -1 in its spec (child Jobs are tuned at their creation) and announces the
 // value its first attempt will get.
 // A Pod or Job gets the value written into every site, the applied annotations, the managed
-// label and (when configured) the exporter sidecar.
+// label and (when configured) the exporter sidecar. `fill_at_start`: nothing is written (each -1
+// is left, with plan.reason where no edit says why), and the trainer starts through the start
+// check, which fills its -1 with plan.workers.
 void ApplyToTemplates(json& object, const std::string& object_name,
                       const std::vector<TemplateSites>& found,
                       const std::map<std::string, std::string>& applied,
                       const ExporterInjection* exporter, const std::optional<LapSettings>& lap,
-                      bool start_check, Plan& plan) {
+                      bool start_check, bool fill_at_start, Plan& plan) {
   for (const TemplateSites& t : found) {
-    for (const AppliedEdit& a : ApplyEdits(object, WritableEdits(t.edits), [&](const Edit& e) {
+    const std::vector<Edit> writable = fill_at_start ? std::vector<Edit>{} : WritableEdits(t.edits);
+    if (fill_at_start) AddLeftFindings(object_name, t, /*all=*/true, plan.reason, plan);
+    for (const AppliedEdit& a : ApplyEdits(object, writable, [&](const Edit& e) {
            return IsEvalKey(e.key) ? plan.eval_workers : plan.workers;
          })) {
       Finding f{object_name, a.edit.container_name, a.edit.site, a.edit.key,
-                a.pointer,   a.edit.before,         a.value, {}, {}};
+                a.pointer,   a.edit.before,         a.value, {}, {}, std::nullopt};
       for (const ContainerSites& c : t.containers)
         if (c.pointer == a.edit.container_pointer) f.resume = c.resume;
       plan.findings.push_back(std::move(f));
     }
-    AddLeftFindings(object_name, t, /*all=*/false, "", plan);
+    if (!fill_at_start) AddLeftFindings(object_name, t, /*all=*/false, "", plan);
     // The inputs travel to the pods, where the operator reads them (and learns per dataset).
     std::map<std::string, std::string> template_annotations = t.input_annotations;
     for (const auto& [k, v] : applied) template_annotations[k] = v;
@@ -340,11 +358,15 @@ void ApplyToTemplates(json& object, const std::string& object_name,
         if (plan.attempt > 0) AnnotateNoLap(object, t.ref.metadata_pointer, plan.attempt, plan);
         else plan.lap = "a practice lap runs before the trainer (its template carries graintune-launcher)";
       } else if (carried == LauncherRole::kStartCheck) {
+        // This attempt's value, in place of the one its template was wrapped with.
+        if (SetStartCheckValue(object[json::json_pointer(trainer.pointer)], plan.workers) && fill_at_start)
+          NoteStartFill(trainer.pointer, plan);
         plan.start_check = "the trainer starts with the start check (its template carries graintune-launcher)";
-      } else if (!(lap && &trainer == DecidingContainer(found).second &&
+      } else if (!(!fill_at_start && lap && &trainer == DecidingContainer(found).second &&
                    AddLap(object, t, trainer, *lap, *exporter, plan)) &&
-                 start_check) {
-        AddStartCheck(object, t, trainer, *exporter, plan);
+                 start_check && AddStartCheck(object, t, trainer, *exporter, fill_at_start, plan) &&
+                 fill_at_start) {
+        NoteStartFill(trainer.pointer, plan);
       }
     }
   }
@@ -507,10 +529,14 @@ AttemptQuery QueryFor(const json& object_meta, const std::map<std::string, std::
   query.attempt = workload::AttemptOf(object_meta);
   query.has_restart_label = labels.count(workload::kRestartAttemptLabel) > 0;
   query.announces_first_attempt = kind == WorkloadKind::kJobSet;
-  query.only_applied_values = std::all_of(found.begin(), found.end(), [](const TemplateSites& t) {
-    return std::all_of(t.edits.begin(), t.edits.end(),
-                       [](const Edit& e) { return e.before != "-1" && e.before != "(unset)"; });
-  });
+  // (A -1 graintune cannot rewrite holds no value it applied: with nothing else, none was.)
+  query.only_applied_values =
+      std::any_of(found.begin(), found.end(),
+                  [](const TemplateSites& t) { return std::any_of(t.edits.begin(), t.edits.end(), Writes); }) &&
+      std::all_of(found.begin(), found.end(), [](const TemplateSites& t) {
+        return std::all_of(t.edits.begin(), t.edits.end(),
+                           [](const Edit& e) { return e.before != "-1" && e.before != "(unset)"; });
+      });
   query.pins_workers = trainer.resume.pins_workers;
   query.checkpoint_dir = trainer.resume.checkpoint_dir;
   if (query.only_applied_values)
@@ -590,7 +616,7 @@ std::map<std::string, std::string> AppliedAnnotations(
 // its child Jobs), then sets plan.patch to what changed.
 void WritePlan(json& object, WorkloadKind kind, const std::vector<TemplateSites>& found,
                const ExporterInjection* exporter, const std::optional<LapSettings>& lap, bool start_check,
-               const std::map<std::string, std::string>& applied, Plan& plan) {
+               bool fill_at_start, const std::map<std::string, std::string>& applied, Plan& plan) {
   const std::string object_name = ObjectName(object, kind);
   plan.touched = Touches(kind, found, exporter);
   const json before = CopyTouched(object, plan.touched);
@@ -598,7 +624,7 @@ void WritePlan(json& object, WorkloadKind kind, const std::vector<TemplateSites>
   // start with -1 (Grain's own pick) when the webhook cannot answer for a restart; its child
   // Jobs and pods re-pick that value for every later attempt (the sites hold graintune's
   // value for attempt 0, which no longer applies to them).
-  ApplyToTemplates(object, object_name, found, applied, exporter, lap, start_check, plan);
+  ApplyToTemplates(object, object_name, found, applied, exporter, lap, start_check, fill_at_start, plan);
   // A tuned Job carries the managed label too: the webhook watches only those Jobs (a plain
   // Job's failed pods number its retries' attempts).
   if (kind == WorkloadKind::kJob) Annotate(object, "/metadata", applied, {{workload::kManagedLabel, "true"}});
@@ -611,8 +637,12 @@ void WritePlan(json& object, WorkloadKind kind, const std::vector<TemplateSites>
               {workload::kReasonAnnotation, plan.reason}},
              {});
     plan.warnings.push_back(
-        "graintune: grain_worker_count=-1 will be " + std::to_string(plan.workers) +
-        " for the first attempt (" + plan.reason + "); " +
+        (fill_at_start ? "graintune: grain_worker_count=-1 is left as written; graintune's start check starts the "
+                         "first attempt's trainer with " + std::to_string(plan.workers) +
+                         " unless its checkpoint saved a count or MaxText accepts fewer ("
+                       : "graintune: grain_worker_count=-1 will be " + std::to_string(plan.workers) +
+                             " for the first attempt (") +
+        plan.reason + "); " +
         (plan.resume.pins_workers
              ? "every restart keeps it: " + plan.resume.why
              : "each restart is re-picked (" + plan.resume.why +
@@ -674,6 +704,26 @@ std::optional<LapSettings> LapFor(const Policy& policy, const TuningInputs& inpu
                      .expected_seconds = LapExpectedSeconds(inputs, steps)};
 }
 
+// Whether the start check can take the -1s graintune leaves as written (docs/start-check.md): it
+// is on, the exporter is there to hear what it saw, and the run's trainer is a regular
+// container with a command of its own (or one a template already wrapped) whose training
+// count is among those -1s.
+bool StartCheckCanFill(const json& object, const std::vector<TemplateSites>& found, const Policy& policy,
+                       const ExporterInjection* exporter) {
+  if (!policy.start_check || !exporter || policy.mode == Mode::kOff) return false;
+  const auto [t, trainer] = DecidingContainer(found);
+  if (trainer->init || trainer->overrides.aot_compile_only) return false;
+  // A template wrapped before (a JobSet's, for its pods) carries the launcher and the exporter,
+  // whose metrics file is graintune's own.
+  const bool wrapped = LauncherRoleOf(object.at(json::json_pointer(t->ref.spec_pointer))) == LauncherRole::kStartCheck;
+  if (!wrapped && (trainer->overrides.HasKey("metrics_file") ||
+                   !StartCheckFlags(*trainer->container, 1, LapInjection{}).ok()))
+    return false;
+  return std::any_of(t->edits.begin(), t->edits.end(), [&](const Edit& e) {
+    return !IsEvalKey(e.key) && e.container_pointer == trainer->pointer;
+  });
+}
+
 // A pod graintune leaves as written whose trainer carries the launcher (its Job or JobSet
 // template got a lap for attempt 0) runs no lap in a later attempt: its answer, "none", is set
 // before it starts (graintune-launcher then starts the trainer at once).
@@ -701,14 +751,19 @@ Plan PlanInPlace(json& object, WorkloadKind kind, const std::string& ns, Planner
                                                      sources.configmaps, budget, plan.warnings);
   if (budget && !budget->exceeded().empty()) return OverBudget(std::move(plan), *budget);
   if (found.empty()) return plan;
-  // Every -1 found is one graintune cannot rewrite: named as found, left to MaxText.
+  // Every -1 found is one graintune cannot rewrite: named as found, left as written; MaxText
+  // picks it, unless the start check can fill it (StartCheckCanFill).
+  bool fill_at_start = false;
   if (std::none_of(found.begin(), found.end(), [](const TemplateSites& t) {
         return std::any_of(t.edits.begin(), t.edits.end(), Writes);
       })) {
-    for (const TemplateSites& t : found) AddLeftFindings(ObjectName(object, kind), t, true, "", plan);
-    plan.reason = plan.findings.front().left;
-    plan.outcome = PlanOutcome::kLeftToMaxText;
-    return plan;
+    if (!StartCheckCanFill(object, found, policy, exporter)) {
+      for (const TemplateSites& t : found) AddLeftFindings(ObjectName(object, kind), t, true, "", plan);
+      plan.reason = plan.findings.front().left;
+      plan.outcome = PlanOutcome::kLeftToMaxText;
+      return plan;
+    }
+    fill_at_start = true;
   }
 
   // One value for the whole workload, decided from its trainer: each container read its own
@@ -750,9 +805,16 @@ Plan PlanInPlace(json& object, WorkloadKind kind, const std::string& ns, Planner
   const bool has_eval = HasEvalSite(found);
   std::optional<long> hosts_annotated;
   if (!FitToMaxText(object, kind, primary, *trainer, *inputs, has_eval, plan, hosts_annotated)) {
-    for (const TemplateSites& t : found) AddLeftFindings(ObjectName(object, kind), t, true, plan.reason, plan);
-    plan.outcome = PlanOutcome::kLeftToMaxText;
-    return plan;
+    if (!StartCheckCanFill(object, found, policy, exporter)) {
+      for (const TemplateSites& t : found) AddLeftFindings(ObjectName(object, kind), t, true, plan.reason, plan);
+      plan.outcome = PlanOutcome::kLeftToMaxText;
+      return plan;
+    }
+    // The check lowers the value to what MaxText accepts, reading the start as MaxText does: the
+    // warning FitToMaxText left says so instead of "MaxText picks".
+    if (!plan.warnings.empty()) plan.warnings.back() = "graintune: grain_worker_count left as written: " + plan.reason +
+                           "; the start check gives the trainer no more than MaxText accepts for what it reads";
+    fill_at_start = true;
   }
 
   if (policy.mode == Mode::kOff) {
@@ -763,10 +825,15 @@ Plan PlanInPlace(json& object, WorkloadKind kind, const std::string& ns, Planner
   }
   KeepGivenStory(object_annotations, plan);
   if (budget && !budget->Charge(0)) return OverBudget(std::move(plan), *budget);
-  WritePlan(object, kind, found, exporter, LapFor(policy, *inputs, ns, *trainer, exporter, plan),
-            policy.start_check, AppliedAnnotations(plan, object_annotations, has_eval, hosts_annotated, failures_counted),
-            plan);
-  plan.outcome = PlanOutcome::kTuned;
+  const std::optional<LapSettings> lap =
+      fill_at_start ? std::nullopt : LapFor(policy, *inputs, ns, *trainer, exporter, plan);
+  WritePlan(object, kind, found, exporter, lap, policy.start_check, fill_at_start,
+            AppliedAnnotations(plan, object_annotations, has_eval, hosts_annotated, failures_counted), plan);
+  plan.outcome = !fill_at_start ? PlanOutcome::kTuned
+                 : std::any_of(plan.findings.begin(), plan.findings.end(),
+                               [](const Finding& f) { return f.start_fill.has_value(); })
+                     ? PlanOutcome::kLeftToStartCheck
+                     : PlanOutcome::kLeftToMaxText;
   return plan;
 }
 
@@ -780,6 +847,7 @@ std::string ToString(PlanOutcome outcome) {
     case PlanOutcome::kRecommendOnly: return "RecommendOnly";
     case PlanOutcome::kKeptAsWritten: return "KeptAsWritten";
     case PlanOutcome::kLeftToMaxText: return "LeftToMaxText";
+    case PlanOutcome::kLeftToStartCheck: return "LeftToStartCheck";
     case PlanOutcome::kOverBudget: return "OverBudget";
   }
   return "NothingToTune";

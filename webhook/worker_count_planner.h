@@ -56,8 +56,12 @@ struct Finding {
   std::string pointer;    // absolute JSON pointer of what changed
   std::string before;     // "-1"
   int value = 0;          // what it became (for JobSets: what the first attempt will get); -1 left
-  std::string left;       // why graintune leaves this -1 to MaxText (empty: it wrote `value`)
+  std::string left;       // why graintune leaves this -1 as written (empty: it wrote `value`)
   workload::RunResume resume;  // what this container's own config says about resuming
+  // The value graintune's start check starts this -1 with at the trainer's start (within what
+  // MaxText accepts, unless the run's checkpoint saved a count; docs/start-check.md); nullopt:
+  // MaxText picks it.
+  std::optional<int> start_fill;
 };
 
 // What the planner made of an object, for people (`graintune explain`, warnings) and metrics.
@@ -67,8 +71,10 @@ enum class PlanOutcome {
   kDeferred,       // -1 found, but no TPU host known yet: its pods are tuned when created
   kRecommendOnly,  // policy mode Off: the value is only in a warning
   kKeptAsWritten,  // a pod of an attempt graintune already set: left alone
-  kLeftToMaxText,  // MaxText may refuse any value graintune could write (workload/maxtext_limits.h):
-                   // -1 left for MaxText to pick, with a warning
+  kLeftToMaxText,  // MaxText may refuse any value graintune could write (workload/maxtext_limits.h),
+                   // or graintune cannot rewrite the -1: left for MaxText to pick, with a warning
+  kLeftToStartCheck,  // the same -1 left as written, and the trainer starts through the start
+                      // check, which starts it with `workers` within what MaxText accepts
   kOverBudget,     // the work budget ran out: left unchanged
 };
 std::string ToString(PlanOutcome outcome);

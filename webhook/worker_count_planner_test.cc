@@ -676,6 +676,88 @@ TEST_F(ExporterPlannerTest, EveryTunedTrainerWithItsOwnCommandStartsThroughTheSt
   EXPECT_NE(entrypoint.start_check.find("no command of its own"), std::string::npos) << entrypoint.start_check;
 }
 
+// A -1 graintune cannot rewrite (a sourced file may set any key) is left as written, and the
+// trainer starts through the start check, which starts it with admission's value within what
+// MaxText accepts (docs/start-check.md); without the check (or without the exporter that hears
+// it), MaxText picks it, as before.
+TEST_F(ExporterPlannerTest, AMinusOneGraintuneCannotRewriteIsFilledAtTheStartCheck) {
+  json job = SeedJob();
+  std::string& script = job["spec"]["template"]["spec"]["containers"][0]["command"][2].get_ref<std::string&>();
+  script = ". /etc/cfg/env.sh; " + script;
+  const Plan plan = RunWithExporter(job, workload::WorkloadKind::kJob);
+  ASSERT_EQ(plan.outcome, PlanOutcome::kLeftToStartCheck) << plan.reason;
+  ASSERT_GT(plan.workers, 0);
+  ASSERT_FALSE(plan.findings.empty());
+  bool filled = false;
+  for (const Finding& f : plan.findings) {
+    EXPECT_EQ(f.value, -1);
+    EXPECT_FALSE(f.left.empty());
+    filled |= f.start_fill == std::optional<int>(plan.workers);
+  }
+  EXPECT_TRUE(filled);
+  const json& trainer = plan.mutated["spec"]["template"]["spec"]["containers"][0];
+  const json expected_head = json::array({"/graintune-launcher/graintune-launcher",
+                                          "--admission-value=" + std::to_string(plan.workers),
+                                          "--start-check-report=/graintune-metrics/start-check.json",
+                                          "--start-check-fill=" + std::to_string(plan.workers), "--", "bash", "-c"});
+  ASSERT_GE(trainer["command"].size(), expected_head.size());
+  for (size_t i = 0; i < expected_head.size(); ++i) EXPECT_EQ(trainer["command"][i], expected_head[i]) << i;
+  EXPECT_EQ(trainer["command"].back(), script);  // the start itself is exactly as written
+  EXPECT_EQ(plan.mutated["spec"]["template"]["metadata"]["annotations"][workload::kWorkerCountAnnotation],
+            std::to_string(plan.workers));
+  EXPECT_FALSE(RunWithExporter(plan.mutated, workload::WorkloadKind::kJob).changed);  // reinvocation
+
+  Policy unchecked;
+  unchecked.start_check = false;
+  policies_ = workload::FixedPolicy(unchecked);
+  const Plan off = RunWithExporter(job, workload::WorkloadKind::kJob);
+  EXPECT_EQ(off.outcome, PlanOutcome::kLeftToMaxText);
+  EXPECT_FALSE(off.changed);
+  policies_ = workload::FixedPolicy(Policy{});
+  const Plan no_exporter = Run(job, workload::WorkloadKind::kJob);
+  EXPECT_EQ(no_exporter.outcome, PlanOutcome::kLeftToMaxText);
+  EXPECT_FALSE(no_exporter.changed);
+}
+
+// A dataset_type graintune cannot read may be hf, where MaxText accepts at most 1 worker: no
+// value is written into the start, and the start check, which reads the real dataset_type, fills
+// the -1 within MaxText's limit.
+TEST_F(ExporterPlannerTest, AnUnknownDatasetTypeLeavesTheValueToTheStartCheck) {
+  json job = SeedJob();
+  std::string& script = job["spec"]["template"]["spec"]["containers"][0]["command"][2].get_ref<std::string&>();
+  script += " dataset_type=$DATASET";
+  const Plan plan = RunWithExporter(job, workload::WorkloadKind::kJob);
+  ASSERT_EQ(plan.outcome, PlanOutcome::kLeftToStartCheck) << plan.reason;
+  const json& trainer = plan.mutated["spec"]["template"]["spec"]["containers"][0];
+  EXPECT_NE(trainer["command"].back().get<std::string>().find("grain_worker_count=-1"), std::string::npos);
+  EXPECT_EQ(trainer["command"][3], "--start-check-fill=" + std::to_string(plan.workers));
+  bool said = false;
+  for (const std::string& w : plan.warnings) said |= w.find("the start check gives the trainer") != std::string::npos;
+  EXPECT_TRUE(said);
+}
+
+// A JobSet's restart: the child Job carries its template's start check, with this attempt's value.
+TEST_F(ExporterPlannerTest, ARestartsStartCheckFillsWithItsOwnAttemptsValue) {
+  json js = {{"apiVersion", "jobset.x-k8s.io/v1alpha2"}, {"kind", "JobSet"},
+             {"metadata", {{"name", "js"}, {"namespace", "team-a"}}},
+             {"spec", {{"replicatedJobs", {{{"name", "slice"}, {"template", {{"spec", SeedJob()["spec"]}}}}}}}}};
+  std::string& script = js["spec"]["replicatedJobs"][0]["template"]["spec"]["template"]["spec"]["containers"][0]
+                          ["command"][2].get_ref<std::string&>();
+  script = ". /etc/cfg/env.sh; " + script;
+  const Plan plan = RunWithExporter(js, workload::WorkloadKind::kJobSet);
+  ASSERT_EQ(plan.outcome, PlanOutcome::kLeftToStartCheck) << plan.reason;
+  json child = ChildJob(plan.mutated, 1);
+  json& command = child["spec"]["template"]["spec"]["containers"][0]["command"];
+  command[1] = "--admission-value=999";  // as if attempt 0 had been given another value
+  command[3] = "--start-check-fill=999";
+  const Plan restart = RunWithExporter(child, workload::WorkloadKind::kJob);
+  ASSERT_EQ(restart.outcome, PlanOutcome::kLeftToStartCheck) << restart.reason;
+  const json& wrapped = restart.mutated["spec"]["template"]["spec"]["containers"][0]["command"];
+  EXPECT_EQ(wrapped[1], "--admission-value=" + std::to_string(restart.workers));
+  EXPECT_EQ(wrapped[3], "--start-check-fill=" + std::to_string(restart.workers));
+  EXPECT_EQ(restart.mutated["spec"]["template"]["spec"]["initContainers"].size(), 2u);  // once
+}
+
 // A JobSet's template carries the start check's launcher; its child Jobs keep it, once.
 TEST_F(ExporterPlannerTest, AJobSetsChildJobsKeepTheirTemplatesStartCheckOnce) {
   json js = CheckpointingJobSet("js", "pretrain");

@@ -12,7 +12,8 @@ interpreter, before MaxText parses anything (docs/start-check.md). It
      process_0.json (ElasticIterator, any count restores);
   3. decides the count the trainer starts with (decide()): a run that restores a per-worker
      iterator gets exactly the count it saved; otherwise the count as written, lowered to what
-     MaxText accepts (hf: at most 1; tfrecord/parquet: at most the files per host);
+     MaxText accepts (hf: at most 1; tfrecord/parquet: at most the files per host), with
+     graintune's fill value in place of a -1 when it was given one;
   4. when that differs from what the trainer would run, edits sys.argv (the last
      grain_worker_count= word, or a new one) or M_GRAIN_WORKER_COUNT where the count is set, and
      loads the edited start again with MaxText's loader: a start MaxText refuses is put back;
@@ -23,7 +24,9 @@ loader that errs or takes longer than the timeout all leave the start exactly as
 the reason in the report and on stderr. Nothing here raises to the caller.
 
 Settings (GRAINTUNE_START_CHECK, JSON): {"report": PATH, "timeout_seconds": N,
-"admission_value": N (what graintune wrote, for the report)}.
+"admission_value": N (what graintune wrote, for the report), "fill_value": N (graintune's value
+for a start that leaves the count to MaxText, -1: admission could not rewrite where the start
+sets it, docs/start-check.md)}.
 """
 
 from __future__ import annotations
@@ -34,7 +37,7 @@ import select
 import signal
 import sys
 import time
-from typing import Any
+from typing import Any, Callable
 
 KEY = "grain_worker_count"
 ENV_KEY = "M_GRAIN_WORKER_COUNT"
@@ -234,8 +237,10 @@ def load_in_child(argv: list[str], timeout: float) -> dict[str, Any]:
 # --- The decision (pure) ------------------------------------------------------------------------
 
 
-def decide(seen: dict[str, Any]) -> tuple[int | None, str]:
-  """The count the trainer must start with, given load()'s answer; None: as written. With why."""
+def decide(seen: dict[str, Any], fill: int | None = None) -> tuple[int | None, str]:
+  """The count the trainer must start with, given load()'s answer; None: as written. With why.
+  `fill`: graintune's value for a start that leaves the count to MaxText (-1), which admission
+  could not rewrite where the start sets it."""
   if "error" in seen:
     return None, seen["error"]
   keys = seen["keys"]
@@ -252,12 +257,17 @@ def decide(seen: dict[str, Any]) -> tuple[int | None, str]:
       return None, f"it resumes step {checkpoint['step']} with the {saved} workers its iterator was saved with"
     return saved, (f"it resumes step {checkpoint['step']}, whose Grain iterator was saved with {saved} workers "
                    f"(the start said {current})")
-  if keys["dataset_type"] == "hf" and (current is None or current > 1):
-    return 1, f"MaxText accepts at most 1 worker for dataset_type=hf (the start said {current})"
-  limit = seen.get("files_per_host")
-  if limit is not None and limit >= 1 and current > limit:
-    return limit, f"MaxText accepts at most {limit} workers: the {keys['grain_file_type']} files per host (the start said {current})"
   why = checkpoint.get("why") or "nothing restores a per-worker iterator"
+  wanted, said = current, f"the start said {current}"
+  if current == -1 and fill is not None and fill >= 1:
+    wanted, said = fill, f"graintune's value {fill} for the start's -1 ({why})"
+  if keys["dataset_type"] == "hf" and (wanted is None or wanted > 1):
+    return 1, f"MaxText accepts at most 1 worker for dataset_type=hf ({said})"
+  limit = seen.get("files_per_host")
+  if limit is not None and limit >= 1 and wanted is not None and wanted > limit:
+    return limit, f"MaxText accepts at most {limit} workers: the {keys['grain_file_type']} files per host ({said})"
+  if wanted != current:
+    return wanted, said
   return None, f"{current} workers as written ({why})"
 
 
@@ -323,42 +333,66 @@ def _write_report(path: str, report: dict[str, Any]) -> None:
     sys.stderr.write(f"graintune start check: cannot write {path}: {e}\n")
 
 
-def run(settings_text: str) -> None:
-  """The check around this interpreter's start (sys.argv and os.environ are edited in place)."""
+def load_start_in_child(argv: list[str], env: dict[str, str], timeout: float) -> dict[str, Any]:
+  """load_in_child() of the start `argv` with the count's variable as `env` holds it."""
+  with _env_count_set(env):
+    return load_in_child(argv, timeout)
+
+
+def check(argv: list[str], env: dict[str, str], settings: dict[str, Any],
+          loader: Callable[[list[str], dict[str, str], float], dict[str, Any]] = load_start_in_child
+          ) -> tuple[list[str], dict[str, str], dict[str, Any]]:
+  """The start to run: `argv` (argv[0] names the program, the rest are MaxText's words) and `env`
+  (M_GRAIN_WORKER_COUNT when the start sets it, else empty), checked with `loader` (a start ->
+  load()'s answer, within a time) under `settings`. Returns the start's argv and env, edited or
+  as given, and what the check saw (the report's keys)."""
   started = time.monotonic()
-  settings = json.loads(settings_text)
   timeout = float(settings.get("timeout_seconds", 120))
-  report: dict[str, Any] = {"admission_value": settings.get("admission_value"), "pid": os.getpid(),
-                            "argv": [w[:500] for w in sys.argv[1:200]], "cwd": os.getcwd()}
-  argv = ["train.py"] + sys.argv[1:]
-  seen = load_in_child(argv, timeout)
+  fill = settings.get("fill_value")
+  fill = fill if isinstance(fill, int) and not isinstance(fill, bool) and fill >= 1 else None
+
+  def left() -> float:
+    return max(1.0, timeout - (time.monotonic() - started))
+
+  report: dict[str, Any] = {"admission_value": settings.get("admission_value")}
+  if fill is not None:
+    report["fill_value"] = fill
+  seen = loader(argv, env, timeout)
   if "error" in seen and seen["error"].startswith("MaxText refused"):
     # MaxText's config refuses more than 1 worker for hf itself: is that what it refused?
-    one_argv, one_env = with_count(argv, _env_count(), 1)
-    with _env_count_set(one_env):
-      one = load_in_child(one_argv, max(1.0, timeout - (time.monotonic() - started)))
+    one_argv, one_env = with_count(argv, env, 1)
+    one = loader(one_argv, one_env, left())
     if "error" not in one and one["keys"]["dataset_type"] == "hf":
       seen = dict(one, refused=seen["error"])
-      seen["keys"] = dict(one["keys"], grain_worker_count=_count_of(argv, _env_count()))
+      seen["keys"] = dict(one["keys"], grain_worker_count=_count_of(argv, env))
   report["keys"] = seen.get("keys")
   report["checkpoint"] = seen.get("checkpoint")
   report["files_per_host"] = seen.get("files_per_host")
-  value, why = decide(seen)
+  value, why = decide(seen, fill)
   written = (seen.get("keys") or {}).get(KEY)
   report.update({"checked": "error" not in seen, "written_value": written, "started_value": written, "why": why})
   if value is not None:
-    new_argv, new_env = with_count(argv, _env_count(), value)
-    with _env_count_set(new_env):
-      again = load_in_child(new_argv, max(1.0, timeout - (time.monotonic() - started)))
+    new_argv, new_env = with_count(argv, env, value)
+    again = loader(new_argv, new_env, left())
     if "error" in again or (again.get("keys") or {}).get(KEY) != value:
       report.update({"started_value": written,
                      "why": f"left as written: {why}, but MaxText does not start with {value} "
                             f"({again.get('error', (again.get('keys') or {}).get(KEY))})"})
     else:
-      sys.argv[1:] = new_argv[1:]
-      os.environ.update(new_env)
+      argv, env = new_argv, new_env
       report.update({"started_value": value, "changed": True})
   report["seconds"] = round(time.monotonic() - started, 3)
+  return argv, env, report
+
+
+def run(settings_text: str) -> None:
+  """The check around this interpreter's start (sys.argv and os.environ are edited in place)."""
+  settings = json.loads(settings_text)
+  report: dict[str, Any] = {"pid": os.getpid(), "argv": [w[:500] for w in sys.argv[1:200]], "cwd": os.getcwd()}
+  argv, env, seen = check(["train.py"] + sys.argv[1:], _env_count(), settings)
+  report.update(seen)
+  sys.argv[1:] = argv[1:]
+  os.environ.update(env)
   sys.stderr.write(f"graintune start check: the trainer starts with {report['started_value']} workers: "
                    f"{report['why']} ({report['seconds']} s)\n")
   _write_report(settings.get("report", ""), report)

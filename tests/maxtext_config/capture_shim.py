@@ -1,7 +1,9 @@
 """Stands in for `python3`, `python`, `pip`, `sleep`, ... inside a container's command.
 
 A `python3`/`python` start is recorded as one JSON file (argv and the environment MaxText's
-config reads: the M_* overrides and JOBSET_NAME, its default run_name) in $GRAINTUNE_CAPTURES, numbered in start order; every shimmed command then exits 0 at
+config reads: the M_* overrides and JOBSET_NAME, its default run_name; and the start check's
+settings, GRAINTUNE_START_CHECK, when graintune-launcher started the command) in
+$GRAINTUNE_CAPTURES, numbered in start order; every shimmed command then exits 0 at
 once, so scripts run to the end (`&&` chains, `wait $PID`, xpk's polling loop) without training.
 """
 
@@ -15,7 +17,8 @@ def main() -> int:
   if name in ("python3", "python"):
     captures = os.environ["GRAINTUNE_CAPTURES"]
     index = len([f for f in os.listdir(captures) if f.endswith(".json")])
-    env = {k: v for k, v in os.environ.items() if k.startswith("M_") or k == "JOBSET_NAME"}
+    env = {k: v for k, v in os.environ.items()
+           if k.startswith("M_") or k in ("JOBSET_NAME", "GRAINTUNE_START_CHECK")}
     with open(os.path.join(captures, f"{index}.json"), "w", encoding="utf-8") as out:
       json.dump({"argv": [name] + argv, "env": env}, out)
   return 0

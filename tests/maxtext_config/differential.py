@@ -75,10 +75,13 @@ class MaxTextLoader:
         [sys.executable, str(harness.HERE / "load_maxtext_config.py"), "--serve"], stdin=subprocess.PIPE,
         stdout=subprocess.PIPE, stderr=self.log, text=True, env=env, cwd=self.home.name)
 
-  def view(self, inv: harness.Invocation, slices: int) -> harness.MaxTextView:
+  def view(self, inv: harness.Invocation, slices: int, check: bool = False) -> harness.MaxTextView:
+    """MaxText's view of the start `inv`; `check`: of the start as graintune's start check leaves
+    it, with the settings graintune-launcher gave it (inv.env's GRAINTUNE_START_CHECK)."""
     with tempfile.TemporaryDirectory(prefix="graintune-pyconfig-") as tmp:
       harness.make_checkout(Path(tmp), self.configs_dir)
-      request = {"argv": inv.argv, "env": {**inv.env, "GRAINTUNE_NUM_SLICES": str(slices)}, "cwd": tmp}
+      request = {"argv": inv.argv, "env": {**inv.env, "GRAINTUNE_NUM_SLICES": str(slices)}, "cwd": tmp,
+                 "check": check}
       self.proc.stdin.write(json.dumps(request) + "\n")
       self.proc.stdin.flush()
       line = self.proc.stdout.readline()

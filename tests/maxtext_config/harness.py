@@ -67,6 +67,9 @@ class MaxTextView:
   # The settings that decide whether and where the run checkpoints (load_maxtext_config.py's
   # RESUME_KEYS, as MaxText resolved them) and the loader's working directory.
   resume: dict[str, Any] | None = None
+  # With a start check (MaxTextLoader.checked_view): what graintune's start check saw and did
+  # (its report), the view above being of the start as the check left it.
+  check: dict[str, Any] | None = None
 
 
 def graintune_bin() -> str:

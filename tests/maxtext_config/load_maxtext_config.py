@@ -18,6 +18,7 @@ Everything else is MaxText's.
 import json
 import os
 import sys
+from pathlib import Path
 
 # What decides whether a start checkpoints and restores Grain's iterator, and where
 # (maxtext_resume.py reads them).
@@ -60,10 +61,35 @@ def load(pyconfig, argv) -> dict:
           "grain_worker_count_eval": config.grain_worker_count_eval, "resume": resume}
 
 
+def check_then_load(pyconfig, argv) -> dict:
+  """The start as graintune's start check (launcher/python/graintune_start_check.py) leaves it,
+  with the settings graintune-launcher gave it ($GRAINTUNE_START_CHECK), loaded by MaxText: load()'s
+  answer with the check's report under "check". The check loads with its own load() in this
+  process (MaxText is imported already), where in a pod it forks for each load."""
+  sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "launcher" / "python"))
+  import graintune_start_check as start_check  # pylint: disable=import-outside-toplevel
+
+  settings = json.loads(os.environ.pop("GRAINTUNE_START_CHECK"))
+  # The slices the check reads from the pod's MEGASCALE_NUM_SLICES are the JobSet's replicas here.
+  os.environ.setdefault("MEGASCALE_NUM_SLICES", os.environ.get("GRAINTUNE_NUM_SLICES", "1"))
+
+  def in_process(start, env, _timeout):
+    with start_check._env_count_set(env):  # pylint: disable=protected-access
+      return start_check.load(start)
+
+  count = {start_check.ENV_KEY: os.environ[start_check.ENV_KEY]} if start_check.ENV_KEY in os.environ else {}
+  argv, env, report = start_check.check(argv, count, settings, in_process)
+  os.environ.update(env)
+  answer = load(pyconfig, argv)
+  answer["check"] = report
+  return answer
+
+
 def serve(pyconfig) -> int:
-  """--serve: MaxText is imported once, then each request line on stdin ({"argv", "env", "cwd"})
-  is loaded in a child forked for it (its own environment and working directory, nothing left
-  behind for the next) and answered with one JSON line on stdout, in order."""
+  """--serve: MaxText is imported once, then each request line on stdin ({"argv", "env", "cwd"},
+  and "check": true to load the start as graintune's start check leaves it) is loaded in a child
+  forked for it (its own environment and working directory, nothing left behind for the next)
+  and answered with one JSON line on stdout, in order."""
   for line in sys.stdin:
     request = json.loads(line)
     read_end, write_end = os.pipe()
@@ -76,7 +102,10 @@ def serve(pyconfig) -> int:
           del os.environ[key]
         os.environ.update(request["env"])
         os.chdir(request["cwd"])
-        answer = json.dumps(load(pyconfig, request["argv"]))
+        if request.get("check"):
+          answer = json.dumps(check_then_load(pyconfig, request["argv"]))
+        else:
+          answer = json.dumps(load(pyconfig, request["argv"]))
       except Exception as e:  # pylint: disable=broad-except  # the loader itself broke
         answer = json.dumps({"error": f"loader crashed: {type(e).__name__}: {e}"})
       with os.fdopen(write_end, "w") as out:

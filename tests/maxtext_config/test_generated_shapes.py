@@ -11,6 +11,13 @@ the rewrite. Outcomes are counted per (container, key) site and printed:
   (unsafe, missed, over-pin, directory, extra); plus "refused as written" (a generated start
   MaxText itself refuses: the shape, not graintune) and "refused value" (MaxText refuses what
   graintune wrote).
+Then the trainer's start, as graintune's start check leaves it: where admission leaves a -1 it
+cannot rewrite and wraps the trainer with the start check (explain's `start_fill`), every MaxText
+start of the tuned container runs graintune's real check (launcher/python, with the settings the
+build's graintune-launcher gave it) and MaxText loads what the check left. Counted per site:
+  "filled at the start check" (MaxText starts with graintune's value, not its own pick) or
+  "still -1 at the start" (the check left it: why is in its report); a start MaxText refuses
+  after the check fails the test. "right at the start" is admission's right plus the filled.
 The test fails on any unsafe, missed or refused value. GRAINTUNE_SHAPES cases (300 by default)
 from GRAINTUNE_SHAPES_SEED on; docs/development.md gives a longer run on other seeds.
 """
@@ -23,7 +30,7 @@ from pathlib import Path
 import differential
 import harness
 import shapes
-from test_maxtext_config import views_of
+from test_maxtext_config import configs_dir, views_of
 
 CASES = int(os.environ.get("GRAINTUNE_SHAPES", "300"))
 FIRST_SEED = int(os.environ.get("GRAINTUNE_SHAPES_SEED", "48000"))
@@ -43,8 +50,32 @@ def refused_values(docs, loader, workdir: Path) -> list[str]:
   return refusals
 
 
+def start_check_outcomes(docs, loader, workdir: Path, tally: dict[str, int]) -> list[str]:
+  """Counts, per container and key admission leaves to the start check, what the trainer's
+  starts run with after graintune's check; returns MaxText's refusals of a checked start."""
+  configmaps = [d for d in docs if d.get("kind") == "ConfigMap"]
+  refusals = []
+  for pod in harness.plan_pods(docs, workdir, mutate=True):
+    filled = {f.get("container") for f in pod.findings if "start_fill" in f}
+    for container in harness.maxtext_containers(pod):
+      if container.get("name") not in filled:
+        continue
+      root = workdir / f"sandbox-{len(list(workdir.glob('sandbox-*')))}"
+      root.mkdir()
+      run = harness.run_container(pod, container, configmaps, configs_dir(), root)
+      views = [(inv, loader.view(inv, pod.slices, check="GRAINTUNE_START_CHECK" in inv.env))
+               for inv in run.invocations if harness.is_maxtext_start(inv)]
+      refusals += [f"{inv.argv} env {inv.env}: {view.error}" for inv, view in views if view.error]
+      counts = [view.grain_worker_count for _, view in views if not view.error]
+      outcome = ("filled at the start check" if counts and all(c is not None and c >= 1 for c in counts)
+                 else "still -1 at the start")
+      tally[outcome] = tally.get(outcome, 0) + 1
+  return refusals
+
+
 def test_generated_shapes_are_read_on_the_safe_side(loader, tmp_path: Path) -> None:
   tally: dict[str, int] = {}
+  at_start: dict[str, int] = {}
   failures: list[str] = []
   for seed in range(FIRST_SEED, FIRST_SEED + CASES):
     docs = shapes.generate(seed)
@@ -63,9 +94,16 @@ def test_generated_shapes_are_read_on_the_safe_side(loader, tmp_path: Path) -> N
     if refusals:
       tally["refused value"] = tally.get("refused value", 0) + 1
       failures += [f"seed {seed}: MaxText refuses what graintune wrote: {r}" for r in refusals]
+    checked = start_check_outcomes(docs, loader, work, at_start)
+    failures += [f"seed {seed}: MaxText refuses the start graintune's check left: {r}" for r in checked]
   sites = sum(v for k, v in tally.items() if k != "refused as written")
   print(f"\n{CASES} generated shapes (seeds {FIRST_SEED}..{FIRST_SEED + CASES - 1}), {sites} sites:")
   for outcome in sorted(tally, key=lambda k: -tally[k]):
     print(f"  {outcome:32} {tally[outcome]:5}" + (f"  ({tally[outcome] / sites:.1%})" if sites and
                                                    outcome != "refused as written" else ""))
+  print("At the trainer's start (graintune's start check, where admission left a -1 to it):")
+  for outcome in sorted(at_start, key=lambda k: -at_start[k]):
+    print(f"  {outcome:32} {at_start[outcome]:5}")
+  right = tally.get("right", 0) + at_start.get("filled at the start check", 0)
+  print(f"  {'right at the start':32} {right:5}" + (f"  ({right / sites:.1%})" if sites else ""))
   assert not failures, "\n".join(failures[:40])

@@ -124,8 +124,11 @@ def test_one_worker_more_than_the_files_stops_maxtext_at_start(parquet_dir: Path
 
 
 def test_without_a_file_count_graintune_keeps_minus_one_and_maxtext_starts(parquet_dir: Path, tmp_path: Path) -> None:
+  # Nothing is written into the start; the start check, which reads the files, fills the -1
+  # within MaxText's limit (test_start_check.py trains that start).
   report = explained(parquet_dir, {}, tmp_path)
-  assert report.get("outcome") == "LeftToMaxText" and written_value(report) is None, report
+  assert report.get("outcome") == "LeftToStartCheck" and written_value(report) is None, report
+  assert [f.get("start_fill") for f in report["found"]] == [report["workers"]], report
   assert any("graintune.dev/data-files" in w for w in report.get("warnings", [])), report
   status, output, metrics = train(parquet_dir, -1, tmp_path / "run")
   assert status == 0, tail(output)

@@ -11,6 +11,8 @@ MaxText parses it (docs/start-check.md). Judged by MaxText itself:
     trains with the files per host;
   - an hf start asking for 4 workers, which MaxText's config refuses, gets past MaxText's config
     with 1 (into its hf pipeline, which this environment cannot run: no `datasets` package);
+  - a -1 admission could not rewrite starts with graintune's value (the launcher's fill), lowered
+    to the parquet files per host, and trains;
   - the check fails open: Python without MaxText, a loader slower than the timeout;
   - an image's own sitecustomize still runs, and a Python that is not the trainer is left alone.
 Needs the GRAINTUNE_MAXTEXT_* variables (scripts/lib/maxtext_trainer.sh).
@@ -122,6 +124,43 @@ def test_start_check_decides(seen, value) -> None:
   assert why
 
 
+@pytest.mark.parametrize("seen,fill,value", [
+    # A fresh run: graintune's value in place of MaxText's own pick.
+    ({"keys": _keys(grain_worker_count=-1), "checkpoint": {"layout": "none", "why": "none"}}, 12, 12),
+    ({"keys": _keys(grain_worker_count=-1, enable_checkpointing=False), "checkpoint": None}, 12, 12),
+    # A resume: the count its iterator was saved with, whatever graintune would fill.
+    ({"keys": _keys(grain_worker_count=-1), "checkpoint": {"layout": "per-worker", "step": 4, "saved_workers": 5}}, 12, 5),
+    # Within what MaxText accepts: hf 1, parquet its files per host.
+    ({"keys": _keys(grain_worker_count=-1, dataset_type="hf"), "checkpoint": None}, 12, 1),
+    ({"keys": _keys(grain_worker_count=-1, grain_file_type="parquet"), "files_per_host": 3}, 12, 3),
+    # A checkpoint the check cannot read: left as written, never a guess.
+    ({"keys": _keys(grain_worker_count=-1), "checkpoint": {"layout": "unreadable", "why": "403"}}, 12, None),
+    # A count the start sets itself is never replaced by the fill.
+    ({"keys": _keys(grain_worker_count=6), "checkpoint": None}, 12, None),
+    ({"keys": _keys(grain_worker_count=-1), "checkpoint": None}, None, None),
+])
+def test_start_check_fills_a_minus_one_with_graintunes_value(seen, fill, value) -> None:
+  decided, why = check.decide(seen, fill)
+  assert decided == value, why
+  assert why
+
+
+def test_start_check_loads_the_filled_start_again() -> None:
+  loads = []
+
+  def loader(argv, env, timeout):
+    loads.append((list(argv), dict(env)))
+    count = int(argv[-1].split("=")[1]) if argv[-1].startswith("grain_worker_count=") else -1
+    return {"keys": _keys(grain_worker_count=count, enable_checkpointing=False)}
+
+  argv, env, report = check.check(["train.py", "base.yml"], {}, {"fill_value": 7, "timeout_seconds": 5}, loader)
+  assert argv == ["train.py", "base.yml", "grain_worker_count=7"] and env == {}
+  assert report["started_value"] == 7 and report["written_value"] == -1 and report["changed"]
+  assert len(loads) == 2  # the start as written, then as filled
+  argv, env, report = check.check(["train.py", "base.yml"], {}, {"timeout_seconds": 5}, loader)
+  assert argv == ["train.py", "base.yml"] and report["started_value"] == -1 and "changed" not in report
+
+
 def test_start_check_edits_where_the_start_sets_the_count() -> None:
   argv = ["train.py", "base.yml", "grain_worker_count=4", "x=1", "grain_worker_count=5"]
   assert check.with_count(argv, {}, 2) == (argv[:4] + ["grain_worker_count=2"], {})
@@ -202,6 +241,26 @@ def test_StartCheck_parquet_more_workers_than_files_trains_with_the_files_per_ho
   assert done.returncode == 0, tail(output)
   seen = json.loads(report.read_text())
   assert (seen["files_per_host"], seen["started_value"]) == (3, 3), seen
+  assert steps_in(tmp_path / "m.jsonl")[-1] == 2, tail(output)
+
+
+def test_StartCheck_a_minus_one_admission_left_starts_with_graintunes_value_within_maxtexts_limit(
+    parquet_dir: Path, tmp_path: Path) -> None:  # pylint: disable=redefined-outer-name
+  """A start whose count admission could not rewrite (here -1 on the command line, as a sourced
+  file would leave it) and whose limit admission could not tell: the launcher gives the check
+  graintune's value (fill_value 12); the check reads parquet with 3 files per host and starts the
+  trainer with 3, which trains. Without the check, MaxText's own -1 would pick by RAM."""
+  argv = [maxtext_env("GRAINTUNE_MAXTEXT_PYTHON"), "-m", TRAINER, *maxtext_env("GRAINTUNE_MAXTEXT_TINY_ARGS").split(),
+          "grain_file_type=parquet", f"grain_train_files={parquet_dir}/*.parquet",
+          f"tokenizer_path={maxtext_env('GRAINTUNE_MAXTEXT_TOKENIZER')}", "run_name=filled",
+          f"base_output_directory={tmp_path}", "steps=3", "grain_worker_count=-1", f"metrics_file={tmp_path}/m.jsonl"]
+  report = tmp_path / "report.json"
+  fill = json.dumps({"report": str(report), "timeout_seconds": 300, "admission_value": 12, "fill_value": 12})
+  done = run(argv, tmp_path, fill, {"JAX_PROCESS_COUNT": "1"})
+  output = done.stdout + done.stderr
+  assert done.returncode == 0, tail(output)
+  seen = json.loads(report.read_text())
+  assert (seen["written_value"], seen["fill_value"], seen["started_value"], seen["changed"]) == (-1, 12, 3, True), seen
   assert steps_in(tmp_path / "m.jsonl")[-1] == 2, tail(output)
 
 
