@@ -804,6 +804,7 @@ Plan PlanInPlace(json& object, WorkloadKind kind, const std::string& ns, Planner
 
   const bool has_eval = HasEvalSite(found);
   std::optional<long> hosts_annotated;
+  const std::string decided_reason = plan.reason;
   if (!FitToMaxText(object, kind, primary, *trainer, *inputs, has_eval, plan, hosts_annotated)) {
     if (!StartCheckCanFill(object, found, policy, exporter)) {
       for (const TemplateSites& t : found) AddLeftFindings(ObjectName(object, kind), t, true, plan.reason, plan);
@@ -814,6 +815,7 @@ Plan PlanInPlace(json& object, WorkloadKind kind, const std::string& ns, Planner
     // warning FitToMaxText left says so instead of "MaxText picks".
     if (!plan.warnings.empty()) plan.warnings.back() = "graintune: grain_worker_count left as written: " + plan.reason +
                            "; the start check gives the trainer no more than MaxText accepts for what it reads";
+    plan.reason = decided_reason + "; " + plan.reason;
     fill_at_start = true;
   }
 

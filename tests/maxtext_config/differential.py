@@ -39,6 +39,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
+import empty_buckets
 import harness
 import maxtext_resume
 
@@ -70,6 +71,9 @@ class MaxTextLoader:
     self.home = tempfile.TemporaryDirectory(prefix="graintune-loader-")
     env = {k: v for k, v in os.environ.items() if not k.startswith("M_") and k != "JOBSET_NAME"}
     env.update({"JAX_PLATFORMS": "cpu", "HOME": self.home.name})
+    # The start check reads each run's checkpoint: every bucket is empty (empty_buckets.py).
+    self.buckets = empty_buckets.EmptyBuckets()
+    env["STORAGE_EMULATOR_HOST"] = self.buckets.url
     self.log = open(Path(self.home.name) / "loader.log", "w+", encoding="utf-8")  # pylint: disable=consider-using-with
     self.proc = subprocess.Popen(  # pylint: disable=consider-using-with
         [sys.executable, str(harness.HERE / "load_maxtext_config.py"), "--serve"], stdin=subprocess.PIPE,
@@ -95,6 +99,7 @@ class MaxTextLoader:
     self.proc.wait(timeout=60)
     self.log.close()
     self.home.cleanup()
+    self.buckets.close()
 
 
 @dataclasses.dataclass

@@ -14,7 +14,8 @@ the rewrite. Outcomes are counted per (container, key) site and printed:
 Then the trainer's start, as graintune's start check leaves it: where admission leaves a -1 it
 cannot rewrite and wraps the trainer with the start check (explain's `start_fill`), every MaxText
 start of the tuned container runs graintune's real check (launcher/python, with the settings the
-build's graintune-launcher gave it) and MaxText loads what the check left. Counted per site:
+build's graintune-launcher gave it, every bucket empty as for a first start: empty_buckets.py)
+and MaxText loads what the check left. Counted per site:
   "filled at the start check" (MaxText starts with graintune's value, not its own pick) or
   "still -1 at the start" (the check left it: why is in its report); a start MaxText refuses
   after the check fails the test. "right at the start" is admission's right plus the filled.
@@ -69,6 +70,9 @@ def start_check_outcomes(docs, loader, workdir: Path, tally: dict[str, int]) -> 
       counts = [view.grain_worker_count for _, view in views if not view.error]
       outcome = ("filled at the start check" if counts and all(c is not None and c >= 1 for c in counts)
                  else "still -1 at the start")
+      if outcome != "filled at the start check":
+        print(f"  {pod.source} {container.get('name')}: still -1: " +
+              "; ".join(str((view.check or {}).get("why", view.error))[:200] for _, view in views))
       tally[outcome] = tally.get(outcome, 0) + 1
   return refusals
 
