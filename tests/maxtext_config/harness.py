@@ -299,9 +299,17 @@ class Sandbox:
       shim = self.bin / name
       shim.write_text(wrapper)
       shim.chmod(0o755)
+    # bash reads this first: `cd` into, and `.`/`source` of, an absolute path that the sandbox
+    # holds (a mounted ConfigMap file) go to the sandbox's copy. A file sourced this way runs
+    # inside a function: `export` and plain assignments reach the script as they would, a
+    # `declare`/`local` in it would stay local (no generated or corpus file has one).
     (root / "_bash_env").write_text(
         'cd() { case "$1" in /*) if [ -d "$GRAINTUNE_SANDBOX$1" ]; then builtin cd "$GRAINTUNE_SANDBOX$1"; '
-        'fi ;; *) builtin cd "$@" ;; esac; }\n')
+        'fi ;; *) builtin cd "$@" ;; esac; }\n'
+        'source() { __graintune_file="$1"; shift; case "$__graintune_file" in /*) '
+        'if [ -e "$GRAINTUNE_SANDBOX$__graintune_file" ]; then __graintune_file="$GRAINTUNE_SANDBOX$__graintune_file"; '
+        'fi ;; esac; builtin source "$__graintune_file" "$@"; }\n'
+        '.() { source "$@"; }\n')
     # A login shell (`bash -lc`, `sh -lc`) reads /etc/profile, which resets PATH, then the
     # profile in HOME (the sandbox root): there the shim goes first again, as an image's python
     # stays on its own profile's PATH.

@@ -16,9 +16,11 @@ cannot rewrite and wraps the trainer with the start check (explain's `start_fill
 start of the tuned container runs graintune's real check (launcher/python, with the settings the
 build's graintune-launcher gave it, every bucket empty as for a first start: empty_buckets.py)
 and MaxText loads what the check left. Counted per site:
-  "filled at the start check" (MaxText starts with graintune's value, not its own pick) or
-  "still -1 at the start" (the check left it: why is in its report); a start MaxText refuses
-  after the check fails the test. "right at the start" is admission's right plus the filled.
+  "filled at the start check" (MaxText starts with graintune's value, not its own pick),
+  "still -1 at the start" (the check left it: why is printed), or no MaxText start at all (the
+  script stops before it, as `set -u` on an unset variable does); a start MaxText refuses after
+  the check fails the test. "right at the start" is admission's right plus the filled, over the
+  sites whose MaxText starts.
 The test fails on any unsafe, missed or refused value. GRAINTUNE_SHAPES cases (300 by default)
 from GRAINTUNE_SHAPES_SEED on; docs/development.md gives a longer run on other seeds.
 """
@@ -68,9 +70,10 @@ def start_check_outcomes(docs, loader, workdir: Path, tally: dict[str, int]) -> 
                for inv in run.invocations if harness.is_maxtext_start(inv)]
       refusals += [f"{inv.argv} env {inv.env}: {view.error}" for inv, view in views if view.error]
       counts = [view.grain_worker_count for _, view in views if not view.error]
-      outcome = ("filled at the start check" if counts and all(c is not None and c >= 1 for c in counts)
+      outcome = ("no MaxText start (the script stops first)" if not views
+                 else "filled at the start check" if counts and all(c is not None and c >= 1 for c in counts)
                  else "still -1 at the start")
-      if outcome != "filled at the start check":
+      if outcome == "still -1 at the start":
         print(f"  {pod.source} {container.get('name')}: still -1: " +
               "; ".join(str((view.check or {}).get("why", view.error))[:200] for _, view in views))
       tally[outcome] = tally.get(outcome, 0) + 1
@@ -109,5 +112,7 @@ def test_generated_shapes_are_read_on_the_safe_side(loader, tmp_path: Path) -> N
   for outcome in sorted(at_start, key=lambda k: -at_start[k]):
     print(f"  {outcome:32} {at_start[outcome]:5}")
   right = tally.get("right", 0) + at_start.get("filled at the start check", 0)
-  print(f"  {'right at the start':32} {right:5}" + (f"  ({right / sites:.1%})" if sites else ""))
+  starting = sites - at_start.get("no MaxText start (the script stops first)", 0)
+  print(f"  {'right at the start':32} {right:5}" +
+        (f"  ({right / starting:.1%} of the {starting} sites whose MaxText starts)" if starting else ""))
   assert not failures, "\n".join(failures[:40])
