@@ -711,7 +711,10 @@ std::optional<LapSettings> LapFor(const Policy& policy, const TuningInputs& inpu
 bool StartCheckCanFill(const json& object, const std::vector<TemplateSites>& found, const Policy& policy,
                        const ExporterInjection* exporter) {
   if (!policy.start_check || !exporter || policy.mode == Mode::kOff) return false;
-  const auto [t, trainer] = DecidingContainer(found);
+  // (Named pointers, not a structured binding: clang 14, the fuzz build's, cannot capture one.)
+  const std::pair<const TemplateSites*, const ContainerSites*> deciding = DecidingContainer(found);
+  const TemplateSites* t = deciding.first;
+  const ContainerSites* trainer = deciding.second;
   if (trainer->init || trainer->overrides.aot_compile_only) return false;
   // A template wrapped before (a JobSet's, for its pods) carries the launcher and the exporter,
   // whose metrics file is graintune's own.
