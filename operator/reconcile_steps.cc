@@ -180,21 +180,19 @@ void RecordTrainerCompile(const ReconcileInput& in, GrainTuningStatus& status, s
   if (!status.lap || status.lap->trainer_compile) return;
   const std::optional<telemetry::TrainerCompileVerdict> verdict = ReportedTrainerCompile(in, status.lap->attempt);
   if (!verdict) return;
+  status.lap->trainer_compile = telemetry::TrainerCompileStatusName(verdict->verdict);
   switch (verdict->verdict) {
     case telemetry::TrainerCompile::kCacheHit:
-      status.lap->trainer_compile = telemetry::TrainerCompileStatusName(verdict->verdict);
       events.push_back({"Normal", "LapTrainerCompile",
                         "the trainer found its train step in the JAX compilation cache its practice lap filled"});
       return;
     case telemetry::TrainerCompile::kCompiled:
-      status.lap->trainer_compile = telemetry::TrainerCompileStatusName(verdict->verdict);
       events.push_back({"Normal", "LapTrainerCompile",
                         "the trainer compiled its train step again: its program differs from its practice lap's"});
       return;
     case telemetry::TrainerCompile::kUnknown:
       break;
   }
-  status.lap->trainer_compile = telemetry::TrainerCompileStatusName(telemetry::TrainerCompile::kUnknown);
   status.lap->trainer_compile_why = verdict->why.substr(0, telemetry::kMaxLapOutcomeBytes);
   events.push_back({"Normal", "LapTrainerCompile",
                     "whether the trainer found its train step in the JAX cache its lap filled is unknown: " + verdict->why});

@@ -23,31 +23,34 @@ namespace graintune::telemetry {
 
 enum class TrainerCompile { kCacheHit, kCompiled, kUnknown };
 
-// Its name in files and documents: "cache hit", "compiled", "unknown".
-constexpr std::string_view TrainerCompileName(TrainerCompile verdict) {
-  switch (verdict) {
-    case TrainerCompile::kCacheHit: return "cache hit";
-    case TrainerCompile::kCompiled: return "compiled";
-    case TrainerCompile::kUnknown: break;
-  }
-  return "unknown";
+// Each verdict's names: in files and documents, and in the GrainTuning's
+// status.lap.trainerCompile (the CRD's enum).
+struct TrainerCompileNames {
+  TrainerCompile verdict;
+  std::string_view name, status_name;
+};
+inline constexpr TrainerCompileNames kTrainerCompileNames[] = {
+    {TrainerCompile::kCacheHit, "cache hit", "CacheHit"},
+    {TrainerCompile::kCompiled, "compiled", "Compiled"},
+    {TrainerCompile::kUnknown, "unknown", "Unknown"},
+};
+
+constexpr const TrainerCompileNames& NamesOf(TrainerCompile verdict) {
+  for (const TrainerCompileNames& n : kTrainerCompileNames)
+    if (n.verdict == verdict) return n;
+  return kTrainerCompileNames[2];  // kUnknown
 }
 
-// Its name in the GrainTuning's status.lap.trainerCompile (the CRD's enum): "CacheHit",
-// "Compiled", "Unknown".
-constexpr std::string_view TrainerCompileStatusName(TrainerCompile verdict) {
-  switch (verdict) {
-    case TrainerCompile::kCacheHit: return "CacheHit";
-    case TrainerCompile::kCompiled: return "Compiled";
-    case TrainerCompile::kUnknown: break;
-  }
-  return "Unknown";
-}
+// Its name in files and documents: "cache hit", "compiled", "unknown".
+constexpr std::string_view TrainerCompileName(TrainerCompile verdict) { return NamesOf(verdict).name; }
+
+// Its name in status.lap.trainerCompile: "CacheHit", "Compiled", "Unknown".
+constexpr std::string_view TrainerCompileStatusName(TrainerCompile verdict) { return NamesOf(verdict).status_name; }
 
 // The verdict a name gives; nullopt for any other text.
 constexpr std::optional<TrainerCompile> ParseTrainerCompile(std::string_view name) {
-  for (TrainerCompile v : {TrainerCompile::kCacheHit, TrainerCompile::kCompiled, TrainerCompile::kUnknown})
-    if (TrainerCompileName(v) == name) return v;
+  for (const TrainerCompileNames& n : kTrainerCompileNames)
+    if (n.name == name) return n.verdict;
   return std::nullopt;
 }
 
