@@ -252,6 +252,16 @@ bool AddLap(json& object, const TemplateSites& t, const ContainerSites& trainer,
   return true;
 }
 
+// graintune-launcher's flags that start `trainer` (its container as stored now: `container`)
+// with the start check, or why they cannot: the job sets metrics_file itself (so no exporter was
+// added to hear the check), or the container has no command of its own (StartCheckFlags).
+Result<std::vector<std::string>> StartCheckFlagsFor(const ContainerSites& trainer, const json& container, int value,
+                                                    const LapInjection& options, bool fills) {
+  if (trainer.overrides.HasKey("metrics_file"))  // no exporter (InjectExporter) to report to
+    return Status::Error("the job sets metrics_file itself, so no exporter was added to report it");
+  return StartCheckFlags(container, value, options, fills);
+}
+
 // The start check for the trainer `trainer` of template `t` (policy spec.startCheck): the
 // launcher starts it with the check in front of MaxText, which reports to the exporter (true);
 // or plan.start_check says why it does not. `fills`: the -1s graintune leaves in it are started
@@ -266,14 +276,9 @@ bool AddStartCheck(json& object, const TemplateSites& t, const ContainerSites& t
     if (plan.start_check.find(text) == std::string::npos)
       plan.start_check += (plan.start_check.empty() ? "" : "; ") + text;
   };
-  if (trainer.overrides.HasKey("metrics_file")) {  // no exporter (InjectExporter) to report to
-    say("no start check for " + name + ": the job sets metrics_file itself, so no exporter "
-        "was added to report it");
-    return false;
-  }
   const LapInjection options{.image = exporter.image, .metrics_dir = exporter.mount_path};
   const json& container = object.at(json::json_pointer(trainer.pointer));
-  Result<std::vector<std::string>> flags = StartCheckFlags(container, plan.workers, options, fills);
+  Result<std::vector<std::string>> flags = StartCheckFlagsFor(trainer, container, plan.workers, options, fills);
   if (!flags.ok()) {
     say("no start check for " + name + ": " + flags.error());
     return false;
@@ -719,12 +724,42 @@ bool StartCheckCanFill(const json& object, const std::vector<TemplateSites>& fou
   // A template wrapped before (a JobSet's, for its pods) carries the launcher and the exporter,
   // whose metrics file is graintune's own.
   const bool wrapped = LauncherRoleOf(object.at(json::json_pointer(t->ref.spec_pointer))) == LauncherRole::kStartCheck;
-  if (!wrapped && (trainer->overrides.HasKey("metrics_file") ||
-                   !StartCheckFlags(*trainer->container, 1, LapInjection{}).ok()))
-    return false;
+  if (!wrapped && !StartCheckFlagsFor(*trainer, *trainer->container, 1, LapInjection{}, true).ok()) return false;
   return std::any_of(t->edits.begin(), t->edits.end(), [&](const Edit& e) {
     return !IsEvalKey(e.key) && e.container_pointer == trainer->pointer;
   });
+}
+
+// Where graintune writes nothing: every -1 of `found` named as found and left to MaxText, with
+// `why` where an edit does not say its own (empty: the first edit's why is the plan's reason),
+// unless the start check can fill them. True when the plan ends there (outcome LeftToMaxText).
+bool LeaveToMaxText(const json& object, WorkloadKind kind, const std::vector<TemplateSites>& found,
+                    const Policy& policy, const ExporterInjection* exporter, const std::string& why, Plan& plan) {
+  if (StartCheckCanFill(object, found, policy, exporter)) return false;
+  for (const TemplateSites& t : found) AddLeftFindings(ObjectName(object, kind), t, true, why, plan);
+  if (why.empty()) plan.reason = plan.findings.front().left;
+  plan.outcome = PlanOutcome::kLeftToMaxText;
+  return true;
+}
+
+// A limit of MaxText that FitToMaxText could not tell (plan.reason says which) is left to the start
+// check, which lowers the value to what MaxText accepts as it reads the start: the warning
+// FitToMaxText left says so instead of "MaxText picks", and the reason keeps how the value was
+// decided (`decided_reason`) before the limit.
+void LeaveToStartCheck(const std::string& decided_reason, Plan& plan) {
+  if (!plan.warnings.empty())
+    plan.warnings.back() = "graintune: grain_worker_count left as written: " + plan.reason +
+                           "; the start check gives the trainer no more than MaxText accepts for what it reads";
+  plan.reason = decided_reason + "; " + plan.reason;
+}
+
+// The outcome of a plan WritePlan wrote: tuned; or, with nothing written (`fill_at_start`), left
+// to the start check where it wraps a -1, else to MaxText.
+PlanOutcome WrittenOutcome(bool fill_at_start, const Plan& plan) {
+  if (!fill_at_start) return PlanOutcome::kTuned;
+  return std::any_of(plan.findings.begin(), plan.findings.end(), [](const Finding& f) { return f.start_fill.has_value(); })
+             ? PlanOutcome::kLeftToStartCheck
+             : PlanOutcome::kLeftToMaxText;
 }
 
 // A pod graintune leaves as written whose trainer carries the launcher (its Job or JobSet
@@ -756,18 +791,10 @@ Plan PlanInPlace(json& object, WorkloadKind kind, const std::string& ns, Planner
   if (found.empty()) return plan;
   // Every -1 found is one graintune cannot rewrite: named as found, left as written; MaxText
   // picks it, unless the start check can fill it (StartCheckCanFill).
-  bool fill_at_start = false;
-  if (std::none_of(found.begin(), found.end(), [](const TemplateSites& t) {
-        return std::any_of(t.edits.begin(), t.edits.end(), Writes);
-      })) {
-    if (!StartCheckCanFill(object, found, policy, exporter)) {
-      for (const TemplateSites& t : found) AddLeftFindings(ObjectName(object, kind), t, true, "", plan);
-      plan.reason = plan.findings.front().left;
-      plan.outcome = PlanOutcome::kLeftToMaxText;
-      return plan;
-    }
-    fill_at_start = true;
-  }
+  bool fill_at_start = std::none_of(found.begin(), found.end(), [](const TemplateSites& t) {
+    return std::any_of(t.edits.begin(), t.edits.end(), Writes);
+  });
+  if (fill_at_start && LeaveToMaxText(object, kind, found, policy, exporter, "", plan)) return plan;
 
   // One value for the whole workload, decided from its trainer: each container read its own
   // config; an init container, a sidecar or an ahead-of-time compile never decides for it.
@@ -809,16 +836,8 @@ Plan PlanInPlace(json& object, WorkloadKind kind, const std::string& ns, Planner
   std::optional<long> hosts_annotated;
   const std::string decided_reason = plan.reason;
   if (!FitToMaxText(object, kind, primary, *trainer, *inputs, has_eval, plan, hosts_annotated)) {
-    if (!StartCheckCanFill(object, found, policy, exporter)) {
-      for (const TemplateSites& t : found) AddLeftFindings(ObjectName(object, kind), t, true, plan.reason, plan);
-      plan.outcome = PlanOutcome::kLeftToMaxText;
-      return plan;
-    }
-    // The check lowers the value to what MaxText accepts, reading the start as MaxText does: the
-    // warning FitToMaxText left says so instead of "MaxText picks".
-    if (!plan.warnings.empty()) plan.warnings.back() = "graintune: grain_worker_count left as written: " + plan.reason +
-                           "; the start check gives the trainer no more than MaxText accepts for what it reads";
-    plan.reason = decided_reason + "; " + plan.reason;
+    if (!fill_at_start && LeaveToMaxText(object, kind, found, policy, exporter, plan.reason, plan)) return plan;
+    LeaveToStartCheck(decided_reason, plan);
     fill_at_start = true;
   }
 
@@ -834,11 +853,7 @@ Plan PlanInPlace(json& object, WorkloadKind kind, const std::string& ns, Planner
       fill_at_start ? std::nullopt : LapFor(policy, *inputs, ns, *trainer, exporter, plan);
   WritePlan(object, kind, found, exporter, lap, policy.start_check, fill_at_start,
             AppliedAnnotations(plan, object_annotations, has_eval, hosts_annotated, failures_counted), plan);
-  plan.outcome = !fill_at_start ? PlanOutcome::kTuned
-                 : std::any_of(plan.findings.begin(), plan.findings.end(),
-                               [](const Finding& f) { return f.start_fill.has_value(); })
-                     ? PlanOutcome::kLeftToStartCheck
-                     : PlanOutcome::kLeftToMaxText;
+  plan.outcome = WrittenOutcome(fill_at_start, plan);
   return plan;
 }
 
