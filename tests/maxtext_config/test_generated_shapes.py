@@ -33,7 +33,7 @@ from pathlib import Path
 import differential
 import harness
 import shapes
-from test_maxtext_config import configs_dir
+from test_maxtext_config import views_of
 
 CASES = int(os.environ.get("GRAINTUNE_SHAPES", "300"))
 FIRST_SEED = int(os.environ.get("GRAINTUNE_SHAPES_SEED", "48000"))
@@ -53,11 +53,7 @@ def as_graintune_wrote_it(docs, loader, workdir: Path, at_start: dict[str, int])
     filled = {f.get("container") for f in pod.findings if "start_fill" in f}
     for container in harness.maxtext_containers(pod):
       checked = container.get("name") in filled
-      root = workdir / f"sandbox-{len(list(workdir.glob('sandbox-*')))}"
-      root.mkdir()
-      run = harness.run_container(pod, container, configmaps, configs_dir(), root)
-      views = [(inv, loader.view(inv, pod.slices, check=checked and "GRAINTUNE_START_CHECK" in inv.env))
-               for inv in run.invocations if harness.is_maxtext_start(inv)]
+      _, views = views_of(pod, container, configmaps, workdir, loader, check=checked)
       refusals += [f"{inv.argv} env {inv.env}: {view.error}" for inv, view in views if view.error]
       if not checked:
         continue

@@ -62,12 +62,16 @@ def admission_table_cases() -> list[Any]:
 
 
 def views_of(pod: harness.PlannedPod, container: dict[str, Any], configmaps: list[dict[str, Any]],
-             tmp_path: Path, loader):
+             tmp_path: Path, loader, check: bool = False):
+  """The container run in a sandbox of its own, and MaxText's view of each MaxText start it made;
+  `check`: of each start as graintune's start check leaves it, where graintune-launcher gave it
+  one (MaxTextLoader.view)."""
   root = tmp_path / f"sandbox-{len(list(tmp_path.glob('sandbox-*')))}"
   root.mkdir()
   run = harness.run_container(pod, container, configmaps, configs_dir(), root)
   starts = [inv for inv in run.invocations if harness.is_maxtext_start(inv)]
-  return run, [(inv, loader.view(inv, pod.slices)) for inv in starts]
+  return run, [(inv, loader.view(inv, pod.slices, check=check and "GRAINTUNE_START_CHECK" in inv.env))
+               for inv in starts]
 
 
 @pytest.mark.parametrize("docs", example_cases() + admission_table_cases() + corpus_cases())
