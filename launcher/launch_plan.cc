@@ -42,6 +42,12 @@ std::string ShellWord(const std::string& word) {
 
 }  // namespace
 
+std::string LapMarkerPath(const std::string& lap_directory) {
+  std::string path = lap_directory;
+  while (path.size() > 1 && path.back() == '/') path.pop_back();  // "lap/" names the folder "lap"
+  return path + ".started";
+}
+
 std::vector<std::string> LapWords(const LapOverrides& o) {
   // Checked against maxtext 0.2.5's pyconfig (tests/maxtext_config/test_practice_lap.py): each
   // key exists, MaxText accepts each value, and none makes it write outside output_directory

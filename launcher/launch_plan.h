@@ -54,6 +54,10 @@ struct LapOverrides {
   std::optional<int> schedule_steps;
 };
 
+// The file that says a pod's lap has started: `lap_directory` + ".started", beside the lap's
+// folder in the pod's emptyDir, where it outlives a container restart and the folder's removal.
+std::string LapMarkerPath(const std::string& lap_directory);
+
 // MaxText `key=value` words that keep a lap off its run: its own step count, no checkpoint, no
 // output beside the run's, no eval, no profile. Every value is one shell word with no quoting.
 std::vector<std::string> LapWords(const LapOverrides& overrides);

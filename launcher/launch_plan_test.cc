@@ -29,6 +29,12 @@ TEST(LapWordsTest, KeepTheLapOffTheRun) {
   EXPECT_EQ(compiled_like_the_trainer.back(), "learning_rate_schedule_steps=9000");
 }
 
+TEST(LapMarkerTest, SitsBesideTheLapsFolderWhateverItsTrailingSlashes) {
+  EXPECT_EQ(LapMarkerPath("/graintune/lap"), "/graintune/lap.started");
+  EXPECT_EQ(LapMarkerPath("/graintune/lap//"), "/graintune/lap.started");
+  EXPECT_EQ(LapMarkerPath("lap"), "lap.started");
+}
+
 TEST(LapWordsTest, TheirKeysAsMaxTextsEnvironmentNamesThem) {
   EXPECT_EQ(EnvNamesOf({"steps=40", "metrics_file=/m", "profiler=''"}),
             (std::vector<std::string>{"M_STEPS", "M_METRICS_FILE", "M_PROFILER"}));

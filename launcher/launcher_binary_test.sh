@@ -5,7 +5,7 @@
 # lap, a missing answer, an answer of "none" or unusable flags all start the trainer with the
 # command as written; an answer already there when the launcher starts means no lap at all; after
 # a lap, the launcher's watcher adds to the result whether the trainer found its train step in the
-# JAX cache the lap filled.
+# JAX cache the lap filled; a container restarted in a pod whose lap had started runs no second lap.
 # Usage: launcher_binary_test.sh PATH-TO-graintune-launcher
 set -euo pipefail
 LAUNCHER="$1"
@@ -19,7 +19,12 @@ fail() { echo "FAIL: $*" >&2; FAILED=1; }
 # (FAIL_LAP=1) fails; started as the trainer, it compiles its own train step (TRAINER_COMPILES=1)
 # and writes its first step into $METRICS (if set).
 TRAINER='printf "%s\n" "$*" >> "$CALLS"; case "$*" in *enable_checkpointing=false*) [ -n "${CACHE:-}" ] && touch "$CACHE/jit_train_step-lap"; [ -n "${LAP_ANSWER:-}" ] && echo "$LAP_ANSWER" > "$ANSWER"; [ "${FAIL_LAP:-0}" = 1 ] && exit 1;; *) [ "${TRAINER_COMPILES:-0}" = 1 ] && touch "$CACHE/jit_train_step-trainer"; [ -n "${METRICS:-}" ] && echo "{\"step\": 0}" >> "$METRICS";; esac; exit 0'
-launch() {  # launch ANSWER-WAIT [extra flags...]
+launch() {  # launch ANSWER-WAIT [extra flags...]: each launch is a new pod (no lap marker yet)
+  local wait="$1"; shift
+  rm -f "$WORK/lap.started"
+  relaunch "$wait" "$@"
+}
+relaunch() {  # relaunch ANSWER-WAIT [extra flags...]: the same pod's container started again
   local wait="$1"; shift
   : > "$WORK/calls"
   CALLS="$WORK/calls" ANSWER="$WORK/answer" "$LAUNCHER" --value-at 4:19:21 --admission-value 64 --lap-after-arg 5 \
@@ -45,6 +50,17 @@ grep -q '"completed":true' "$WORK/result.json" || fail "the result file says $(c
 grep -q "starting the trainer: 9 workers, the run's value from its practice lap" "$WORK/log" ||
   fail "the log says $(cat "$WORK/log")"
 grep -q trainer_compile "$WORK/result.json" && fail "no --trainer-metrics-file, yet a compile verdict: $(cat "$WORK/result.json")"
+
+# The same pod's container restarted after a lap that took it down (an OOM kill of the whole
+# container): the marker the first lap left means no second lap, and admission's value at once.
+[ -e "$WORK/lap.started" ] || fail "the lap left no marker beside its folder"
+rm -f "$WORK/answer"
+LAP_ANSWER=9 relaunch 5s
+expect_calls "restarted" "grain_worker_count=64 steps=100"
+grep -q '"completed":false' "$WORK/result.json" && grep -q 'the container restarted before it ended' "$WORK/result.json" ||
+  fail "restarted: the result file says $(cat "$WORK/result.json")"
+grep -q "starting the trainer: 64 workers, admission's value, no second lap" "$WORK/log" ||
+  fail "restarted: the log says $(cat "$WORK/log")"
 
 # The compile-cache watch. It outlives the launcher by up to a second: its verdict is waited for.
 verdict_is() {  # verdict_is CASE VERDICT ("watching" until the watcher's verdict is in)

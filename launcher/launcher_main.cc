@@ -311,12 +311,27 @@ std::pair<int, std::string> LapThenValue(const LapPlan& plan, const std::vector<
   const std::vector<std::string> words = LapWords(plan.overrides);
   Result<std::vector<std::string>> lap = LapArgv(argv, plan.insertion, words);
   if (!lap.ok()) return {plan.admission_value, "no lap (" + lap.error() + ")"};
-  // A folder it cannot make (a full or read-only volume) means no lap, never a failed start.
+  // One lap per pod. The marker sits beside the lap's folder, in the pod's emptyDir, which a
+  // container restart keeps: a lap killed together with its launcher (a cgroup v2 OOM kill takes
+  // the container's whole memory group) restarts the container, and that start runs no second
+  // lap. Its result says why, so the operator answers no lap of this pod.
+  const std::string marker = LapMarkerPath(plan.overrides.output_directory);
+  if (std::filesystem::exists(marker)) {
+    LapOutcome restarted;
+    restarted.why = "a lap already started in this pod, and the container restarted before it ended "
+                    "(an OOM kill of the container ends a lap this way)";
+    WriteResult(plan, restarted, {});
+    return {plan.admission_value, "admission's value, no second lap: " + restarted.why};
+  }
+  // A folder or marker it cannot make (a full or read-only volume) means no lap, never a failed
+  // start: without the marker a lap that takes the container down would run again at each restart.
   std::error_code folder_error;
   std::filesystem::create_directories(plan.overrides.output_directory, folder_error);
   if (folder_error)
     return {plan.admission_value, "no lap (cannot create " + plan.overrides.output_directory + ": " +
                                       folder_error.message() + ")"};
+  if (Status marked = WriteFileAtomically(marker, "the practice lap started\n"); !marked.ok())
+    return {plan.admission_value, "no lap (" + marked.message() + ")"};
   LogLine(LogLevel::kInfo) << "practice lap: " << plan.overrides.steps << " steps with "
                            << plan.admission_value << " workers, at most " << plan.timeout.count() << " s";
   EnvChanges without_lap_keys;  // e.g. M_METRICS_FILE, which graintune's exporter sets

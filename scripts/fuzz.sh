@@ -8,12 +8,18 @@
 #
 # The working corpus lives in build-fuzz/fuzz-work/corpus/<target> and grows from run to run, so
 # longer runs (`bash scripts/fuzz.sh 3600`) keep what earlier ones found; the repository's seeds
-# are only copied in. FUZZ_BUILD_DIR picks another build directory, FUZZ_JOBS ninja's -j.
+# are only copied in. FUZZ_BUILD_DIR picks another build directory, FUZZ_JOBS ninja's -j,
+# FUZZ_PARALLEL how many targets fuzz at once (default: one per core).
+#
+# scripts/fuzz.sh --build-only: builds the targets and runs none (scripts/test.sh builds them
+# beside its other stages, then runs them after ctest).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 seconds="${1:-60}"
+build_only=false
+if [ "$seconds" = "--build-only" ]; then build_only=true; seconds=0; fi
 case "$seconds" in
-  '' | *[!0-9]*) echo "usage: scripts/fuzz.sh [seconds per target]" >&2; exit 2 ;;
+  '' | *[!0-9]*) echo "usage: scripts/fuzz.sh [seconds per target | --build-only]" >&2; exit 2 ;;
 esac
 
 bash scripts/setup.sh
@@ -30,6 +36,7 @@ if ! nice -n 10 ninja -C "$build" ${FUZZ_JOBS:+-j "$FUZZ_JOBS"} fuzzers \
   exit 1
 fi
 echo "fuzz: built in $((SECONDS - build_start)) s"
+$build_only && exit 0
 
 work="$build/fuzz-work"
 rm -rf "$work/huge" "$work/logs"
@@ -49,54 +56,78 @@ first_error() {
   grep -m1 -oE 'ERROR: .*|runtime error: .*|ALARM: .*|what\(\): .*' "$1" | cut -c1-120 || true
 }
 
-failed=()
-rows=()
-for target in admission shell_words metrics_line quantity yaml_config steps_document; do
-  binary="$build/fuzz/${target}_fuzzer"
-  corpus="$work/corpus/$target"
-  artifacts="$work/artifacts/$target/"
+# One target: its deep and huge inputs, then fuzzing. Writes its table row to $work/rows/<target>
+# and each failure as a line of $work/failed/<target>.
+fuzz_target() {
+  local target="$1"
+  local binary="$build/fuzz/${target}_fuzzer"
+  local corpus="$work/corpus/$target"
+  local artifacts="$work/artifacts/$target/"
+  local failures="$work/failed/$target"
   mkdir -p "$corpus" "$artifacts"
   cp -n fuzz/corpus/"$target"/* "$corpus"/
-  dict=()
+  local dict=()
   [ -f "fuzz/dictionaries/$target.dict" ] && dict=(-dict="fuzz/dictionaries/$target.dict")
 
   # Each deep or huge input once, in its own process, so one failure does not hide the next.
-  huge_total=0
-  huge_failures=0
+  local huge_total=0 huge_failures=0 input huge_log
   for input in "$work/huge/$target"/*; do
     huge_total=$((huge_total + 1))
     huge_log="$work/logs/$target-$(basename "$input").log"
     if ! "$binary" "${common[@]}" -timeout=20 -artifact_prefix="$artifacts" "$input" \
         >"$huge_log" 2>&1; then
-      failed+=("$target on $input: $(first_error "$huge_log"), log $huge_log")
+      echo "$target on $input: $(first_error "$huge_log"), log $huge_log" >>"$failures"
       huge_failures=$((huge_failures + 1))
     fi
   done
 
-  log="$work/logs/$target.log"
-  status=ok
+  local log="$work/logs/$target.log" status=ok
   if ! "$binary" "${common[@]}" -timeout=10 "${dict[@]}" -max_len="${max_len[$target]}" \
       -max_total_time="$seconds" -print_final_stats=1 -artifact_prefix="$artifacts" "$corpus" \
       >"$log" 2>&1; then
     status=FAILED
     input=$(grep -m1 'Test unit written' "$log" | sed 's/.*written to //' || true)
-    failed+=("$target: $(first_error "$log"), input $input, log $log")
+    echo "$target: $(first_error "$log"), input $input, log $log" >>"$failures"
   fi
+  local execs rate final cov ft corp
   execs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log")
   rate=$(sed -n 's/^stat::average_exec_per_sec: *//p' "$log")
   final=$(grep -E '^#[0-9]+.* cov: ' "$log" | tail -n 1 || true)
   cov=$(sed -nE 's/.* cov: ([0-9]+).*/\1/p' <<<"$final")
   ft=$(sed -nE 's/.* ft: ([0-9]+).*/\1/p' <<<"$final")
   corp=$(sed -nE 's/.* corp: ([0-9]+)\/.*/\1/p' <<<"$final")
-  rows+=("$(printf '%-14s %12s %9s %7s %8s %7s  %s, %d of %d huge inputs failed' "$target" \
+  printf '%-14s %12s %9s %7s %8s %7s  %s, %d of %d huge inputs failed\n' "$target" \
     "${execs:--}" "${rate:--}" "${cov:--}" "${ft:--}" "${corp:--}" "$status" "$huge_failures" \
-    "$huge_total")")
+    "$huge_total" >"$work/rows/$target"
+}
+
+# Each target is one process on one core (libFuzzer's default, -jobs unset), so as many run at
+# once as the machine has cores (FUZZ_PARALLEL): every target still gets its full [seconds].
+targets=(admission shell_words metrics_line quantity yaml_config steps_document)
+parallel="${FUZZ_PARALLEL:-$(nproc)}"
+rm -rf "$work/rows" "$work/failed"
+mkdir -p "$work/rows" "$work/failed"
+running=0
+for target in "${targets[@]}"; do
+  if [ "$running" -ge "$parallel" ]; then
+    wait -n
+    running=$((running - 1))
+  fi
+  fuzz_target "$target" &
+  running=$((running + 1))
 done
+wait
 
 printf '%-14s %12s %9s %7s %8s %7s  %s\n' target executions exec/s cov ft corpus fuzzing
-printf '%s\n' "${rows[@]}"
-if [ "${#failed[@]}" -gt 0 ]; then
-  printf 'fuzz: FAILED %s\n' "${failed[@]}" >&2
+for target in "${targets[@]}"; do
+  if [ -s "$work/rows/$target" ]; then cat "$work/rows/$target"; else echo "$target: no result"; fi
+done
+failed="$(cat "$work/failed"/* 2>/dev/null || true)"
+for target in "${targets[@]}"; do
+  [ -s "$work/rows/$target" ] || failed+="${failed:+$'\n'}$target: ended without a result (see $work/logs/)"
+done
+if [ -n "$failed" ]; then
+  sed 's/^/fuzz: FAILED /' <<<"$failed" >&2
   echo "fuzz: reproduce with $build/fuzz/<target>_fuzzer <input>; once fixed, add the input to" \
     "fuzz/corpus/<target>/" >&2
   exit 1

@@ -280,6 +280,21 @@ void RealNode::Stop() {
   CleanUp(cp_dir, before_captured_ ? &before_ : nullptr);
 }
 
+Status RealNode::KillContainer(const std::string& container_id) {
+  if (container_id.empty()) return Status::Error("no container ID");
+  for (const fs::path& h : CgroupHierarchies())
+    for (const fs::path& d : SubdirectoriesOf(h / cgroup_name_))
+      if (d.filename() == container_id) {
+        KillCgroup(d.lexically_relative(h).string());
+        return Status::Ok();
+      }
+  return Status::Error("no cgroup of container " + container_id + " under " + cgroup_name_);
+}
+
+std::string RealNode::PodVolumeDir(const std::string& pod_uid, const std::string& volume) const {
+  return dir_ + "/kubelet/pods/" + pod_uid + "/volumes/kubernetes.io~empty-dir/" + volume;
+}
+
 Status RealNode::ImportImage(const std::string& archive) {
   Result<std::string> out =
       RunShell(Quote(options_.ctr_bin) + " --address " + Quote(socket_) +

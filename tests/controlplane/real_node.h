@@ -68,6 +68,15 @@ class RealNode {
   // Imports one more OCI archive into the node's containerd (namespace k8s.io).
   Status ImportImage(const std::string& archive);
 
+  // SIGKILLs every process of one container (its ID without "containerd://") through its cgroup,
+  // as cgroup v2's group OOM kill (memory.oom.group) ends a container: its first process and
+  // every child at once. The kubelet then sees the container exit 137 and restarts it as its
+  // pod's restartPolicy says. This machine's cgroup v1 kills only the largest process on an OOM.
+  Status KillContainer(const std::string& container_id);
+
+  // Where the kubelet keeps a pod's emptyDir `volume` on this machine.
+  std::string PodVolumeDir(const std::string& pod_uid, const std::string& volume) const;
+
   const std::string& dir() const { return dir_; }
   const std::string& containerd_socket() const { return socket_; }
   const std::string& kubelet_log() const { return kubelet_log_; }

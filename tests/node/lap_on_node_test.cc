@@ -7,13 +7,17 @@
 //     patched onto the pod's graintune.dev/lap-value annotation reaches the launcher through the
 //     kubelet's downward-API file, and the trainer starts with that value; the time from the
 //     patch to the trainer's start is printed (the kubelet refreshes the file on its pod sync);
-//   - with no answer within the wait, the trainer starts with admission's value.
+//   - with no answer within the wait, the trainer starts with admission's value;
+//   - a lap that takes its whole container down (as cgroup v2's group OOM kill does: every
+//     process of the container SIGKILLed, the launcher too) restarts the container, and the
+//     restart runs no second lap: the trainer starts with admission's value at once.
 // The trainer is a stand-in: a shell function named python3 that records each start's words in
 // the container's termination message, so the script is read as MaxText's start by the webhook.
 #include <gtest/gtest.h>
 
 #include <chrono>
 #include <cstdio>
+#include <filesystem>
 
 #include "tests/controlplane/child_process.h"
 #include "tests/controlplane/control_plane.h"
@@ -38,27 +42,35 @@ constexpr char kTrainerScript[] =
     "python3 -m maxtext.trainers.pre_train.train base.yml steps=50 enable_checkpointing=true "
     "grain_worker_count=3";
 
+// The same, but the lap runs until it is killed (10 minutes).
+constexpr char kEndlessLapScript[] =
+    "printf '#!/bin/sh\\ncase \"$*\" in *enable_checkpointing=false*) sleep 600;; esac\\n"
+    "echo \"$*\" >> /dev/termination-log\\n' > /tmp/python3; chmod +x /tmp/python3; PATH=/tmp:$PATH; "
+    "python3 -m maxtext.trainers.pre_train.train base.yml steps=50 enable_checkpointing=true "
+    "grain_worker_count=3";
+
 // A pod on the real node whose trainer the webhook's lap injection wrapped.
-Result<Json> LapPod(const std::string& name, const BuiltImages& images, int answer_wait_seconds) {
+Result<Json> LapPod(const std::string& name, const BuiltImages& images, int answer_wait_seconds,
+                    const std::string& script = kTrainerScript, const std::string& restart_policy = "Never") {
   Json pod = {{"apiVersion", "v1"},
               {"kind", "Pod"},
               {"metadata", {{"name", name}, {"namespace", "default"}}},
               {"spec",
                {{"nodeSelector", {{"kubernetes.io/hostname", RealNode::kName}}},
-                {"restartPolicy", "Never"},
+                {"restartPolicy", restart_policy},
                 {"terminationGracePeriodSeconds", 2},
                 {"volumes", {{{"name", "graintune-metrics"}, {"emptyDir", Json::object()}}}},
                 {"containers",
                  {{{"name", "trainer"},
                    {"image", images.test_ref},
                    {"imagePullPolicy", "Never"},
-                   {"command", {"sh", "-c", kTrainerScript}},
+                   {"command", {"sh", "-c", script}},
                    {"volumeMounts", {{{"name", "graintune-metrics"}, {"mountPath", "/graintune-metrics"}}}}}}}}}};
   const webhook::LapInjection options{.image = images.ref};
   const Json& trainer = pod["spec"]["containers"][0];
   Result<std::vector<std::string>> flags = webhook::LauncherFlags(
       trainer, workload::ScanContainer(trainer),
-      {.admission_value = 3, .steps = 5, .timeout_seconds = 60, .answer_wait_seconds = answer_wait_seconds},
+      {.admission_value = 3, .steps = 5, .timeout_seconds = 300, .answer_wait_seconds = answer_wait_seconds},
       options);
   if (!flags.ok()) return flags.status();
   webhook::InjectLauncher(pod, "/spec", "/spec/containers/0", *flags, webhook::LauncherRole::kLap, options);
@@ -134,6 +146,61 @@ TEST(LapOnNode, TheOperatorsAnswerReachesTheLauncherThroughTheKubeletsDownwardAp
       << pod.value("status", Json()).dump() << on_failure("lap-unanswered");
   EXPECT_NE(message.find("enable_checkpointing=true grain_worker_count=3\n"), std::string::npos) << message;
   EXPECT_EQ(message.find("grain_worker_count=5"), std::string::npos) << message;
+}
+
+TEST(LapOnNode, ALapThatTakesItsContainerDownRunsNoSecondLapAfterTheRestart) {
+  Result<ControlPlaneOptions> env = NodeEnvironment();
+  if (!env.ok()) SKIP_OR_FAIL_NODE(env.error());
+  Result<BuiltImages> images = BuiltImagesFromEnvironment();
+  if (!images.ok()) SKIP_OR_FAIL_NODE(images.error());
+  Result<std::unique_ptr<ControlPlane>> started = ControlPlane::Start(WithChartImagesOnNode(*env, *images));
+  ASSERT_TRUE(started.ok()) << started.error();
+  std::unique_ptr<ControlPlane> cp = std::move(started).value();
+  std::shared_ptr<kube::Client> client = cp->AdminClient();
+  const std::string name = "lap-restarted";
+  auto on_failure = [&] {
+    Result<std::string> logs = cp->Kubectl({"logs", "-n", "default", name, "-c", "trainer"});
+    return "\ntrainer log:\n" + (logs.ok() ? *logs : logs.error()) + "\nkubelet:\n" +
+           TailOfFile(cp->real_node()->kubelet_log(), 3000);
+  };
+
+  Result<Json> lapped = LapPod(name, *images, /*answer_wait_seconds=*/10, kEndlessLapScript, "OnFailure");
+  ASSERT_TRUE(lapped.ok()) << lapped.error();
+  ASSERT_TRUE(client->Create(kube::resources::kPods, "default", *lapped).ok());
+  // The lap has started once its marker is in the pod's emptyDir (the kubelet's folder on this
+  // machine); then every process of the trainer's container is killed at once.
+  Json pod;
+  std::string marker;
+  ASSERT_TRUE(WaitFor(
+      [&] {
+        kube::ApiResult<Json> p = client->Get(kube::resources::kPods, "default", name);
+        if (!p.ok()) return false;
+        pod = *p;
+        marker = cp->real_node()->PodVolumeDir(pod["metadata"].value("uid", ""), webhook::kLauncherVolumeName) +
+                 "/lap.started";
+        return IsRunning(ContainerStatusOf(pod, "containerStatuses", "trainer")) && std::filesystem::exists(marker);
+      },
+      seconds(120)))
+      << "the lap never started: " << pod.value("status", Json()).dump() << on_failure();
+  const std::string id = ContainerStatusOf(pod, "containerStatuses", "trainer").value("containerID", "");
+  const std::string prefix = "containerd://";
+  ASSERT_TRUE(id.starts_with(prefix)) << id;
+  ASSERT_TRUE(cp->real_node()->KillContainer(id.substr(prefix.size())).ok());
+
+  std::string message;
+  ASSERT_TRUE(WaitFor([&] { return !(message = EndedWith(*client, name, pod)).empty(); }, seconds(300)))
+      << pod.value("status", Json()).dump() << on_failure();
+  const Json trainer = ContainerStatusOf(pod, "containerStatuses", "trainer");
+  EXPECT_GE(trainer.value("restartCount", 0), 1) << trainer.dump();
+  EXPECT_EQ(trainer.value("lastState", Json::object()).value("terminated", Json::object()).value("exitCode", -1), 137)
+      << trainer.dump();
+  // The restarted container: the trainer alone, with admission's 3, and no lap words.
+  EXPECT_NE(message.find("base.yml steps=50 enable_checkpointing=true grain_worker_count=3\n"), std::string::npos)
+      << message;
+  EXPECT_EQ(message.find("enable_checkpointing=false"), std::string::npos) << message;
+  Result<std::string> log = cp->Kubectl({"logs", "-n", "default", name, "-c", "trainer"});
+  ASSERT_TRUE(log.ok()) << log.error();
+  EXPECT_NE(log->find("admission's value, no second lap"), std::string::npos) << *log;
 }
 
 }  // namespace
