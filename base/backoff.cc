@@ -11,6 +11,14 @@ std::chrono::milliseconds BackoffDelay(const BackoffPolicy& policy, int failures
   return std::chrono::milliseconds(static_cast<long long>(std::min(ms, max_ms)));
 }
 
+std::chrono::milliseconds Jittered(std::chrono::milliseconds period, double spread) {
+  if (spread <= 0 || period.count() <= 0) return period;
+  thread_local std::mt19937_64 rng(std::random_device{}());
+  const auto most = static_cast<long long>(static_cast<double>(period.count()) * spread);
+  std::uniform_int_distribution<long long> pick(0, std::max(0LL, most));
+  return period + std::chrono::milliseconds(pick(rng));
+}
+
 Backoff::Backoff(BackoffPolicy policy)
     : policy_(policy), rng_(policy.jitter ? std::random_device{}() : 0) {}
 

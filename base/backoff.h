@@ -4,7 +4,8 @@
 // retrying in lockstep). Reset() after a success starts again from initial.
 //
 // Who uses it: the work queue's rate limiter (one per key, no jitter, so a test can name the
-// delay), the exporter scraper (one per exporter), and kube's retry loops (with jitter).
+// delay), the exporter scraper (one per exporter), and kube's retry loops (with jitter). Leader
+// election's retry period is Jittered().
 //
 // Thread-safety: none; the owner guards it. The delay is bounded by max and never overflows
 // (the exponent stops growing once max is reached).
@@ -25,6 +26,11 @@ struct BackoffPolicy {
 // The delay after `failures` failures in a row, without jitter: initial for 1 (and for 0),
 // initial * factor^(failures-1) after that, at most max.
 std::chrono::milliseconds BackoffDelay(const BackoffPolicy& policy, int failures);
+
+// `period` plus a share of it drawn uniformly from [0, spread] (0.2: up to 20% more), so that
+// candidates started together do not retry in lockstep (as client-go's wait.Jitter). A spread
+// of 0 or less returns `period`.
+std::chrono::milliseconds Jittered(std::chrono::milliseconds period, double spread);
 
 class Backoff {
  public:

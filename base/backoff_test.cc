@@ -37,5 +37,19 @@ TEST(BackoffTest, ManyFailuresStayAtMaxWithoutOverflow) {
   EXPECT_EQ(b.Next(), 5min);
 }
 
+TEST(JitteredTest, AddsUpToItsSpreadAndNothingWithoutOne) {
+  using std::chrono::milliseconds;
+  bool varied = false;
+  for (int i = 0; i < 200; ++i) {
+    const milliseconds d = Jittered(milliseconds(2000), 0.2);
+    EXPECT_GE(d, milliseconds(2000));
+    EXPECT_LE(d, milliseconds(2400));
+    varied = varied || d != milliseconds(2000);
+  }
+  EXPECT_TRUE(varied);  // 200 draws all at 0 would mean no jitter (chance 1 in 401^200)
+  EXPECT_EQ(Jittered(milliseconds(2000), 0), milliseconds(2000));
+  EXPECT_EQ(Jittered(milliseconds(0), 0.2), milliseconds(0));
+}
+
 }  // namespace
 }  // namespace graintune

@@ -86,108 +86,147 @@ nlohmann::json TrialRowJson(const TrialRow& r) {
           {"verdict", r.verdict}};
 }
 
-nlohmann::json TuningStatusJson(const nlohmann::json& gt) {
+namespace {
+
+// What `graintune status` shows of one GrainTuning, read once from its typed spec, status and
+// history (workload/grain_tuning_status.h); the JSON and the text are both made from it.
+struct TuningStatusView {
+  std::string ns, name, tuning_key, demand_key, phase;
+  std::vector<std::string> learned_from;
+  std::optional<int> recommended_workers;
+  int recommendation_attempt = 0;
+  std::string recommendation_reason;
+  std::optional<int> next_run_workers;
+  std::string next_run_reason;
+  std::vector<workload::RunStatus> runs;
+  std::optional<workload::LapStatus> lap;
+  std::optional<workload::StartCheckStatus> start_check;
+  // The conditions a person acts on, when True: a run that keeps its value, one that ended early.
+  std::optional<std::string> value_pinned, ended_early;
+  std::vector<TrialRow> trials;
+};
+
+TuningStatusView ViewOf(const nlohmann::json& gt) {
   const nlohmann::json meta = gt.value("metadata", nlohmann::json::object());
   const workload::GrainTuningStatus status = workload::StatusOf(gt);
-  const TuningHistory history = workload::HistoryFromGrainTuning(gt);
-  nlohmann::json rows = nlohmann::json::array();
-  for (const TrialRow& r : TrialRows(history.trials)) rows.push_back(TrialRowJson(r));
-  nlohmann::json recommendation = nullptr;
-  if (history.recommended_workers)
-    recommendation = {{"workers", *history.recommended_workers},
-                      {"attempt", history.recommendation_attempt},
-                      {"reason", history.recommendation_reason}};
-  nlohmann::json next_run = nullptr;
-  if (history.next_run_workers)
-    next_run = {{"workers", *history.next_run_workers}, {"reason", history.next_run_reason}};
-  nlohmann::json runs = nlohmann::json::array();
-  for (const auto& [dir, run] : history.runs)
-    runs.push_back(workload::ToJson(workload::RunStatusOf(dir, run)));
-  // The conditions a person acts on: a run that keeps its value, one that ended early.
-  nlohmann::json conditions = nlohmann::json::object();
-  for (const workload::ConditionStatus& c : status.conditions)
-    if (c.status == "True" && (c.type == "ValuePinned" || c.type == "EndedEarly")) conditions[c.type] = c.message;
   const workload::GrainTuningSpec spec = workload::SpecOf(gt);
-  // What it learned from others: the key its demand is looked up by, the GrainTunings whose
-  // figures set its first pick.
-  std::string demand_key = spec.demand_key.value_or("");
-  if (demand_key.empty() && status.learned) demand_key = status.learned->demand_key.value_or("");
-  return {{"namespace", meta.value("namespace", "")},
-          {"name", meta.value("name", "")},
-          {"tuningKey", spec.tuning_key},
-          {"demandKey", demand_key},
-          {"learnedFrom", spec.learned_from},
-          {"phase", status.phase.value_or("")},
+  const TuningHistory history = workload::HistoryFromGrainTuning(gt);
+  TuningStatusView v{.ns = meta.value("namespace", ""),
+                     .name = meta.value("name", ""),
+                     .tuning_key = spec.tuning_key,
+                     // What it learned from others: the key its demand is looked up by.
+                     .demand_key = spec.demand_key.value_or(""),
+                     .phase = status.phase.value_or(""),
+                     .learned_from = spec.learned_from,
+                     .recommended_workers = history.recommended_workers,
+                     .recommendation_attempt = history.recommendation_attempt,
+                     .recommendation_reason = history.recommendation_reason,
+                     .next_run_workers = history.next_run_workers,
+                     .next_run_reason = history.next_run_reason,
+                     .lap = status.lap,
+                     .start_check = status.start_check,
+                     .trials = TrialRows(history.trials)};
+  if (v.demand_key.empty() && status.learned) v.demand_key = status.learned->demand_key.value_or("");
+  for (const auto& [dir, run] : history.runs) v.runs.push_back(workload::RunStatusOf(dir, run));
+  for (const workload::ConditionStatus& c : status.conditions) {
+    if (c.status != "True") continue;
+    if (c.type == "ValuePinned") v.value_pinned = c.message;
+    if (c.type == "EndedEarly") v.ended_early = c.message;
+  }
+  return v;
+}
+
+std::string LapText(const workload::LapStatus& lap) {
+  std::string out = "  lap:  attempt " + std::to_string(lap.attempt) + ", " + std::to_string(lap.hosts) +
+                    " hosts at " + std::to_string(lap.admission_workers) + " workers: " +
+                    (lap.workers ? "the run keeps " + std::to_string(*lap.workers) + " workers" : lap.answer);
+  if (lap.wall_seconds) out += " (" + std::to_string(static_cast<long>(*lap.wall_seconds)) + " s)";
+  out += "\n";
+  if (lap.trainer_compile) {
+    const std::string& compile = *lap.trainer_compile;
+    out += "  lap:  the trainer's train step: " +
+           (compile == telemetry::TrainerCompileStatusName(telemetry::TrainerCompile::kCacheHit)
+                ? std::string("from the JAX cache the lap filled")
+            : compile == telemetry::TrainerCompileStatusName(telemetry::TrainerCompile::kCompiled)
+                ? std::string("compiled again (its program differs from the lap's)")
+                : "unknown (" + lap.trainer_compile_why.value_or("") + ")") +
+           "\n";
+  }
+  return out;
+}
+
+std::string StartCheckText(const workload::StartCheckStatus& check) {
+  auto count = [](const std::optional<int>& n) { return n ? std::to_string(*n) : std::string("?"); };
+  std::string out = "  start check: attempt " + std::to_string(check.attempt) + " (pod " + check.pod + "): ";
+  if (!check.checked) return out + "could not read the start, which ran as written (" + check.why + ")\n";
+  return out + "graintune wrote " + count(check.admission_workers) + ", MaxText read " +
+         count(check.written_workers) + ", the trainer runs with " + count(check.started_workers) +
+         (check.saved_workers ? ", its checkpoint (step " + std::to_string(check.checkpoint_step.value_or(0)) +
+                                    ") saved " + std::to_string(*check.saved_workers)
+                              : std::string()) +
+         "\n    why: " + check.why + "\n";
+}
+
+}  // namespace
+
+nlohmann::json TuningStatusJson(const nlohmann::json& gt) {
+  const TuningStatusView v = ViewOf(gt);
+  nlohmann::json rows = nlohmann::json::array();
+  for (const TrialRow& r : v.trials) rows.push_back(TrialRowJson(r));
+  nlohmann::json recommendation = nullptr;
+  if (v.recommended_workers)
+    recommendation = {{"workers", *v.recommended_workers},
+                      {"attempt", v.recommendation_attempt},
+                      {"reason", v.recommendation_reason}};
+  nlohmann::json next_run = nullptr;
+  if (v.next_run_workers) next_run = {{"workers", *v.next_run_workers}, {"reason", v.next_run_reason}};
+  nlohmann::json runs = nlohmann::json::array();
+  for (const workload::RunStatus& run : v.runs) runs.push_back(workload::ToJson(run));
+  nlohmann::json conditions = nlohmann::json::object();
+  if (v.value_pinned) conditions["ValuePinned"] = *v.value_pinned;
+  if (v.ended_early) conditions["EndedEarly"] = *v.ended_early;
+  return {{"namespace", v.ns},
+          {"name", v.name},
+          {"tuningKey", v.tuning_key},
+          {"demandKey", v.demand_key},
+          {"learnedFrom", v.learned_from},
+          {"phase", v.phase},
           {"recommendation", recommendation},
           {"nextRun", next_run},
           {"runs", runs},
-          {"lap", status.lap ? workload::ToJson(*status.lap) : nlohmann::json()},
-          {"startCheck", status.start_check ? workload::ToJson(*status.start_check) : nlohmann::json()},
+          {"lap", v.lap ? workload::ToJson(*v.lap) : nlohmann::json()},
+          {"startCheck", v.start_check ? workload::ToJson(*v.start_check) : nlohmann::json()},
           {"conditions", conditions},
           {"trials", rows}};
 }
 
 std::string TuningStatusText(const nlohmann::json& gt) {
-  const nlohmann::json s = TuningStatusJson(gt);
-  std::string out = "GrainTuning " + s["namespace"].get<std::string>() + "/" + s["name"].get<std::string>();
-  if (s["tuningKey"] != s["name"]) out += " (key " + s["tuningKey"].get<std::string>() + ")";
-  if (!s["phase"].get<std::string>().empty()) out += ": " + s["phase"].get<std::string>();
+  const TuningStatusView v = ViewOf(gt);
+  std::string out = "GrainTuning " + v.ns + "/" + v.name;
+  if (v.tuning_key != v.name) out += " (key " + v.tuning_key + ")";
+  if (!v.phase.empty()) out += ": " + v.phase;
   out += "\n";
-  if (const nlohmann::json& r = s["recommendation"]; r.is_object()) {
-    out += "  next: attempt " + std::to_string(r["attempt"].get<int>()) + " gets " +
-           std::to_string(r["workers"].get<int>()) + " workers\n";
-    if (!r["reason"].get<std::string>().empty()) out += "  why:  " + r["reason"].get<std::string>() + "\n";
+  if (v.recommended_workers) {
+    out += "  next: attempt " + std::to_string(v.recommendation_attempt) + " gets " +
+           std::to_string(*v.recommended_workers) + " workers\n";
+    if (!v.recommendation_reason.empty()) out += "  why:  " + v.recommendation_reason + "\n";
   }
-  if (const nlohmann::json& n = s["nextRun"]; n.is_object())
-    out += "  next run: " + std::to_string(n["workers"].get<int>()) + " workers\n";
+  if (v.next_run_workers) out += "  next run: " + std::to_string(*v.next_run_workers) + " workers\n";
   std::string from;
-  for (const nlohmann::json& g : s["learnedFrom"]) from += (from.empty() ? "" : ", ") + g.get<std::string>();
-  if (!s["demandKey"].get<std::string>().empty() || !from.empty()) {
-    out += "  demand key: " + s["demandKey"].get<std::string>() + "\n";
+  for (const std::string& g : v.learned_from) from += (from.empty() ? "" : ", ") + g;
+  if (!v.demand_key.empty() || !from.empty()) {
+    out += "  demand key: " + v.demand_key + "\n";
     out += "  learned from: " + (from.empty() ? std::string("nothing learned elsewhere") : "GrainTuning " + from) + "\n";
   }
-  for (const nlohmann::json& run : s["runs"])
-    out += "  run:  " + run["checkpointDir"].get<std::string>() + " keeps " +
-           std::to_string(run["workers"].get<int>()) + " workers (from attempt " +
-           std::to_string(run["firstAttempt"].get<int>()) + ")\n";
-  if (const nlohmann::json& lap = s["lap"]; lap.is_object()) {
-    out += "  lap:  attempt " + std::to_string(lap["attempt"].get<int>()) + ", " +
-           std::to_string(lap["hosts"].get<int>()) + " hosts at " + std::to_string(lap["admissionWorkers"].get<int>()) +
-           " workers: " + (lap.contains("workers") ? "the run keeps " + std::to_string(lap["workers"].get<int>()) + " workers"
-                                                   : lap["answer"].get<std::string>());
-    if (lap.contains("wallSeconds"))
-      out += " (" + std::to_string(static_cast<long>(lap["wallSeconds"].get<double>())) + " s)";
-    out += "\n";
-    if (lap.contains("trainerCompile")) {
-      const std::string compile = lap["trainerCompile"].get<std::string>();
-      out += "  lap:  the trainer's train step: " +
-             (compile == telemetry::TrainerCompileStatusName(telemetry::TrainerCompile::kCacheHit)
-                  ? std::string("from the JAX cache the lap filled")
-              : compile == telemetry::TrainerCompileStatusName(telemetry::TrainerCompile::kCompiled)
-                  ? std::string("compiled again (its program differs from the lap's)")
-                  : "unknown (" + lap.value("trainerCompileWhy", std::string()) + ")") +
-             "\n";
-    }
-  }
-  if (const std::optional<workload::StartCheckStatus> check = workload::StatusOf(gt).start_check) {
-    auto count = [](const std::optional<int>& n) { return n ? std::to_string(*n) : std::string("?"); };
-    out += "  start check: attempt " + std::to_string(check->attempt) + " (pod " + check->pod + "): ";
-    if (!check->checked) out += "could not read the start, which ran as written (" + check->why + ")\n";
-    else
-      out += "graintune wrote " + count(check->admission_workers) + ", MaxText read " +
-             count(check->written_workers) + ", the trainer runs with " + count(check->started_workers) +
-             (check->saved_workers ? ", its checkpoint (step " + std::to_string(check->checkpoint_step.value_or(0)) +
-                                         ") saved " + std::to_string(*check->saved_workers)
-                                   : std::string()) +
-             "\n    why: " + check->why + "\n";
-  }
-  if (s["conditions"].contains("ValuePinned"))
-    out += "  pinned: " + s["conditions"]["ValuePinned"].get<std::string>() + "\n";
-  if (s["conditions"].contains("EndedEarly"))
-    out += "  ENDED EARLY: " + s["conditions"]["EndedEarly"].get<std::string>() + "\n";
-  const std::vector<TrialRow> rows = TrialRows(workload::HistoryFromGrainTuning(gt).trials);
-  if (rows.empty()) return out + "  no trials yet\n";
-  return out + "\n" + TrialTable(rows);
+  for (const workload::RunStatus& run : v.runs)
+    out += "  run:  " + run.checkpoint_dir + " keeps " + std::to_string(run.workers) + " workers (from attempt " +
+           std::to_string(run.first_attempt.value_or(0)) + ")\n";
+  if (v.lap) out += LapText(*v.lap);
+  if (v.start_check) out += StartCheckText(*v.start_check);
+  if (v.value_pinned) out += "  pinned: " + *v.value_pinned + "\n";
+  if (v.ended_early) out += "  ENDED EARLY: " + *v.ended_early + "\n";
+  if (v.trials.empty()) return out + "  no trials yet\n";
+  return out + "\n" + TrialTable(v.trials);
 }
 
 }  // namespace graintune::cli

@@ -2,9 +2,9 @@
 
 #include <condition_variable>
 #include <mutex>
-#include <random>
 #include <thread>
 
+#include "base/backoff.h"
 #include "base/rfc3339.h"
 #include "kube/backoff.h"
 
@@ -13,7 +13,9 @@ namespace {
 
 // A stop token that fires when `parent` does or when `deadline` passes, whichever is first.
 // A renewal's requests carry it, so an API server that hangs (etcd gone, a request held open)
-// cannot keep a leader leading past its renew deadline: the request is cancelled instead.
+// cannot keep a leader leading past its renew deadline: the request is cancelled instead. The
+// deadline is read on the elector's clock; waiting for it is this thread's own sleep, which
+// only the real clock can give (base/clock.h).
 class StopAtDeadline {
  public:
   StopAtDeadline(std::stop_token parent, std::chrono::steady_clock::time_point deadline)
@@ -113,7 +115,7 @@ void LeaderElector::Release() {
   // Empty holder and a one-second duration: the next candidate takes over at its next try.
   // Bounded by the renew deadline: a hung API server must not hold up shutdown; a successor
   // then waits out the lease instead.
-  StopAtDeadline bounded({}, std::chrono::steady_clock::now() + config_.renew_deadline);
+  StopAtDeadline bounded({}, clock_.SteadyNow() + config_.renew_deadline);
   UpdateWithRetry(*client_, resources::kLeases, config_.lease_namespace, config_.lease_name, "",
                   [this](Json& lease) {
                     if (lease.value("spec", Json::object()).value("holderIdentity", "") !=
@@ -131,10 +133,7 @@ void LeaderElector::Run(std::stop_token stop) {
   // Acquire: try every retry period (jittered) until we hold the lease.
   while (!stop.stop_requested()) {
     while (!stop.stop_requested() && !TryAcquireOrRenew(stop)) {
-      thread_local std::mt19937 rng(std::random_device{}());
-      std::uniform_int_distribution<long long> pick(0, config_.retry_period.count() / 5);
-      const std::chrono::milliseconds jitter(pick(rng));
-      SleepFor(config_.retry_period + jitter, stop);
+      SleepFor(Jittered(config_.retry_period, 0.2), stop);
     }
     if (stop.stop_requested()) {
       // The stop may have cut off the answer to a write that landed: release in case it did
@@ -147,7 +146,7 @@ void LeaderElector::Run(std::stop_token stop) {
     // Renew: every retry period; give up when no renewal succeeded within the renew deadline.
     // A renewal's requests are cancelled at that deadline, so a hung API server ends the lead
     // on time rather than after the client's request timeout (which can exceed the lease).
-    auto last_renew = std::chrono::steady_clock::now();
+    Clock::SteadyTime last_renew = clock_.SteadyNow();
     while (!stop.stop_requested()) {
       if (!SleepFor(config_.retry_period, stop)) break;
       const auto deadline = last_renew + config_.renew_deadline;
@@ -157,8 +156,8 @@ void LeaderElector::Run(std::stop_token stop) {
         renewed = TryAcquireOrRenew(bounded.token());
       }
       if (renewed) {
-        last_renew = std::chrono::steady_clock::now();
-      } else if (std::chrono::steady_clock::now() >= deadline) {
+        last_renew = clock_.SteadyNow();
+      } else if (clock_.SteadyNow() >= deadline) {
         break;
       }
     }

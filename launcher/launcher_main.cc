@@ -43,6 +43,7 @@
 #include "base/atomic_file.h"
 #include "base/log.h"
 #include "contract/lap_answer_text.h"
+#include "contract/launcher_flags.h"
 #include "launcher/compile_watch.h"
 #include "launcher/lap_process.h"
 #include "launcher/launch_plan.h"
@@ -55,41 +56,26 @@ namespace {
 using namespace graintune;
 using namespace graintune::launcher;
 
+using contract::LauncherFlag;
+
 const server::ServerCommand& LauncherCommand() {
-  using server::FlagSpec;
-  static const server::ServerCommand kCommand{
-      .program = "graintune-launcher",
-      .summary = "runs a practice lap of the trainer's command, then the trainer with the run's value.",
-      .flags = {
-          {.name = "install", .value_name = "DIR", .help = "copy this binary into DIR and exit"},
-          {.name = "value-at", .value_name = "ARG:BEGIN:END", .help = "the value's bytes in argument ARG of the command"},
-          {.name = "value-env", .value_name = "NAME", .help = "the value is the M_ variable NAME"},
-          {.name = "admission-value", .value_name = "N", .help = "the value the command holds (admission's)"},
-          {.name = "lap-after-arg", .value_name = "ARG", .help = "the lap's overrides go after argument ARG"},
-          {.name = "lap-in-script", .value_name = "ARG:OFFSET", .help = "... or at byte OFFSET of the script in argument ARG"},
-          {.name = "lap-steps", .value_name = "N", .help = "steps the lap runs"},
-          {.name = "lap-schedule-steps", .value_name = "N",
-           .help = "the trainer's learning-rate schedule length, so the lap compiles its program"},
-          {.name = "lap-timeout", .value_name = "DURATION", .default_text = "900s", .help = "the lap is stopped after this"},
-          {.name = "answer-wait", .value_name = "DURATION", .default_text = "120s",
-           .help = "after the lap, how long to wait for the operator's answer"},
-          {.name = "answer-file", .value_name = "PATH", .help = "the operator's answer (downward API)"},
-          {.name = "lap-directory", .value_name = "DIR", .help = "the lap's output (pod-local), removed after it"},
-          {.name = "lap-metrics-file", .value_name = "PATH", .help = "the lap's MaxText metrics file"},
-          {.name = "result-file", .value_name = "PATH", .help = "how the lap ended, as JSON"},
-          {.name = "compile-cache-dir", .value_name = "DIR", .default_text = "~/jax_cache",
-           .help = "the trainer's jax_cache_dir, where the lap leaves its compiled train step"},
-          {.name = "trainer-metrics-file", .value_name = "PATH",
-           .help = "the trainer's MaxText metrics file: its first step ends the compile-cache watch"},
-          {.name = "start-check-report", .value_name = "PATH",
-           .help = "start the trainer with graintune's start check, which writes what it saw here"},
-          {.name = "start-check-timeout", .value_name = "DURATION", .default_text = "120s",
-           .help = "the start check leaves the start as written after this"},
-          {.name = "start-check-fill", .value_name = "N",
-           .help = "a start that leaves the count to MaxText (-1) starts with N, within what MaxText "
-                   "accepts, unless its checkpoint saved a count"}}};
+  static const server::ServerCommand kCommand = [] {
+    server::ServerCommand command{
+        .program = "graintune-launcher",
+        .summary = "runs a practice lap of the trainer's command, then the trainer with the run's value.",
+        .flags = {}};
+    for (const contract::LauncherFlagSpec& spec : contract::LauncherFlagSpecs())
+      command.flags.push_back({.name = std::string(spec.name),
+                               .value_name = std::string(spec.value_name),
+                               .default_text = std::string(spec.default_text),
+                               .help = std::string(spec.help)});
+    return command;
+  }();
   return kCommand;
 }
+
+// A flag's name, as server::Flags is asked for it.
+std::string Name(LauncherFlag flag) { return contract::NameOf(flag); }
 
 // The start check's variables for every start of the trainer (none when it is off).
 std::vector<std::pair<std::string, std::string>> g_start_check_env;
@@ -126,10 +112,10 @@ int Install(const std::string& directory) {
 // The start check's settings from the flags, or nullopt when it is off (or cannot be set up:
 // then the trainer starts as written, which the log says).
 std::optional<StartCheckSettings> StartCheckFromFlags(const server::Flags& flags) {
-  if (!flags.Has("start-check-report")) return std::nullopt;
-  Result<std::optional<std::chrono::seconds>> timeout = flags.Duration("start-check-timeout");
-  Result<std::optional<int>> admission = flags.IntegerIn("admission-value", 0, 100000);
-  Result<std::optional<int>> fill = flags.IntegerIn("start-check-fill", 1, 100000);
+  if (!flags.Has(Name(LauncherFlag::kStartCheckReport))) return std::nullopt;
+  Result<std::optional<std::chrono::seconds>> timeout = flags.Duration(Name(LauncherFlag::kStartCheckTimeout));
+  Result<std::optional<int>> admission = flags.IntegerIn(Name(LauncherFlag::kAdmissionValue), 0, 100000);
+  Result<std::optional<int>> fill = flags.IntegerIn(Name(LauncherFlag::kStartCheckFill), 1, 100000);
   if (!timeout.ok() || !admission.ok() || !fill.ok()) {
     LogLine(LogLevel::kWarning) << "no start check: "
                                 << (!timeout.ok() ? timeout.error() : !admission.ok() ? admission.error() : fill.error());
@@ -142,7 +128,7 @@ std::optional<StartCheckSettings> StartCheckFromFlags(const server::Flags& flags
     return std::nullopt;
   }
   return StartCheckSettings{.python_dir = (self.parent_path() / kStartCheckFolder).string(),
-                            .report_file = *flags.Get("start-check-report"),
+                            .report_file = *flags.Get(Name(LauncherFlag::kStartCheckReport)),
                             .timeout_seconds = static_cast<int>(timeout->value_or(std::chrono::seconds(120)).count()),
                             .admission_value = *admission,
                             .fill_value = *fill};
@@ -161,47 +147,47 @@ struct LapPlan {
 
 Result<LapPlan> PlanFromFlags(const server::Flags& flags) {
   LapPlan plan;
-  for (const char* name : {"admission-value", "lap-steps", "answer-file", "lap-directory",
-                           "lap-metrics-file", "result-file"})
-    if (!flags.Has(name)) return Status::Error(std::string("--") + name + " is missing");
-  if (flags.Has("value-env") == flags.Has("value-at"))
+  for (const LauncherFlag needed : {LauncherFlag::kAdmissionValue, LauncherFlag::kLapSteps, LauncherFlag::kAnswerFile,
+                                    LauncherFlag::kLapDirectory, LauncherFlag::kLapMetricsFile, LauncherFlag::kResultFile})
+    if (!flags.Has(Name(needed))) return Status::Error("--" + Name(needed) + " is missing");
+  if (flags.Has(Name(LauncherFlag::kValueEnv)) == flags.Has(Name(LauncherFlag::kValueAt)))
     return Status::Error("exactly one of --value-at and --value-env is needed");
-  if (flags.Has("lap-after-arg") == flags.Has("lap-in-script"))
+  if (flags.Has(Name(LauncherFlag::kLapAfterArg)) == flags.Has(Name(LauncherFlag::kLapInScript)))
     return Status::Error("exactly one of --lap-after-arg and --lap-in-script is needed");
-  if (flags.Has("value-env")) {
-    plan.site.env_name = *flags.Get("value-env");
+  if (flags.Has(Name(LauncherFlag::kValueEnv))) {
+    plan.site.env_name = *flags.Get(Name(LauncherFlag::kValueEnv));
   } else {
-    Result<ValueSite> site = ParseValueAt(*flags.Get("value-at"));
+    Result<ValueSite> site = ParseValueAt(*flags.Get(Name(LauncherFlag::kValueAt)));
     if (!site.ok()) return site.status();
     plan.site = site.value();
   }
-  const bool in_script = flags.Has("lap-in-script");
+  const bool in_script = flags.Has(Name(LauncherFlag::kLapInScript));
   Result<LapInsertion> insertion =
-      ParseLapInsertion(*flags.Get(in_script ? "lap-in-script" : "lap-after-arg"), in_script);
+      ParseLapInsertion(*flags.Get(Name(in_script ? LauncherFlag::kLapInScript : LauncherFlag::kLapAfterArg)), in_script);
   if (!insertion.ok()) return insertion.status();
   plan.insertion = insertion.value();
-  Result<std::optional<int>> admission = flags.IntegerIn("admission-value", 1, 100000);
-  Result<std::optional<int>> steps = flags.IntegerIn("lap-steps", 1, 100000);
-  Result<std::optional<std::chrono::seconds>> timeout = flags.Duration("lap-timeout");
-  Result<std::optional<std::chrono::seconds>> wait = flags.Duration("answer-wait");
+  Result<std::optional<int>> admission = flags.IntegerIn(Name(LauncherFlag::kAdmissionValue), 1, 100000);
+  Result<std::optional<int>> steps = flags.IntegerIn(Name(LauncherFlag::kLapSteps), 1, 100000);
+  Result<std::optional<std::chrono::seconds>> timeout = flags.Duration(Name(LauncherFlag::kLapTimeout));
+  Result<std::optional<std::chrono::seconds>> wait = flags.Duration(Name(LauncherFlag::kAnswerWait));
   if (!admission.ok()) return admission.status();
   if (!steps.ok()) return steps.status();
   if (!timeout.ok()) return timeout.status();
   if (!wait.ok()) return wait.status();
-  Result<std::optional<int>> schedule = flags.IntegerIn("lap-schedule-steps", 1, 1000000000);
+  Result<std::optional<int>> schedule = flags.IntegerIn(Name(LauncherFlag::kLapScheduleSteps), 1, 1000000000);
   if (!schedule.ok()) return schedule.status();
   plan.admission_value = **admission;
   plan.timeout = **timeout;
   plan.answer_wait = **wait;
   plan.overrides = {.steps = **steps,
-                    .output_directory = *flags.Get("lap-directory"),
+                    .output_directory = *flags.Get(Name(LauncherFlag::kLapDirectory)),
                     .run_name = "graintune-practice-lap",
-                    .metrics_file = *flags.Get("lap-metrics-file"),
+                    .metrics_file = *flags.Get(Name(LauncherFlag::kLapMetricsFile)),
                     .schedule_steps = *schedule};
-  plan.answer_file = *flags.Get("answer-file");
-  plan.result_file = *flags.Get("result-file");
-  plan.compile_cache_dir = flags.Get("compile-cache-dir").value_or("");
-  plan.trainer_metrics_file = flags.Get("trainer-metrics-file").value_or("");
+  plan.answer_file = *flags.Get(Name(LauncherFlag::kAnswerFile));
+  plan.result_file = *flags.Get(Name(LauncherFlag::kResultFile));
+  plan.compile_cache_dir = flags.Get(Name(LauncherFlag::kCompileCacheDir)).value_or("");
+  plan.trainer_metrics_file = flags.Get(Name(LauncherFlag::kTrainerMetricsFile)).value_or("");
   return plan;
 }
 
@@ -367,7 +353,8 @@ int main(int argc, char** argv) {
   SetLogProgram("graintune-launcher");
   if (!flag_args.empty() && flag_args.front().starts_with(kWatchFlag)) return RunWatcher(flag_args);
   Result<server::Flags> flags = server::Flags::ParseDeclared(flag_args, LauncherCommand().flags);
-  if (flags.ok() && flags.value().Has("install")) return Install(*flags.value().Get("install"));
+  if (flags.ok() && flags.value().Has(Name(LauncherFlag::kInstall)))
+    return Install(*flags.value().Get(Name(LauncherFlag::kInstall)));
   if (command.empty()) {
     std::cerr << server::UsageText(LauncherCommand());
     return 2;
@@ -378,7 +365,7 @@ int main(int argc, char** argv) {
     const char* pythonpath = std::getenv("PYTHONPATH");
     g_start_check_env = StartCheckEnv(*check, pythonpath ? std::optional<std::string>(pythonpath) : std::nullopt);
   }
-  if (!flags.value().Has("lap-steps")) Exec(as_written, "admission's value, no lap");
+  if (!flags.value().Has(Name(LauncherFlag::kLapSteps))) Exec(as_written, "admission's value, no lap");
   Result<LapPlan> plan = PlanFromFlags(flags.value());
   if (!plan.ok()) Exec(as_written, "admission's value (" + plan.error() + ")");
   // The place must hold admission's value before any lap: else the command is not the one the

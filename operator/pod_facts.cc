@@ -3,6 +3,7 @@
 #include <optional>
 
 #include "base/numbers.h"
+#include "contract/launcher_flags.h"
 #include "telemetry/last_step_message.h"
 #include "workload/identity.h"
 #include "workload/pod_templates.h"
@@ -40,8 +41,9 @@ bool TerminatedOom(const json& status) {
   return false;
 }
 
-// The seconds graintune-launcher waits for the run's value (its --answer-wait=Ns, before its
-// `--`), when a container of `spec` starts with it; 0 when none does.
+// The seconds graintune-launcher waits for the run's value (its --answer-wait, read as the
+// webhook wrote it: contract/launcher_flags.h), when a container of `spec` starts with it; 0 when
+// none does.
 int LapAnswerWait(const json& spec) {
   const json containers = spec.value("containers", json::array());
   if (!containers.is_array()) return 0;
@@ -49,13 +51,11 @@ int LapAnswerWait(const json& spec) {
     if (!c.is_object() || !c.contains("command") || !c["command"].is_array() || c["command"].empty()) continue;
     const json& command = c["command"];
     if (!command[0].is_string() || !command[0].get<std::string>().ends_with("/graintune-launcher")) continue;
-    for (const json& word : command) {
-      if (!word.is_string() || word == "--") break;
-      const std::string& w = word.get_ref<const std::string&>();
-      constexpr std::string_view kFlag = "--answer-wait=";
-      if (w.starts_with(kFlag) && w.ends_with("s"))
-        return PositiveInt(w.substr(kFlag.size(), w.size() - kFlag.size() - 1), 0);
-    }
+    std::vector<std::string> words;
+    for (const json& word : command)
+      if (word.is_string()) words.push_back(word.get<std::string>());
+    if (std::optional<int> wait = contract::LauncherSecondsValue(words, contract::LauncherFlag::kAnswerWait))
+      return *wait;
   }
   return 0;
 }

@@ -6,7 +6,7 @@ namespace graintune::op {
 
 WorkQueue::WorkQueue(WorkQueueOptions options) : options_(std::move(options)) {}
 
-WorkQueue::Clock::time_point WorkQueue::Now() const {
+WorkQueue::TimePoint WorkQueue::Now() const {
   return options_.clock->SteadyNow();
 }
 
@@ -26,7 +26,7 @@ void WorkQueue::AddAfter(const TuningKey& key, std::chrono::milliseconds delay) 
   if (delay <= std::chrono::milliseconds(0)) return Add(key);
   std::lock_guard<std::mutex> lock(mu_);
   if (shut_down_) return;
-  const Clock::time_point due = Now() + delay;
+  const TimePoint due = Now() + delay;
   auto [it, fresh] = delayed_.try_emplace(key, due);
   if (!fresh) {
     if (it->second <= due) return;  // an earlier requeue is already pending
@@ -73,7 +73,7 @@ std::chrono::milliseconds WorkQueue::RateLimitedFor(const TuningKey& key) const 
                   std::chrono::ceil<std::chrono::milliseconds>(it->second.until - Now()));
 }
 
-void WorkQueue::PromoteDueLocked(Clock::time_point now) {
+void WorkQueue::PromoteDueLocked(TimePoint now) {
   while (!delayed_order_.empty() && delayed_order_.begin()->first <= now) {
     const TuningKey key = delayed_order_.begin()->second;
     delayed_order_.erase(delayed_order_.begin());
@@ -96,7 +96,7 @@ std::optional<TuningKey> WorkQueue::TryGet() {
 std::optional<TuningKey> WorkQueue::Get(std::stop_token stop) {
   std::unique_lock<std::mutex> lock(mu_);
   while (!shut_down_ && !stop.stop_requested()) {
-    const Clock::time_point now = Now();
+    const TimePoint now = Now();
     PromoteDueLocked(now);
     if (!ready_.empty()) {
       TuningKey key = std::move(ready_.front());
@@ -108,7 +108,7 @@ std::optional<TuningKey> WorkQueue::Get(std::stop_token stop) {
     // Wake for an Add, a ShutDown, a stop, or when the earliest delay passes.
     const size_t delayed_before = delayed_order_.size();
     const auto earliest =
-        delayed_order_.empty() ? std::optional<Clock::time_point>() : delayed_order_.begin()->first;
+        delayed_order_.empty() ? std::optional<TimePoint>() : delayed_order_.begin()->first;
     auto woken = [&] {
       return shut_down_ || !ready_.empty() || delayed_order_.size() != delayed_before ||
              (!delayed_order_.empty() && delayed_order_.begin()->first != *earliest);

@@ -55,7 +55,8 @@ struct WorkQueueDepth {
 
 class WorkQueue {
  public:
-  using Clock = std::chrono::steady_clock;
+  // A time on the injected clock (options.clock): its steady time.
+  using TimePoint = Clock::SteadyTime;
 
   explicit WorkQueue(WorkQueueOptions options = {});
 
@@ -81,9 +82,9 @@ class WorkQueue {
   WorkQueueDepth Depth();
 
  private:
-  Clock::time_point Now() const;
+  TimePoint Now() const;
   // Moves every delayed key that is due to ready. Caller holds mu_.
-  void PromoteDueLocked(Clock::time_point now);
+  void PromoteDueLocked(TimePoint now);
   void AddLocked(const TuningKey& key);
 
   const WorkQueueOptions options_;
@@ -92,11 +93,11 @@ class WorkQueue {
   std::deque<TuningKey> ready_;
   std::set<TuningKey> dirty_;       // in ready_, or added while processing
   std::set<TuningKey> processing_;
-  std::map<TuningKey, Clock::time_point> delayed_;                  // key -> when due
-  std::set<std::pair<Clock::time_point, TuningKey>> delayed_order_;  // earliest first
+  std::map<TuningKey, TimePoint> delayed_;                  // key -> when due
+  std::set<std::pair<TimePoint, TuningKey>> delayed_order_;  // earliest first
   struct RateLimit {
     Backoff backoff;
-    Clock::time_point until{};
+    TimePoint until{};
   };
   std::map<TuningKey, RateLimit> rate_limits_;
   bool shut_down_ = false;

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <charconv>
 
+#include "contract/launcher_flags.h"
 #include "telemetry/start_check_report.h"
 #include "webhook/exporter_injection.h"
 #include "workload/pod_templates.h"
@@ -10,6 +11,7 @@
 namespace graintune::webhook {
 namespace {
 
+using contract::LauncherFlag;
 using json = nlohmann::json;
 using workload::Override;
 using workload::OverrideLocation;
@@ -83,7 +85,7 @@ Result<std::string> InsertionFlag(const std::vector<std::string>& argv, size_t c
   if (!last_script_word) {
     if (IsShell(argv.front()))
       return Status::Error("the trainer starts from a shell script with no MaxText override graintune can read");
-    return "--lap-after-arg=" + std::to_string(argv.size() - 1);
+    return contract::LauncherWord(LauncherFlag::kLapAfterArg, std::to_string(argv.size() - 1));
   }
   const std::optional<size_t> arg = ArgvIndex(last_script_word->pointer, command_size);
   if (!arg || *arg >= argv.size()) return Status::Error("the trainer's script is not in its command or args");
@@ -91,7 +93,7 @@ Result<std::string> InsertionFlag(const std::vector<std::string>& argv, size_t c
   if (!end)
     return Status::Error("the trainer's last MaxText word (" + last_script_word->key +
                          ") does not end at a word boundary graintune can see");
-  return "--lap-in-script=" + std::to_string(*arg) + ":" + std::to_string(*end);
+  return contract::LauncherWord(LauncherFlag::kLapInScript, std::to_string(*arg) + ":" + std::to_string(*end));
 }
 
 // The trainer's learning-rate schedule length as its words set it (MaxText: a
@@ -121,10 +123,12 @@ std::vector<std::string> CompileWatchFlags(const workload::ContainerOverrides& v
   if (dump_hlo.kind == workload::KeyState::Kind::kUnknown ||
       (dump_hlo.kind == workload::KeyState::Kind::kSet && dump_hlo.value != "false" && dump_hlo.value != "False"))
     return {};
-  std::vector<std::string> flags = {"--trainer-metrics-file=" + metrics_dir + "/" + kTrainerMetricsFileName};
+  std::vector<std::string> flags = {
+      contract::LauncherWord(LauncherFlag::kTrainerMetricsFile, metrics_dir + "/" + kTrainerMetricsFileName)};
   const workload::KeyState cache = view.Lookup("jax_cache_dir");
   if (cache.kind == workload::KeyState::Kind::kUnknown) return {};
-  if (cache.kind == workload::KeyState::Kind::kSet) flags.push_back("--compile-cache-dir=" + cache.value);
+  if (cache.kind == workload::KeyState::Kind::kSet)
+    flags.push_back(contract::LauncherWord(LauncherFlag::kCompileCacheDir, cache.value));
   return flags;
 }
 
@@ -137,9 +141,10 @@ Result<std::vector<std::string>> StartCheckFlags(const json& container, int admi
     return Status::Error("the container has no command of its own (its image's entrypoint runs), "
                          "so graintune cannot start it");
   std::vector<std::string> flags = {
-      "--admission-value=" + std::to_string(admission_value),
-      "--start-check-report=" + options.metrics_dir + "/" + telemetry::kStartCheckReportFileName};
-  if (fills) flags.push_back("--start-check-fill=" + std::to_string(admission_value));
+      contract::LauncherWord(LauncherFlag::kAdmissionValue, std::to_string(admission_value)),
+      contract::LauncherWord(LauncherFlag::kStartCheckReport,
+                             options.metrics_dir + "/" + telemetry::kStartCheckReportFileName)};
+  if (fills) flags.push_back(contract::LauncherWord(LauncherFlag::kStartCheckFill, std::to_string(admission_value)));
   return flags;
 }
 
@@ -150,10 +155,10 @@ bool SetStartCheckValue(json& container, int value) {
   for (json& word : command) {
     if (!word.is_string()) continue;
     const std::string& text = word.get_ref<const std::string&>();
-    if (text == "--") break;  // the trainer's own words follow
-    for (const std::string flag : {"--admission-value=", "--start-check-fill="})
-      if (text.starts_with(flag)) {
-        word = flag + std::to_string(value);
+    if (text == contract::kTrainerCommandFollows) break;  // the trainer's own words follow
+    for (const LauncherFlag flag : {LauncherFlag::kAdmissionValue, LauncherFlag::kStartCheckFill})
+      if (contract::IsLauncherWord(text, flag)) {
+        word = contract::LauncherWord(flag, std::to_string(value));
         set = true;
         break;
       }
@@ -187,12 +192,13 @@ Result<std::vector<std::string>> LauncherFlags(const json& container,
 
   std::vector<std::string> flags;
   if (value->location == OverrideLocation::kEnv) {
-    flags.push_back("--value-env=" + workload::EnvNameForKey(kValueKey));
+    flags.push_back(contract::LauncherWord(LauncherFlag::kValueEnv, workload::EnvNameForKey(kValueKey)));
   } else {
     const std::optional<size_t> arg = ArgvIndex(value->pointer, command_size);
     if (!arg) return Status::Error("graintune's value is not in the container's command or args");
-    flags.push_back("--value-at=" + std::to_string(*arg) + ":" + std::to_string(value->value_begin) +
-                    ":" + std::to_string(value->value_end));
+    flags.push_back(contract::LauncherWord(LauncherFlag::kValueAt, std::to_string(*arg) + ":" +
+                                                                    std::to_string(value->value_begin) + ":" +
+                                                                    std::to_string(value->value_end)));
   }
   flags.push_back(insertion.value());
   const std::string& metrics = options.metrics_dir;
@@ -200,16 +206,16 @@ Result<std::vector<std::string>> LauncherFlags(const json& container,
   Result<std::vector<std::string>> check = StartCheckFlags(container, settings.admission_value, options);
   if (!check.ok()) return check.status();
   for (std::string& flag : check.value()) flags.push_back(std::move(flag));
-  for (std::string flag :
-       {"--lap-steps=" + std::to_string(settings.steps),
-        "--lap-timeout=" + std::to_string(settings.timeout_seconds) + "s",
-        "--answer-wait=" + std::to_string(settings.answer_wait_seconds) + "s",
-        "--answer-file=" + options.answer_dir + "/value",
-        "--lap-directory=" + options.launcher_dir + "/lap",
-        "--lap-metrics-file=" + metrics + "/lap.jsonl", "--result-file=" + metrics + "/lap-result.json"})
+  for (std::string flag : {contract::LauncherWord(LauncherFlag::kLapSteps, std::to_string(settings.steps)),
+                           contract::LauncherSecondsWord(LauncherFlag::kLapTimeout, settings.timeout_seconds),
+                           contract::LauncherSecondsWord(LauncherFlag::kAnswerWait, settings.answer_wait_seconds),
+                           contract::LauncherWord(LauncherFlag::kAnswerFile, options.answer_dir + "/value"),
+                           contract::LauncherWord(LauncherFlag::kLapDirectory, options.launcher_dir + "/lap"),
+                           contract::LauncherWord(LauncherFlag::kLapMetricsFile, metrics + "/lap.jsonl"),
+                           contract::LauncherWord(LauncherFlag::kResultFile, metrics + "/lap-result.json")})
     flags.push_back(std::move(flag));
   if (std::optional<int> schedule = ScheduleSteps(view))
-    flags.push_back("--lap-schedule-steps=" + std::to_string(*schedule));
+    flags.push_back(contract::LauncherWord(LauncherFlag::kLapScheduleSteps, std::to_string(*schedule)));
   for (std::string& flag : CompileWatchFlags(view, metrics)) flags.push_back(std::move(flag));
   return flags;
 }
@@ -253,7 +259,7 @@ void InjectLauncher(json& object, const std::string& spec_pointer, const std::st
 
   json wrapped = json::array({options.launcher_dir + "/graintune-launcher"});
   for (const std::string& flag : flags) wrapped.push_back(flag);
-  wrapped.push_back("--");
+  wrapped.push_back(std::string(contract::kTrainerCommandFollows));
   for (const std::string& word : *argv) wrapped.push_back(word);
   container["command"] = std::move(wrapped);
   container.erase("args");
@@ -266,7 +272,8 @@ void InjectLauncher(json& object, const std::string& spec_pointer, const std::st
   json installer = {
       {"name", kLauncherInstallerName},
       {"image", options.image},
-      {"command", {"/usr/local/bin/graintune-launcher", "--install", options.launcher_dir}},
+      {"command",
+       {"/usr/local/bin/graintune-launcher", "--" + contract::NameOf(LauncherFlag::kInstall), options.launcher_dir}},
       {"volumeMounts", {{{"name", kLauncherVolumeName}, {"mountPath", options.launcher_dir}}}},
       {"resources", {{"requests", {{"cpu", "10m"}, {"memory", "16Mi"}}}, {"limits", {{"memory", "64Mi"}}}}},
       // Pod Security "restricted" as the exporter is: a pod whose own containers meet it still

@@ -20,6 +20,9 @@
 // tuning key, then under any in the namespace). Pods and Jobs carry what was read of the run:
 // graintune.dev/resume, graintune.dev/checkpoint-dir, graintune.dev/steps.
 // Attempts: a JobSet restart's label, a plain Job's failed pods, graintune's own annotation.
+// Its parts: planner_sites.h (what is found, and which container decides), planner_attempt.h
+// (which attempt of which run), planner_maxtext_fit.h (what MaxText accepts) and
+// planner_launcher.h (the practice lap and the start check, one call from the writer).
 // Everything else in the object stays byte-for-byte as written. Never throws; a failure to
 // decide (no host shape, a source down) leaves the object unchanged with a warning.
 #pragma once

@@ -119,16 +119,39 @@ void PodRunner::Start() {
   thread_ = std::jthread([this](std::stop_token stop) {
     while (!stop.stop_requested()) {
       Poll();
-      kube::SleepFor(std::chrono::milliseconds(300), stop);
+      std::unique_lock<std::mutex> lock(wake_mu_);
+      wake_.wait_for(lock, stop, std::chrono::milliseconds(300), [this] { return woken_; });
+      woken_ = false;
+    }
+  });
+  watch_ = std::jthread([this](std::stop_token stop) {
+    kube::WatchOptions watch;
+    watch.label_selector = "graintune.dev/managed=true";
+    while (!stop.stop_requested()) {
+      std::shared_ptr<kube::Client> c = cp_.AdminClient();
+      const bool watched = c && c->Watch(kube::resources::kPods, options_.ns, watch,
+                                          [this](const kube::WatchEvent&) {
+                                            {
+                                              std::lock_guard<std::mutex> lock(wake_mu_);
+                                              woken_ = true;
+                                            }
+                                            wake_.notify_one();
+                                            return true;
+                                          },
+                                          stop)
+                                    .ok();
+      // The watch ended (the server's timeout) or failed: watch again; the poll goes on meanwhile.
+      if (!watched) kube::SleepFor(std::chrono::milliseconds(300), stop);
     }
   });
 }
 
 void PodRunner::Stop() {
-  if (thread_.joinable()) {
-    thread_.request_stop();
-    thread_.join();
-  }
+  for (std::jthread* t : {&watch_, &thread_})
+    if (t->joinable()) {
+      t->request_stop();
+      t->join();
+    }
   std::lock_guard<std::mutex> lock(mu_);
   running_.clear();
 }

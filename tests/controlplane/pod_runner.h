@@ -2,10 +2,14 @@
 // nothing, so this runs, on this machine, what the pod would: the graintune-exporter sidecar
 // the webhook injected (with its own arguments, bound to the pod's IP inside 127.0.0.0/8) and a
 // trainer: the trainer emulator fed the worker count the pod was given, or the pod's own
-// trainer container (own_trainer: real MaxText, say). It follows the pods every poll and stops
-// a pod's processes, with everything they started, when the pod stops running.
+// trainer container (own_trainer: real MaxText, say). It follows the pods (a poll at every change
+// a watch of them sees, and every 300 ms) and stops a pod's processes, with everything they
+// started, when the pod stops running: as soon as it can, since KWOK hands a freed pod IP to the
+// next pod at once, and until the old exporter is gone the operator's scrape of the new pod's
+// address reaches it (and rightly refuses its answer, which names another pod).
 #pragma once
 
+#include <condition_variable>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -94,7 +98,11 @@ class PodRunner {
   mutable std::mutex mu_;
   std::map<std::string, std::unique_ptr<Running>> running_;  // by pod uid
   std::vector<std::string> started_;
-  std::jthread thread_;
+  // The watch's wake-up of the poll loop (one thread polls, so no older list undoes a newer one).
+  std::mutex wake_mu_;
+  std::condition_variable_any wake_;
+  bool woken_ = false;
+  std::jthread thread_, watch_;
 };
 
 }  // namespace graintune::testing
