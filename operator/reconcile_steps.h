@@ -6,7 +6,8 @@
 //   2. runs and pins (RecordRunsAndPins): status.runs, the newest pinned attempt, ended early;
 //      and the practice lap (RecordLap): the answer its pods wait for, status.lap, and then
 //      whether its trainer's compile hit the cache the lap filled (RecordTrainerCompile); and
-//      what the trainer's start check saw (RecordStartCheck);
+//      what the trainer's start check saw (RecordStartCheck); these three in
+//      reconcile_launcher_steps.h;
 //   3. recommend (Recommendation): the value for the next attempt, or the admitted one;
 //   4. next run (NextRun): the value the next checkpoint directory starts with;
 //   5. learn (Learn): what the trials teach other runs;
@@ -66,28 +67,7 @@ struct RunsAndPins {
 };
 RunsAndPins RecordRunsAndPins(const std::vector<PodFacts>& pods, workload::GrainTuningStatus& status);
 
-// 2b. The practice lap: the answer for the pods of an attempt that wait for their lap's. The
-// answer status.lap records for the attempt, once there is one (written before any pod is
-// patched, so every pod gets the same); else AnswerLaps (needs `in.inputs`), recorded in
-// status.lap with a LapAnswered or LapGaveNoValue Event. nullopt: no pod waits, or its answer
-// is not due yet.
-std::optional<LapAnswerWrite> RecordLap(const ReconcileInput& in, const AttemptPods& attempts,
-                                        workload::GrainTuningStatus& status,
-                                        std::vector<EventToRecord>& events);
-
-// 2c. Whether the laps' trainer found its train step in the JAX cache its lap filled: the first
-// verdict a pod of status.lap's attempt reports (telemetry::LapResult::trainer_compile, in its
-// exporter's lap), recorded once in status.lap with a LapTrainerCompile Event.
-void RecordTrainerCompile(const ReconcileInput& in, workload::GrainTuningStatus& status,
-                          std::vector<EventToRecord>& events);
-
-// 2d. What graintune's start check saw at the trainer's start (telemetry/start_check_report.h,
-// in an exporter's /steps): the newest attempt's report is recorded once in status.startCheck,
-// with an Event: StartCheckChangedValue (Warning) when the trainer started with another count
-// than graintune wrote ("graintune wrote N; ... the trainer runs with M"), StartCheckFailedOpen
-// (Warning) when the check could not read the start, else StartCheck (Normal).
-void RecordStartCheck(const ReconcileInput& in, workload::GrainTuningStatus& status,
-                      std::vector<EventToRecord>& events);
+// 2b-2d. The practice lap, its trainer's compile and the start check: reconcile_launcher_steps.h.
 
 // 3. The recommendation. Once the newest attempt has a trial (`newest_measured`): for attempt
 // newest + 1, the pinned run's value when the newest attempt is pinned, else `decision`'s.

@@ -1,4 +1,5 @@
 // Each step of ReconcileTuning() alone, over plain values.
+#include "operator/reconcile_launcher_steps.h"
 #include "operator/reconcile_steps.h"
 
 #include <gtest/gtest.h>

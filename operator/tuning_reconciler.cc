@@ -6,6 +6,7 @@
 #include <string_view>
 
 #include "base/rfc3339.h"
+#include "operator/reconcile_launcher_steps.h"
 #include "operator/reconcile_steps.h"
 #include "workload/grain_tuning_status.h"
 
