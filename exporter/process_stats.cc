@@ -11,6 +11,8 @@
 #include <sstream>
 #include <vector>
 
+#include "base/small_file.h"
+
 namespace graintune::exporter {
 namespace {
 
@@ -46,8 +48,8 @@ bool IsWrapper(const std::string& name, const std::string& cmdline) {
 }
 
 std::optional<Proc> ReadProc(const fs::path& dir, int pid) {
-  std::ifstream stat(dir / "stat");
-  std::string text((std::istreambuf_iterator<char>(stat)), std::istreambuf_iterator<char>());
+  // (A process may exit while it is read: ReadSmallFile never throws, base/small_file.h.)
+  const std::string text = ReadSmallFile((dir / "stat").string(), 4096);
   // The command name is in parentheses and may hold spaces; fields follow the last ')'.
   const size_t close = text.rfind(')');
   if (close == std::string::npos || close + 2 > text.size()) return std::nullopt;
@@ -59,7 +61,7 @@ std::optional<Proc> ReadProc(const fs::path& dir, int pid) {
   p.pid = pid;
   p.ppid = std::atoi(f[1].c_str());        // field 4
   p.ticks = std::atof(f[11].c_str()) + std::atof(f[12].c_str());  // fields 14, 15
-  std::ifstream status(dir / "status");
+  std::istringstream status(ReadSmallFile((dir / "status").string(), 65536));
   for (std::string line; std::getline(status, line);)
     if (line.rfind("VmHWM:", 0) == 0) p.hwm_bytes = std::atof(line.c_str() + 6) * 1024.0;
     else if (line.rfind("Name:", 0) == 0) {
@@ -67,8 +69,7 @@ std::optional<Proc> ReadProc(const fs::path& dir, int pid) {
       const size_t start = line.find_first_not_of(" \t", 5);
       p.name = start == std::string::npos ? "" : line.substr(start);
     }
-  std::ifstream cmd(dir / "cmdline");
-  std::string raw((std::istreambuf_iterator<char>(cmd)), std::istreambuf_iterator<char>());
+  std::string raw = ReadSmallFile((dir / "cmdline").string(), 1 << 20);
   for (char& c : raw)
     if (c == '\0') c = ' ';
   p.cmdline = raw;

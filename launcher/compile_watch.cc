@@ -12,6 +12,7 @@
 #include <iterator>
 
 #include "base/log.h"
+#include "base/small_file.h"
 #include "server/flags.h"
 
 namespace graintune::launcher {
@@ -31,8 +32,7 @@ bool HasLinePast(const std::string& file, long long offset) {
 
 // Whether `pid` is gone or a zombie (/proc/PID/stat's state after the command's closing paren).
 bool Gone(pid_t pid) {
-  std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
-  std::string text((std::istreambuf_iterator<char>(stat)), std::istreambuf_iterator<char>());
+  const std::string text = ReadSmallFile("/proc/" + std::to_string(pid) + "/stat", 4096);
   const size_t paren = text.rfind(')');
   return paren == std::string::npos || paren + 2 >= text.size() || text[paren + 2] == 'Z' ||
          text[paren + 2] == 'X';

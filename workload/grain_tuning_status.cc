@@ -324,14 +324,6 @@ const json& Member(const json& object, const char* key) {
   return it != object.end() ? *it : kNull;
 }
 
-// Status figures rounded to what a measurement can tell (and what a table can show).
-// Divides by an integral scale so the result is the double nearest the decimal (195.1, not
-// 195.10000000000002).
-double Round(double v, double unit) {
-  const double scale = std::round(1.0 / unit);
-  return std::round(v * scale) / scale;
-}
-
 }  // namespace
 
 GrainTuningSpec SpecFromJson(const json& spec) { return FromJsonOrEmpty<GrainTuningSpec>(spec); }
@@ -363,124 +355,10 @@ json NewGrainTuning(const std::string& ns, const GrainTuningSpec& spec) {
           {"spec", ToJson(spec)}};
 }
 
-TrialStatus TrialStatusOf(const Trial& t) {
-  TrialStatus s{.attempt = t.attempt, .workers = t.workers};
-  s.oom_killed = t.oom_killed;
-  s.samples = t.samples;
-  if (t.samples > 0) {
-    s.step_time_p50_seconds = Round(t.step_seconds_p50, 0.001);
-    s.step_time_p90_seconds = Round(t.step_seconds_p90, 0.001);
-    s.step_time_mean_seconds = Round(t.step_seconds_mean, 0.001);
-    s.tokens_per_second = Round(t.tokens_per_second_per_host, 1);
-    s.stall_fraction = Round(std::clamp(t.stall_fraction, 0.0, 1.0), 0.001);
-    s.data_bound = IsDataBound(t);
-    if (t.buffered_step_seconds > 0) s.buffered_step_seconds = Round(t.buffered_step_seconds, 0.001);
-    if (t.tflops_per_device > 0) s.tflops_per_device = Round(t.tflops_per_device, 0.1);
-  }
-  if (t.worker_busy_fraction >= 0) s.worker_busy_fraction = t.worker_busy_fraction;
-  if (t.worker_memory_bytes > 0) s.worker_memory_bytes = t.worker_memory_bytes;
-  if (t.trainer_memory_bytes > 0) s.trainer_memory_bytes = t.trainer_memory_bytes;
-  if (t.trainer_cpu_cores >= 0) s.trainer_cpu_cores = t.trainer_cpu_cores;
-  return s;
-}
-
-Trial TrialOf(const TrialStatus& s) {
-  Trial t;
-  t.attempt = s.attempt;
-  t.workers = s.workers;
-  t.step_seconds_p50 = s.step_time_p50_seconds.value_or(0.0);
-  t.step_seconds_p90 = s.step_time_p90_seconds.value_or(0.0);
-  t.step_seconds_mean = s.step_time_mean_seconds.value_or(t.step_seconds_p50);
-  t.tokens_per_second_per_host = s.tokens_per_second.value_or(0.0);
-  t.tflops_per_device = s.tflops_per_device.value_or(0.0);
-  t.stall_fraction = s.stall_fraction.value_or(0.0);
-  t.oom_killed = s.oom_killed.value_or(false);
-  t.samples = s.samples.value_or(0);
-  t.buffered_step_seconds = s.buffered_step_seconds.value_or(0.0);
-  t.worker_busy_fraction = s.worker_busy_fraction.value_or(-1.0);
-  t.worker_memory_bytes = s.worker_memory_bytes.value_or(0.0);
-  t.trainer_memory_bytes = s.trainer_memory_bytes.value_or(0.0);
-  t.trainer_cpu_cores = s.trainer_cpu_cores.value_or(-1.0);
-  // The spread is not stored; a stored data-bound verdict is kept through it.
-  if (s.data_bound.value_or(false)) t.step_spread = 2 * kDataBoundSpread;
-  return t;
-}
-
-std::map<std::string, RunRecord> RunRecordsOf(const std::vector<RunStatus>& runs) {
-  std::map<std::string, RunRecord> out;
-  for (const RunStatus& r : runs)
-    if (!r.checkpoint_dir.empty() && r.workers > 0)
-      out.insert({r.checkpoint_dir, RunRecord{r.workers, r.first_attempt.value_or(0)}});
-  return out;
-}
-
-RunStatus RunStatusOf(const std::string& checkpoint_dir, const RunRecord& run) {
-  return {.checkpoint_dir = checkpoint_dir, .workers = run.workers, .first_attempt = run.first_attempt};
-}
-
 std::optional<TrialStatus> TrialOfAttempt(const GrainTuningStatus& status, int attempt) {
   for (const TrialStatus& t : status.trials)
     if (t.attempt == attempt) return t;
   return std::nullopt;
-}
-
-namespace {
-
-// Status without the fields that change on every write, to tell real changes apart.
-GrainTuningStatus Comparable(GrainTuningStatus status) {
-  if (status.recommendation) status.recommendation->decided_at.reset();
-  for (ConditionStatus& c : status.conditions) c.last_transition_time.clear();
-  return status;
-}
-
-// A trial as Decide() and the webhook judge it: which attempt, how many workers, whether it
-// was OOMKilled or data-bound, and whether it has a memory figure (its first one is news:
-// later workloads of the dataset are sized with it). Its running figures are left out.
-TrialStatus TrialVerdict(const TrialStatus& t) {
-  TrialStatus verdict{.attempt = t.attempt, .workers = t.workers};
-  verdict.oom_killed = t.oom_killed;
-  verdict.data_bound = t.data_bound;
-  if (t.worker_memory_bytes) verdict.worker_memory_bytes = 1;
-  return verdict;
-}
-
-// Which figure exists is news, its value progress.
-void KeepPresence(std::optional<double>& figure) {
-  if (figure) figure = 1;
-}
-
-// Status with only what is not progress: trials cut to their verdicts, learned figures cut to
-// whether they exist, no reasons (they quote the figures), no renewal timestamps.
-GrainTuningStatus Verdicts(GrainTuningStatus status) {
-  status = Comparable(std::move(status));
-  for (TrialStatus& t : status.trials) t = TrialVerdict(t);
-  if (status.last_trial) status.last_trial = TrialVerdict(*status.last_trial);
-  KeepPresence(status.learned_tokens_per_second_per_worker);
-  if (status.learned) {
-    KeepPresence(status.learned->tokens_per_second_per_worker);
-    KeepPresence(status.learned->worker_memory_bytes);
-    KeepPresence(status.learned->fed_tokens_per_second_per_host);
-  }
-  if (status.recommendation) status.recommendation->reason.reset();
-  if (status.next_run) status.next_run->reason.reset();
-  return status;
-}
-
-}  // namespace
-
-bool StatusEquivalent(const GrainTuningStatus& a, const GrainTuningStatus& b) {
-  return Comparable(a) == Comparable(b);
-}
-
-bool ProgressOnly(const GrainTuningStatus& stored, const GrainTuningStatus& desired) {
-  return !StatusEquivalent(stored, desired) && Verdicts(stored) == Verdicts(desired);
-}
-
-bool TrialsDiffer(const GrainTuningStatus& stored, const GrainTuningStatus& desired,
-                  const std::set<int>& attempts) {
-  for (int attempt : attempts)
-    if (TrialOfAttempt(stored, attempt) != TrialOfAttempt(desired, attempt)) return true;
-  return false;
 }
 
 }  // namespace graintune::workload

@@ -2,6 +2,8 @@
 // values, and the one place their JSON keys are spelled: FromJson reads what the API server
 // serves, ToJson writes what the operator stores. Beside the fields, the rules over them: when
 // two statuses say the same, and when a change is only the progress of running attempts.
+// (grain_tuning_status.cc spells the keys; grain_tuning_status_records.cc converts to and from the
+// tuner's records; grain_tuning_status_progress.cc holds the progress rule.)
 //
 // Reading never throws and never fails: a field of the wrong type, a number out of its field's
 // range, or a list entry of the wrong type reads as absent (the API server validates the stored

@@ -187,8 +187,14 @@ TEST(LapOnNode, ALapThatTakesItsContainerDownRunsNoSecondLapAfterTheRestart) {
   ASSERT_TRUE(id.starts_with(prefix)) << id;
   ASSERT_TRUE(cp->real_node()->KillContainer(id.substr(prefix.size())).ok());
 
+  // The killed container's end shows first; the restarted one's is the one that counts.
   std::string message;
-  ASSERT_TRUE(WaitFor([&] { return !(message = EndedWith(*client, name, pod)).empty(); }, seconds(300)))
+  ASSERT_TRUE(WaitFor(
+      [&] {
+        message = EndedWith(*client, name, pod);
+        return !message.empty() && ContainerStatusOf(pod, "containerStatuses", "trainer").value("restartCount", 0) >= 1;
+      },
+      seconds(300)))
       << pod.value("status", Json()).dump() << on_failure();
   const Json trainer = ContainerStatusOf(pod, "containerStatuses", "trainer");
   EXPECT_GE(trainer.value("restartCount", 0), 1) << trainer.dump();
