@@ -44,8 +44,15 @@ std::string NameOf(LauncherFlag flag) {
   return "";  // every enumerator is in the list (LauncherFlagsTest checks it)
 }
 
+namespace {
+
+// "--name=": how every word of `flag` begins.
+std::string WordPrefix(LauncherFlag flag) { return "--" + NameOf(flag) + "="; }
+
+}  // namespace
+
 std::string LauncherWord(LauncherFlag flag, std::string_view value) {
-  return "--" + NameOf(flag) + "=" + std::string(value);
+  return WordPrefix(flag) + std::string(value);
 }
 
 std::string LauncherSecondsWord(LauncherFlag flag, long seconds) {
@@ -53,13 +60,12 @@ std::string LauncherSecondsWord(LauncherFlag flag, long seconds) {
 }
 
 bool IsLauncherWord(std::string_view word, LauncherFlag flag) {
-  const std::string prefix = "--" + NameOf(flag) + "=";
-  return word.starts_with(prefix);
+  return word.starts_with(WordPrefix(flag));
 }
 
 std::optional<std::string> LauncherFlagValue(const std::vector<std::string>& command, LauncherFlag flag) {
   const auto end = std::find(command.begin(), command.end(), kTrainerCommandFollows);
-  const std::string prefix = "--" + NameOf(flag) + "=";
+  const std::string prefix = WordPrefix(flag);
   for (auto word = command.begin(); word != end; ++word)
     if (word->starts_with(prefix)) return word->substr(prefix.size());
   return std::nullopt;

@@ -57,6 +57,7 @@ using namespace graintune;
 using namespace graintune::launcher;
 
 using contract::LauncherFlag;
+using contract::NameOf;  // a flag's name, as server::Flags is asked for it
 
 const server::ServerCommand& LauncherCommand() {
   static const server::ServerCommand kCommand = [] {
@@ -73,9 +74,6 @@ const server::ServerCommand& LauncherCommand() {
   }();
   return kCommand;
 }
-
-// A flag's name, as server::Flags is asked for it.
-std::string Name(LauncherFlag flag) { return contract::NameOf(flag); }
 
 // The start check's variables for every start of the trainer (none when it is off).
 std::vector<std::pair<std::string, std::string>> g_start_check_env;
@@ -112,10 +110,10 @@ int Install(const std::string& directory) {
 // The start check's settings from the flags, or nullopt when it is off (or cannot be set up:
 // then the trainer starts as written, which the log says).
 std::optional<StartCheckSettings> StartCheckFromFlags(const server::Flags& flags) {
-  if (!flags.Has(Name(LauncherFlag::kStartCheckReport))) return std::nullopt;
-  Result<std::optional<std::chrono::seconds>> timeout = flags.Duration(Name(LauncherFlag::kStartCheckTimeout));
-  Result<std::optional<int>> admission = flags.IntegerIn(Name(LauncherFlag::kAdmissionValue), 0, 100000);
-  Result<std::optional<int>> fill = flags.IntegerIn(Name(LauncherFlag::kStartCheckFill), 1, 100000);
+  if (!flags.Has(NameOf(LauncherFlag::kStartCheckReport))) return std::nullopt;
+  Result<std::optional<std::chrono::seconds>> timeout = flags.Duration(NameOf(LauncherFlag::kStartCheckTimeout));
+  Result<std::optional<int>> admission = flags.IntegerIn(NameOf(LauncherFlag::kAdmissionValue), 0, 100000);
+  Result<std::optional<int>> fill = flags.IntegerIn(NameOf(LauncherFlag::kStartCheckFill), 1, 100000);
   if (!timeout.ok() || !admission.ok() || !fill.ok()) {
     LogLine(LogLevel::kWarning) << "no start check: "
                                 << (!timeout.ok() ? timeout.error() : !admission.ok() ? admission.error() : fill.error());
@@ -128,7 +126,7 @@ std::optional<StartCheckSettings> StartCheckFromFlags(const server::Flags& flags
     return std::nullopt;
   }
   return StartCheckSettings{.python_dir = (self.parent_path() / kStartCheckFolder).string(),
-                            .report_file = *flags.Get(Name(LauncherFlag::kStartCheckReport)),
+                            .report_file = *flags.Get(NameOf(LauncherFlag::kStartCheckReport)),
                             .timeout_seconds = static_cast<int>(timeout->value_or(std::chrono::seconds(120)).count()),
                             .admission_value = *admission,
                             .fill_value = *fill};
@@ -149,45 +147,45 @@ Result<LapPlan> PlanFromFlags(const server::Flags& flags) {
   LapPlan plan;
   for (const LauncherFlag needed : {LauncherFlag::kAdmissionValue, LauncherFlag::kLapSteps, LauncherFlag::kAnswerFile,
                                     LauncherFlag::kLapDirectory, LauncherFlag::kLapMetricsFile, LauncherFlag::kResultFile})
-    if (!flags.Has(Name(needed))) return Status::Error("--" + Name(needed) + " is missing");
-  if (flags.Has(Name(LauncherFlag::kValueEnv)) == flags.Has(Name(LauncherFlag::kValueAt)))
+    if (!flags.Has(NameOf(needed))) return Status::Error("--" + NameOf(needed) + " is missing");
+  if (flags.Has(NameOf(LauncherFlag::kValueEnv)) == flags.Has(NameOf(LauncherFlag::kValueAt)))
     return Status::Error("exactly one of --value-at and --value-env is needed");
-  if (flags.Has(Name(LauncherFlag::kLapAfterArg)) == flags.Has(Name(LauncherFlag::kLapInScript)))
+  if (flags.Has(NameOf(LauncherFlag::kLapAfterArg)) == flags.Has(NameOf(LauncherFlag::kLapInScript)))
     return Status::Error("exactly one of --lap-after-arg and --lap-in-script is needed");
-  if (flags.Has(Name(LauncherFlag::kValueEnv))) {
-    plan.site.env_name = *flags.Get(Name(LauncherFlag::kValueEnv));
+  if (flags.Has(NameOf(LauncherFlag::kValueEnv))) {
+    plan.site.env_name = *flags.Get(NameOf(LauncherFlag::kValueEnv));
   } else {
-    Result<ValueSite> site = ParseValueAt(*flags.Get(Name(LauncherFlag::kValueAt)));
+    Result<ValueSite> site = ParseValueAt(*flags.Get(NameOf(LauncherFlag::kValueAt)));
     if (!site.ok()) return site.status();
     plan.site = site.value();
   }
-  const bool in_script = flags.Has(Name(LauncherFlag::kLapInScript));
+  const bool in_script = flags.Has(NameOf(LauncherFlag::kLapInScript));
   Result<LapInsertion> insertion =
-      ParseLapInsertion(*flags.Get(Name(in_script ? LauncherFlag::kLapInScript : LauncherFlag::kLapAfterArg)), in_script);
+      ParseLapInsertion(*flags.Get(NameOf(in_script ? LauncherFlag::kLapInScript : LauncherFlag::kLapAfterArg)), in_script);
   if (!insertion.ok()) return insertion.status();
   plan.insertion = insertion.value();
-  Result<std::optional<int>> admission = flags.IntegerIn(Name(LauncherFlag::kAdmissionValue), 1, 100000);
-  Result<std::optional<int>> steps = flags.IntegerIn(Name(LauncherFlag::kLapSteps), 1, 100000);
-  Result<std::optional<std::chrono::seconds>> timeout = flags.Duration(Name(LauncherFlag::kLapTimeout));
-  Result<std::optional<std::chrono::seconds>> wait = flags.Duration(Name(LauncherFlag::kAnswerWait));
+  Result<std::optional<int>> admission = flags.IntegerIn(NameOf(LauncherFlag::kAdmissionValue), 1, 100000);
+  Result<std::optional<int>> steps = flags.IntegerIn(NameOf(LauncherFlag::kLapSteps), 1, 100000);
+  Result<std::optional<std::chrono::seconds>> timeout = flags.Duration(NameOf(LauncherFlag::kLapTimeout));
+  Result<std::optional<std::chrono::seconds>> wait = flags.Duration(NameOf(LauncherFlag::kAnswerWait));
   if (!admission.ok()) return admission.status();
   if (!steps.ok()) return steps.status();
   if (!timeout.ok()) return timeout.status();
   if (!wait.ok()) return wait.status();
-  Result<std::optional<int>> schedule = flags.IntegerIn(Name(LauncherFlag::kLapScheduleSteps), 1, 1000000000);
+  Result<std::optional<int>> schedule = flags.IntegerIn(NameOf(LauncherFlag::kLapScheduleSteps), 1, 1000000000);
   if (!schedule.ok()) return schedule.status();
   plan.admission_value = **admission;
   plan.timeout = **timeout;
   plan.answer_wait = **wait;
   plan.overrides = {.steps = **steps,
-                    .output_directory = *flags.Get(Name(LauncherFlag::kLapDirectory)),
+                    .output_directory = *flags.Get(NameOf(LauncherFlag::kLapDirectory)),
                     .run_name = "graintune-practice-lap",
-                    .metrics_file = *flags.Get(Name(LauncherFlag::kLapMetricsFile)),
+                    .metrics_file = *flags.Get(NameOf(LauncherFlag::kLapMetricsFile)),
                     .schedule_steps = *schedule};
-  plan.answer_file = *flags.Get(Name(LauncherFlag::kAnswerFile));
-  plan.result_file = *flags.Get(Name(LauncherFlag::kResultFile));
-  plan.compile_cache_dir = flags.Get(Name(LauncherFlag::kCompileCacheDir)).value_or("");
-  plan.trainer_metrics_file = flags.Get(Name(LauncherFlag::kTrainerMetricsFile)).value_or("");
+  plan.answer_file = *flags.Get(NameOf(LauncherFlag::kAnswerFile));
+  plan.result_file = *flags.Get(NameOf(LauncherFlag::kResultFile));
+  plan.compile_cache_dir = flags.Get(NameOf(LauncherFlag::kCompileCacheDir)).value_or("");
+  plan.trainer_metrics_file = flags.Get(NameOf(LauncherFlag::kTrainerMetricsFile)).value_or("");
   return plan;
 }
 
@@ -353,8 +351,8 @@ int main(int argc, char** argv) {
   SetLogProgram("graintune-launcher");
   if (!flag_args.empty() && flag_args.front().starts_with(kWatchFlag)) return RunWatcher(flag_args);
   Result<server::Flags> flags = server::Flags::ParseDeclared(flag_args, LauncherCommand().flags);
-  if (flags.ok() && flags.value().Has(Name(LauncherFlag::kInstall)))
-    return Install(*flags.value().Get(Name(LauncherFlag::kInstall)));
+  if (flags.ok() && flags.value().Has(NameOf(LauncherFlag::kInstall)))
+    return Install(*flags.value().Get(NameOf(LauncherFlag::kInstall)));
   if (command.empty()) {
     std::cerr << server::UsageText(LauncherCommand());
     return 2;
@@ -365,7 +363,7 @@ int main(int argc, char** argv) {
     const char* pythonpath = std::getenv("PYTHONPATH");
     g_start_check_env = StartCheckEnv(*check, pythonpath ? std::optional<std::string>(pythonpath) : std::nullopt);
   }
-  if (!flags.value().Has(Name(LauncherFlag::kLapSteps))) Exec(as_written, "admission's value, no lap");
+  if (!flags.value().Has(NameOf(LauncherFlag::kLapSteps))) Exec(as_written, "admission's value, no lap");
   Result<LapPlan> plan = PlanFromFlags(flags.value());
   if (!plan.ok()) Exec(as_written, "admission's value (" + plan.error() + ")");
   // The place must hold admission's value before any lap: else the command is not the one the

@@ -44,7 +44,14 @@ kill_tree() {
   for child in $(pgrep -P "$1" 2>/dev/null); do kill_tree "$child"; done
   kill "$1" 2>/dev/null || true
 }
-trap 'kill_tree "$MAXTEXT_ENV_PID"; kill_tree "$CONTROLPLANE_PID"' EXIT
+FUZZ_BUILD_PID=""  # started after the build
+stop_beside() {
+  local pid
+  for pid in "$MAXTEXT_ENV_PID" "$CONTROLPLANE_PID" "$FUZZ_BUILD_PID"; do
+    [ -z "$pid" ] || kill_tree "$pid"
+  done
+}
+trap stop_beside EXIT
 cmake -S . -B "$BUILD_DIR" -G Ninja -DGRAINTUNE_WERROR=ON -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
 ninja -C "$BUILD_DIR"
 stage_done "build"
@@ -55,7 +62,6 @@ stage_done "build"
 (renice -n 19 -p "$BASHPID" >/dev/null 2>&1 || true
  bash scripts/fuzz.sh --build-only >"$BUILD_DIR/fuzz-build-stage.log" 2>&1) &
 FUZZ_BUILD_PID=$!
-trap 'kill_tree "$MAXTEXT_ENV_PID"; kill_tree "$CONTROLPLANE_PID"; kill_tree "$FUZZ_BUILD_PID"' EXIT
 # The images the node tests install with helm (docs/images.md): built from the Dockerfile once
 # per source change (~10 min cold on 2 cores, under 1 s when cached); exports
 # GRAINTUNE_IMAGE_ARCHIVE, GRAINTUNE_IMAGE_REF, GRAINTUNE_IMAGE_SOURCE_HASH and the rest.

@@ -33,25 +33,20 @@ namespace {
 using kube::Json;
 using std::chrono::seconds;
 
-// Each start appends its words; a lap (checkpointing off) takes 3 s, as a short lap would. The
-// stand-in `python3` is a file the script writes and puts first on PATH: a shell function there
-// would be code graintune does not evaluate, which gets no lap (workload/script_constructs.h).
-constexpr char kTrainerScript[] =
-    "printf '#!/bin/sh\\ncase \"$*\" in *enable_checkpointing=false*) sleep 3;; esac\\n"
-    "echo \"$*\" >> /dev/termination-log\\n' > /tmp/python3; chmod +x /tmp/python3; PATH=/tmp:$PATH; "
-    "python3 -m maxtext.trainers.pre_train.train base.yml steps=50 enable_checkpointing=true "
-    "grain_worker_count=3";
-
-// The same, but the lap runs until it is killed (10 minutes).
-constexpr char kEndlessLapScript[] =
-    "printf '#!/bin/sh\\ncase \"$*\" in *enable_checkpointing=false*) sleep 600;; esac\\n"
-    "echo \"$*\" >> /dev/termination-log\\n' > /tmp/python3; chmod +x /tmp/python3; PATH=/tmp:$PATH; "
-    "python3 -m maxtext.trainers.pre_train.train base.yml steps=50 enable_checkpointing=true "
-    "grain_worker_count=3";
+// Each start appends its words; a lap (checkpointing off) sleeps `lap_seconds` first (3 s, as a
+// short lap would; 600 s: until it is killed). The stand-in `python3` is a file the script writes
+// and puts first on PATH: a shell function there would be code graintune does not evaluate, which
+// gets no lap (workload/script_constructs.h).
+std::string TrainerScript(int lap_seconds) {
+  return "printf '#!/bin/sh\\ncase \"$*\" in *enable_checkpointing=false*) sleep " + std::to_string(lap_seconds) +
+         ";; esac\\necho \"$*\" >> /dev/termination-log\\n' > /tmp/python3; chmod +x /tmp/python3; "
+         "PATH=/tmp:$PATH; python3 -m maxtext.trainers.pre_train.train base.yml steps=50 "
+         "enable_checkpointing=true grain_worker_count=3";
+}
 
 // A pod on the real node whose trainer the webhook's lap injection wrapped.
 Result<Json> LapPod(const std::string& name, const BuiltImages& images, int answer_wait_seconds,
-                    const std::string& script = kTrainerScript, const std::string& restart_policy = "Never") {
+                    const std::string& script = TrainerScript(3), const std::string& restart_policy = "Never") {
   Json pod = {{"apiVersion", "v1"},
               {"kind", "Pod"},
               {"metadata", {{"name", name}, {"namespace", "default"}}},
@@ -89,23 +84,37 @@ std::string EndedWith(kube::Client& client, const std::string& name, Json& pod) 
   return terminated.is_object() ? terminated.value("message", "(no message)") : "";
 }
 
-TEST(LapOnNode, TheOperatorsAnswerReachesTheLauncherThroughTheKubeletsDownwardApiFile) {
-  Result<ControlPlaneOptions> env = NodeEnvironment();
-  if (!env.ok()) SKIP_OR_FAIL_NODE(env.error());
-  Result<BuiltImages> images = BuiltImagesFromEnvironment();
-  if (!images.ok()) SKIP_OR_FAIL_NODE(images.error());
-  Result<std::unique_ptr<ControlPlane>> started = ControlPlane::Start(WithChartImagesOnNode(*env, *images));
-  ASSERT_TRUE(started.ok()) << started.error();
-  std::unique_ptr<ControlPlane> cp = std::move(started).value();
-  std::shared_ptr<kube::Client> client = cp->AdminClient();
-  auto on_failure = [&](const std::string& name) {
+// The real node with graintune's chart installed from the built images, per test.
+class LapOnNode : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    Result<ControlPlaneOptions> env = NodeEnvironment();
+    if (!env.ok()) SKIP_OR_FAIL_NODE(env.error());
+    Result<BuiltImages> built = BuiltImagesFromEnvironment();
+    if (!built.ok()) SKIP_OR_FAIL_NODE(built.error());
+    images = *built;
+    Result<std::unique_ptr<ControlPlane>> started = ControlPlane::Start(WithChartImagesOnNode(*env, images));
+    ASSERT_TRUE(started.ok()) << started.error();
+    cp = std::move(started).value();
+    client = cp->AdminClient();
+  }
+
+  // What a failure prints: the trainer's log of pod `name` and the kubelet's last lines.
+  std::string OnFailure(const std::string& name) const {
     Result<std::string> logs = cp->Kubectl({"logs", "-n", "default", name, "-c", "trainer"});
     return "\ntrainer log:\n" + (logs.ok() ? *logs : logs.error()) + "\nkubelet:\n" +
            TailOfFile(cp->real_node()->kubelet_log(), 3000);
-  };
+  }
+
+  BuiltImages images;
+  std::unique_ptr<ControlPlane> cp;
+  std::shared_ptr<kube::Client> client;
+};
+
+TEST_F(LapOnNode, TheOperatorsAnswerReachesTheLauncherThroughTheKubeletsDownwardApiFile) {
 
   // Answered: the operator's value, patched onto the pod while its lap runs.
-  Result<Json> answered = LapPod("lap-answered", *images, /*answer_wait_seconds=*/240);
+  Result<Json> answered = LapPod("lap-answered", images, /*answer_wait_seconds=*/240);
   ASSERT_TRUE(answered.ok()) << answered.error();
   ASSERT_TRUE(client->Create(kube::resources::kPods, "default", *answered).ok());
   Json pod;
@@ -116,7 +125,7 @@ TEST(LapOnNode, TheOperatorsAnswerReachesTheLauncherThroughTheKubeletsDownwardAp
         return p.ok() && IsRunning(ContainerStatusOf(pod, "containerStatuses", "trainer"));
       },
       seconds(120)))
-      << "the trainer never ran: " << pod.value("status", Json()).dump() << on_failure("lap-answered");
+      << "the trainer never ran: " << pod.value("status", Json()).dump() << OnFailure("lap-answered");
   const Json installer = ContainerStatusOf(pod, "initContainerStatuses", webhook::kLauncherInstallerName);
   EXPECT_EQ(installer.value("state", Json::object()).value("terminated", Json::object()).value("exitCode", -1), 0)
       << installer.dump();
@@ -127,7 +136,7 @@ TEST(LapOnNode, TheOperatorsAnswerReachesTheLauncherThroughTheKubeletsDownwardAp
                   .ok());
   std::string message;
   ASSERT_TRUE(WaitFor([&] { return !(message = EndedWith(*client, "lap-answered", pod)).empty(); }, seconds(300)))
-      << pod.value("status", Json()).dump() << on_failure("lap-answered");
+      << pod.value("status", Json()).dump() << OnFailure("lap-answered");
   const std::chrono::duration<double> answer_took = std::chrono::steady_clock::now() - patched_at;
   std::printf("the answer reached the trainer %.1f s after the patch (the lap had 3 s to run)\n",
               answer_took.count());
@@ -139,32 +148,19 @@ TEST(LapOnNode, TheOperatorsAnswerReachesTheLauncherThroughTheKubeletsDownwardAp
   EXPECT_LT(lap_line, trainer_line) << message;
 
   // Unanswered: admission's value once the wait is over.
-  Result<Json> unanswered = LapPod("lap-unanswered", *images, /*answer_wait_seconds=*/10);
+  Result<Json> unanswered = LapPod("lap-unanswered", images, /*answer_wait_seconds=*/10);
   ASSERT_TRUE(unanswered.ok()) << unanswered.error();
   ASSERT_TRUE(client->Create(kube::resources::kPods, "default", *unanswered).ok());
   ASSERT_TRUE(WaitFor([&] { return !(message = EndedWith(*client, "lap-unanswered", pod)).empty(); }, seconds(300)))
-      << pod.value("status", Json()).dump() << on_failure("lap-unanswered");
+      << pod.value("status", Json()).dump() << OnFailure("lap-unanswered");
   EXPECT_NE(message.find("enable_checkpointing=true grain_worker_count=3\n"), std::string::npos) << message;
   EXPECT_EQ(message.find("grain_worker_count=5"), std::string::npos) << message;
 }
 
-TEST(LapOnNode, ALapThatTakesItsContainerDownRunsNoSecondLapAfterTheRestart) {
-  Result<ControlPlaneOptions> env = NodeEnvironment();
-  if (!env.ok()) SKIP_OR_FAIL_NODE(env.error());
-  Result<BuiltImages> images = BuiltImagesFromEnvironment();
-  if (!images.ok()) SKIP_OR_FAIL_NODE(images.error());
-  Result<std::unique_ptr<ControlPlane>> started = ControlPlane::Start(WithChartImagesOnNode(*env, *images));
-  ASSERT_TRUE(started.ok()) << started.error();
-  std::unique_ptr<ControlPlane> cp = std::move(started).value();
-  std::shared_ptr<kube::Client> client = cp->AdminClient();
+TEST_F(LapOnNode, ALapThatTakesItsContainerDownRunsNoSecondLapAfterTheRestart) {
   const std::string name = "lap-restarted";
-  auto on_failure = [&] {
-    Result<std::string> logs = cp->Kubectl({"logs", "-n", "default", name, "-c", "trainer"});
-    return "\ntrainer log:\n" + (logs.ok() ? *logs : logs.error()) + "\nkubelet:\n" +
-           TailOfFile(cp->real_node()->kubelet_log(), 3000);
-  };
 
-  Result<Json> lapped = LapPod(name, *images, /*answer_wait_seconds=*/10, kEndlessLapScript, "OnFailure");
+  Result<Json> lapped = LapPod(name, images, /*answer_wait_seconds=*/10, TrainerScript(600), "OnFailure");
   ASSERT_TRUE(lapped.ok()) << lapped.error();
   ASSERT_TRUE(client->Create(kube::resources::kPods, "default", *lapped).ok());
   // The lap has started once its marker is in the pod's emptyDir (the kubelet's folder on this
@@ -181,7 +177,7 @@ TEST(LapOnNode, ALapThatTakesItsContainerDownRunsNoSecondLapAfterTheRestart) {
         return IsRunning(ContainerStatusOf(pod, "containerStatuses", "trainer")) && std::filesystem::exists(marker);
       },
       seconds(120)))
-      << "the lap never started: " << pod.value("status", Json()).dump() << on_failure();
+      << "the lap never started: " << pod.value("status", Json()).dump() << OnFailure(name);
   const std::string id = ContainerStatusOf(pod, "containerStatuses", "trainer").value("containerID", "");
   const std::string prefix = "containerd://";
   ASSERT_TRUE(id.starts_with(prefix)) << id;
@@ -195,7 +191,7 @@ TEST(LapOnNode, ALapThatTakesItsContainerDownRunsNoSecondLapAfterTheRestart) {
         return !message.empty() && ContainerStatusOf(pod, "containerStatuses", "trainer").value("restartCount", 0) >= 1;
       },
       seconds(300)))
-      << pod.value("status", Json()).dump() << on_failure();
+      << pod.value("status", Json()).dump() << OnFailure(name);
   const Json trainer = ContainerStatusOf(pod, "containerStatuses", "trainer");
   EXPECT_GE(trainer.value("restartCount", 0), 1) << trainer.dump();
   EXPECT_EQ(trainer.value("lastState", Json::object()).value("terminated", Json::object()).value("exitCode", -1), 137)
