@@ -4,7 +4,7 @@
 #include <array>
 #include <cmath>
 
-#include "telemetry/trainer_compile.h"
+#include "contract/trainer_compile.h"
 #include "tuner/figures.h"
 #include "workload/grain_tuning_status.h"
 #include "workload/graintune_objects.h"
@@ -145,9 +145,9 @@ std::string LapText(const workload::LapStatus& lap) {
   if (lap.trainer_compile) {
     const std::string& compile = *lap.trainer_compile;
     out += "  lap:  the trainer's train step: " +
-           (compile == telemetry::TrainerCompileStatusName(telemetry::TrainerCompile::kCacheHit)
+           (compile == contract::TrainerCompileStatusName(contract::TrainerCompile::kCacheHit)
                 ? std::string("from the JAX cache the lap filled")
-            : compile == telemetry::TrainerCompileStatusName(telemetry::TrainerCompile::kCompiled)
+            : compile == contract::TrainerCompileStatusName(contract::TrainerCompile::kCompiled)
                 ? std::string("compiled again (its program differs from the lap's)")
                 : "unknown (" + lap.trainer_compile_why.value_or("") + ")") +
            "\n";

@@ -301,7 +301,7 @@ TEST(LapWatchTest, KeepsTheLapsStepsFiguresAndResult) {
   watch.Poll(at(11), ProcessFigures{8, 1.0, 9e9, 9e9, 9});
   std::optional<telemetry::LapReport> judged = watch.Report(at(11));
   ASSERT_TRUE(judged && judged->result && judged->result->trainer_compile);
-  EXPECT_EQ(judged->result->trainer_compile->verdict, telemetry::TrainerCompile::kCacheHit);
+  EXPECT_EQ(judged->result->trainer_compile->verdict, contract::TrainerCompile::kCacheHit);
   EXPECT_DOUBLE_EQ(judged->result->wall_seconds, 30);
   EXPECT_EQ(judged->result->workers, 2);
   EXPECT_DOUBLE_EQ(judged->process->worker_memory_bytes, 3e8);

@@ -28,7 +28,7 @@ void LapWatch::Accumulate(const telemetry::ProcessFigures& s) {
   }
 }
 
-std::optional<Result<telemetry::LapResult>> LapWatch::ReadResultFile() const {
+std::optional<Result<contract::LapResult>> LapWatch::ReadResultFile() const {
   std::ifstream in(result_file_);
   if (!in) return std::nullopt;
   // The launcher writes a few hundred bytes; more is not its file.
@@ -36,7 +36,7 @@ std::optional<Result<telemetry::LapResult>> LapWatch::ReadResultFile() const {
   in.read(text.data(), static_cast<std::streamsize>(text.size()));
   text.resize(static_cast<size_t>(in.gcount()));
   if (text.size() > kMaxResultBytes) return Status::Error("the lap's result is too large");
-  return telemetry::ParseLapResult(text);
+  return contract::ParseLapResult(text);
 }
 
 void LapWatch::Poll(TimePoint now, const std::optional<telemetry::ProcessFigures>& sample) {
@@ -44,7 +44,7 @@ void LapWatch::Poll(TimePoint now, const std::optional<telemetry::ProcessFigures
     // The lap is over and nothing of it changes, but for the verdict on the trainer's compile
     // that the launcher's watcher adds to the same file: read again only while one is coming.
     if (report_.result->trainer_compile_watching && !report_.result->trainer_compile)
-      if (std::optional<Result<telemetry::LapResult>> again = ReadResultFile(); again && again->ok()) {
+      if (std::optional<Result<contract::LapResult>> again = ReadResultFile(); again && again->ok()) {
         report_.result->trainer_compile = (*again)->trainer_compile;
         report_.result->trainer_compile_watching = (*again)->trainer_compile_watching;
       }
@@ -58,7 +58,7 @@ void LapWatch::Poll(TimePoint now, const std::optional<telemetry::ProcessFigures
   }
   for (const telemetry::StepSample& s : u.samples)
     if (report_.steps.size() < telemetry::kMaxLapStepsReported) report_.steps.push_back(s);
-  if (std::optional<Result<telemetry::LapResult>> result = ReadResultFile()) {
+  if (std::optional<Result<contract::LapResult>> result = ReadResultFile()) {
     if (result->ok()) {
       report_.result = std::move(*result).value();
       result_seen_ = now;

@@ -33,7 +33,7 @@ class LapWatch {
  private:
   void Accumulate(const telemetry::ProcessFigures& sample);
   // The result file as it is now; nullopt while there is none.
-  std::optional<Result<telemetry::LapResult>> ReadResultFile() const;
+  std::optional<Result<contract::LapResult>> ReadResultFile() const;
 
   MetricsFileFollower follower_;
   std::string result_file_;

@@ -1,7 +1,5 @@
 #include "launcher/compile_watch.h"
 
-#include <poll.h>
-#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -12,7 +10,7 @@
 #include <iterator>
 
 #include "base/log.h"
-#include "base/small_file.h"
+#include "launcher/child_process.h"
 #include "server/flags.h"
 
 namespace graintune::launcher {
@@ -30,25 +28,6 @@ bool HasLinePast(const std::string& file, long long offset) {
   return false;
 }
 
-// Whether `pid` is gone or a zombie (/proc/PID/stat's state after the command's closing paren).
-bool Gone(pid_t pid) {
-  const std::string text = ReadSmallFile("/proc/" + std::to_string(pid) + "/stat", 4096);
-  const size_t paren = text.rfind(')');
-  return paren == std::string::npos || paren + 2 >= text.size() || text[paren + 2] == 'Z' ||
-         text[paren + 2] == 'X';
-}
-
-// Waits up to `wait` for `pid` to exit: on its pidfd when there is one (kernels since 5.3), else
-// by looking once the wait is over.
-bool Exited(int pidfd, pid_t pid, std::chrono::milliseconds wait) {
-  if (pidfd < 0) {
-    usleep(static_cast<useconds_t>(wait.count()) * 1000);
-    return Gone(pid);
-  }
-  pollfd p{.fd = pidfd, .events = POLLIN, .revents = 0};
-  return poll(&p, 1, static_cast<int>(wait.count())) > 0;
-}
-
 }  // namespace
 
 std::optional<std::string> LocalCacheDir(const std::string& configured, const char* home) {
@@ -64,7 +43,7 @@ std::set<std::string> TrainStepsIn(const std::string& cache_dir) {
   std::set<std::string> entries;
   std::error_code error;
   for (std::filesystem::directory_iterator it(cache_dir, error), end; !error && it != end; it.increment(error))
-    if (std::string name = it->path().filename().string(); telemetry::IsTrainStepEntry(name))
+    if (std::string name = it->path().filename().string(); contract::IsTrainStepEntry(name))
       entries.insert(std::move(name));
   return entries;
 }
@@ -114,9 +93,7 @@ bool StartWatcher(const std::string& self, const std::vector<std::string>& args)
   }
   if (middle == 0) {
     if (fork() == 0) {
-      std::vector<char*> argv;
-      for (const std::string& a : args) argv.push_back(const_cast<char*>(a.c_str()));
-      argv.push_back(nullptr);
+      std::vector<char*> argv = ExecArgv(args);
       execv(self.c_str(), argv.data());
       _exit(127);
     }
@@ -128,25 +105,25 @@ bool StartWatcher(const std::string& self, const std::vector<std::string>& args)
   return WIFEXITED(status) && WEXITSTATUS(status) == 0;
 }
 
-telemetry::TrainerCompileVerdict WatchTrainerCompile(const CompileWatch& w) {
-  const int pidfd = static_cast<int>(syscall(SYS_pidfd_open, w.trainer, 0));
+contract::TrainerCompileVerdict WatchTrainerCompile(const CompileWatch& w) {
+  const int pidfd = OpenPidFd(w.trainer);
   for (const auto until = Clock::now() + w.limit;;) {
     // The trainer's exit ends the watch after one last look: its steps may all be written by then.
-    const bool exited = Exited(pidfd, w.trainer, std::chrono::seconds(1));
+    const bool exited = WaitForEnd(pidfd, w.trainer, std::chrono::seconds(1)) == Waited::kEnded;
     std::set<std::string> now = TrainStepsIn(w.cache_dir);
     const bool stepped = HasLinePast(w.metrics_file, w.metrics_offset);
-    telemetry::TrainerCompileVerdict verdict = telemetry::JudgeTrainerCompile(w.before, now);
+    contract::TrainerCompileVerdict verdict = contract::JudgeTrainerCompile(w.before, now);
     // A new train step settles it at once (compiled); no new one is a hit only once a step shows
     // the compile is over.
-    if (verdict.verdict == telemetry::TrainerCompile::kCompiled || stepped || exited) {
+    if (verdict.verdict == contract::TrainerCompile::kCompiled || stepped || exited) {
       if (pidfd >= 0) close(pidfd);
-      if (!stepped && verdict.verdict != telemetry::TrainerCompile::kCompiled)
-        verdict = telemetry::JudgeTrainerCompile(w.before, std::nullopt);
+      if (!stepped && verdict.verdict != contract::TrainerCompile::kCompiled)
+        verdict = contract::JudgeTrainerCompile(w.before, std::nullopt);
       return verdict;
     }
     if (Clock::now() >= until) {
       if (pidfd >= 0) close(pidfd);
-      return {telemetry::TrainerCompile::kUnknown,
+      return {contract::TrainerCompile::kUnknown,
               "the trainer wrote no step within " + std::to_string(w.limit.count()) + " s"};
     }
   }

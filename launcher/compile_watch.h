@@ -1,5 +1,5 @@
 // Watching whether the trainer found its train step in the JAX compilation cache its practice lap
-// filled (telemetry/trainer_compile.h says how that is judged).
+// filled (contract/trainer_compile.h says how that is judged).
 //
 // The launcher execs the trainer, so it cannot watch it itself: just before the exec it lists the
 // cache's train steps and starts a watcher, a fresh copy of its own binary (re-executed, so its
@@ -21,7 +21,7 @@
 #include <vector>
 
 #include "base/status.h"
-#include "telemetry/trainer_compile.h"
+#include "contract/trainer_compile.h"
 
 namespace graintune::launcher {
 
@@ -29,7 +29,7 @@ namespace graintune::launcher {
 // when it is not a local folder (gs://..., or "~" without a home).
 std::optional<std::string> LocalCacheDir(const std::string& configured, const char* home);
 
-// The train-step entries (telemetry::IsTrainStepEntry) in `cache_dir`; empty when it cannot be read.
+// The train-step entries (contract::IsTrainStepEntry) in `cache_dir`; empty when it cannot be read.
 std::set<std::string> TrainStepsIn(const std::string& cache_dir);
 
 // What the watcher watches, as the launcher saw it just before starting the trainer.
@@ -52,6 +52,6 @@ inline constexpr char kWatchFlag[] = "--watch-trainer-compile";
 bool StartWatcher(const std::string& self, const std::vector<std::string>& args);
 
 // The watcher's loop: returns the verdict once it has one (bounded by `watch.limit`).
-telemetry::TrainerCompileVerdict WatchTrainerCompile(const CompileWatch& watch);
+contract::TrainerCompileVerdict WatchTrainerCompile(const CompileWatch& watch);
 
 }  // namespace graintune::launcher

@@ -11,7 +11,7 @@
 namespace graintune::launcher {
 namespace {
 
-using telemetry::TrainerCompile;
+using contract::TrainerCompile;
 namespace fs = std::filesystem;
 
 TEST(LocalCacheDirTest, ExpandsHomeAsMaxTextDoes) {
@@ -89,7 +89,7 @@ TEST_F(CompileWatchTest, AHalfWrittenLineIsNoStep) {
   CompileWatch watch = Watch();
   watch.limit = std::chrono::seconds(2);
   Touch(root_ / "metrics.jsonl", "{\"step\": 0");
-  const telemetry::TrainerCompileVerdict verdict = WatchTrainerCompile(watch);
+  const contract::TrainerCompileVerdict verdict = WatchTrainerCompile(watch);
   EXPECT_EQ(verdict.verdict, TrainerCompile::kUnknown);
   EXPECT_EQ(verdict.why, "the trainer wrote no step within 2 s");
 }
@@ -100,7 +100,7 @@ TEST_F(CompileWatchTest, ATrainerThatExitsWithoutAStepIsUnknown) {
   kill(trainer_, SIGKILL);
   waitpid(trainer_, nullptr, 0);
   trainer_ = -1;
-  const telemetry::TrainerCompileVerdict verdict = WatchTrainerCompile(watch);
+  const contract::TrainerCompileVerdict verdict = WatchTrainerCompile(watch);
   EXPECT_EQ(verdict.verdict, TrainerCompile::kUnknown);
   EXPECT_EQ(verdict.why, "the trainer wrote no step");
 }

@@ -1,12 +1,10 @@
 #include "launcher/lap_process.h"
 
 #include <fcntl.h>
-#include <poll.h>
 #include <signal.h>
 #include <pthread.h>
 #include <sys/prctl.h>
 #include <sys/signalfd.h>
-#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -14,52 +12,19 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "launcher/child_process.h"
+
 namespace graintune::launcher {
 namespace {
 
 using Clock = std::chrono::steady_clock;
-
-int PidFd(pid_t pid) { return static_cast<int>(syscall(SYS_pidfd_open, pid, 0)); }
-
-enum class Waited { kExited, kTimedOut, kTerminated };
-
-// Whether a SIGTERM came through `signal_fd` (read, so it is not delivered again).
-bool TookSigterm(int signal_fd) {
-  signalfd_siginfo info{};
-  return signal_fd >= 0 && read(signal_fd, &info, sizeof info) == static_cast<ssize_t>(sizeof info);
-}
-
-// Waits until the child behind `pidfd` exits, `wait` passes or a SIGTERM arrives on `signal_fd`
-// (-1: none is watched).
-Waited WaitFor(int pidfd, pid_t pid, std::chrono::milliseconds wait, int signal_fd = -1) {
-  if (pidfd < 0) {  // kernels before 5.3: look every 100 ms
-    for (auto until = Clock::now() + wait; Clock::now() < until;) {
-      siginfo_t info{};
-      if (waitid(P_PID, static_cast<id_t>(pid), &info, WEXITED | WNOHANG | WNOWAIT) == 0 &&
-          info.si_pid == pid)
-        return Waited::kExited;
-      if (TookSigterm(signal_fd)) return Waited::kTerminated;
-      usleep(100000);
-    }
-    return Waited::kTimedOut;
-  }
-  pollfd p[2] = {{.fd = pidfd, .events = POLLIN, .revents = 0}, {.fd = signal_fd, .events = POLLIN, .revents = 0}};
-  for (auto until = Clock::now() + wait;;) {
-    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(until - Clock::now());
-    const int n = poll(p, signal_fd >= 0 ? 2 : 1, static_cast<int>(std::max<long long>(0, left.count())));
-    if (n > 0 && p[0].revents) return Waited::kExited;
-    if (n > 0 && TookSigterm(signal_fd)) return Waited::kTerminated;
-    if (n == 0) return Waited::kTimedOut;
-    if (n < 0 && errno != EINTR) return Waited::kTimedOut;
-  }
-}
 
 // Stops every process left in the lap's group: asks a leader still running to stop, then kills
 // the group once `grace` has passed (or at once when the leader has already exited).
 void StopGroup(pid_t group, std::chrono::seconds grace, int pidfd, bool leader_alive) {
   if (leader_alive) {
     kill(-group, SIGTERM);
-    WaitFor(pidfd, group, std::chrono::duration_cast<std::chrono::milliseconds>(grace));
+    WaitForEnd(pidfd, group, std::chrono::duration_cast<std::chrono::milliseconds>(grace));
   }
   kill(-group, SIGKILL);
 }
@@ -125,9 +90,7 @@ LapOutcome RunLap(const std::vector<std::string>& argv, const EnvChanges& env,
       if (value) setenv(name.c_str(), value->c_str(), 1);
       else unsetenv(name.c_str());
     }
-    std::vector<char*> args;
-    for (const std::string& a : argv) args.push_back(const_cast<char*>(a.c_str()));
-    args.push_back(nullptr);
+    std::vector<char*> args = ExecArgv(argv);
     execvp(args[0], args.data());
     const int error = errno;
     (void)!write(exec_error[1], &error, sizeof error);
@@ -138,9 +101,9 @@ LapOutcome RunLap(const std::vector<std::string>& argv, const EnvChanges& env,
   int child_error = 0;
   const bool exec_failed = read(exec_error[0], &child_error, sizeof child_error) == sizeof child_error;
   close(exec_error[0]);
-  const int pidfd = PidFd(pid);
-  const Waited waited = exec_failed ? Waited::kExited : WaitFor(pidfd, pid, timeout, signal_fd);
-  const bool exited = waited == Waited::kExited;
+  const int pidfd = OpenPidFd(pid);
+  const Waited waited = exec_failed ? Waited::kEnded : WaitForEnd(pidfd, pid, timeout, signal_fd);
+  const bool exited = waited == Waited::kEnded;
   StopGroup(pid, grace, pidfd, !exited);
   int status = 0;
   waitpid(pid, &status, 0);
@@ -156,7 +119,7 @@ LapOutcome RunLap(const std::vector<std::string>& argv, const EnvChanges& env,
   if (pidfd >= 0) close(pidfd);
   prctl(PR_SET_CHILD_SUBREAPER, 0);  // the setting would survive the exec into the trainer
   // A SIGTERM that came while the group was being stopped is the same stop: taken, not delivered.
-  const bool terminated = waited == Waited::kTerminated || TookSigterm(signal_fd);
+  const bool terminated = waited == Waited::kSignalled || TakeSignal(signal_fd);
   restore_signals();
   outcome.wall_seconds = std::chrono::duration<double>(Clock::now() - started).count();
   if (exec_failed) {

@@ -44,12 +44,13 @@
 #include "base/log.h"
 #include "contract/lap_answer_text.h"
 #include "contract/launcher_flags.h"
+#include "launcher/child_process.h"
 #include "launcher/compile_watch.h"
 #include "launcher/lap_process.h"
 #include "launcher/launch_plan.h"
 #include "launcher/start_check_files.h"
 #include "server/flags.h"
-#include "telemetry/lap_report.h"
+#include "contract/lap_result.h"
 
 namespace {
 
@@ -83,9 +84,7 @@ std::vector<std::pair<std::string, std::string>> g_start_check_env;
                            << (g_start_check_env.empty() ? "" : ", with graintune's start check");
   for (const auto& [name, value] : command.set_env) setenv(name.c_str(), value.c_str(), 1);
   for (const auto& [name, value] : g_start_check_env) setenv(name.c_str(), value.c_str(), 1);
-  std::vector<char*> args;
-  for (const std::string& a : command.argv) args.push_back(const_cast<char*>(a.c_str()));
-  args.push_back(nullptr);
+  std::vector<char*> args = ExecArgv(command.argv);
   execvp(args[0], args.data());
   LogLine(LogLevel::kError) << "cannot start " << command.argv[0] << ": " << std::strerror(errno);
   _exit(127);
@@ -198,7 +197,7 @@ void WriteJsonFile(const std::string& path, const nlohmann::json& document) {
 // What the launcher can tell of the trainer's compile as the lap ends: a verdict already, a watch
 // to start (launcher/compile_watch.h), or neither (no trainer metrics file: nothing to watch).
 struct CompilePlan {
-  std::optional<telemetry::TrainerCompileVerdict> verdict;
+  std::optional<contract::TrainerCompileVerdict> verdict;
   std::optional<CompileWatch> watch;
 };
 
@@ -209,27 +208,27 @@ CompilePlan PlanCompileWatch(const LapPlan& plan) {
   if (plan.trainer_metrics_file.empty()) return {};
   const std::optional<std::string> cache = LocalCacheDir(plan.compile_cache_dir, std::getenv("HOME"));
   if (!cache)
-    return {.verdict = telemetry::TrainerCompileVerdict{
-                telemetry::TrainerCompile::kUnknown, "the JAX cache " + plan.compile_cache_dir + " is not a local folder"}};
+    return {.verdict = contract::TrainerCompileVerdict{
+                contract::TrainerCompile::kUnknown, "the JAX cache " + plan.compile_cache_dir + " is not a local folder"}};
   CompileWatch watch{.trainer = getpid(), .cache_dir = *cache, .before = TrainStepsIn(*cache),
                      .metrics_file = plan.trainer_metrics_file};
-  if (watch.before.empty()) return {.verdict = telemetry::JudgeTrainerCompile(watch.before, std::nullopt)};
+  if (watch.before.empty()) return {.verdict = contract::JudgeTrainerCompile(watch.before, std::nullopt)};
   std::error_code error;
   const auto size = std::filesystem::file_size(watch.metrics_file, error);
   watch.metrics_offset = error ? 0 : static_cast<long long>(size);
   return {.watch = watch};
 }
 
-void LogVerdict(const telemetry::TrainerCompileVerdict& verdict) {
-  LogLine(LogLevel::kInfo) << "the trainer's train step: " << telemetry::TrainerCompileName(verdict.verdict)
+void LogVerdict(const contract::TrainerCompileVerdict& verdict) {
+  LogLine(LogLevel::kInfo) << "the trainer's train step: " << contract::TrainerCompileName(verdict.verdict)
                            << (verdict.why.empty() ? "" : " (" + verdict.why + ")");
 }
 
-// How the lap ended, for graintune's exporter: telemetry::LapResult, the one type and JSON the
-// exporter reads back (telemetry/lap_report.h), with what is known of the trainer's compile: its
+// How the lap ended, for graintune's exporter: contract::LapResult, the one type and JSON the
+// exporter reads back (contract/lap_result.h), with what is known of the trainer's compile: its
 // verdict, or "watching" while a watcher is to add it.
 void WriteResult(const LapPlan& plan, const LapOutcome& outcome, const CompilePlan& compile) {
-  const telemetry::LapResult result{.completed = outcome.completed(),
+  const contract::LapResult result{.completed = outcome.completed(),
                                     .outcome = outcome.Describe(),
                                     .wall_seconds = outcome.wall_seconds,
                                     .steps = plan.overrides.steps,
@@ -237,16 +236,16 @@ void WriteResult(const LapPlan& plan, const LapOutcome& outcome, const CompilePl
                                     .trainer_compile = compile.verdict,
                                     .trainer_compile_watching = !compile.verdict && compile.watch.has_value()};
   if (compile.verdict) LogVerdict(*compile.verdict);
-  WriteJsonFile(plan.result_file, telemetry::ToJson(result));
+  WriteJsonFile(plan.result_file, contract::ToJson(result));
 }
 
 // Adds the compile-cache verdict to the lap's result file (which the launcher wrote: a file that
 // is not a lap's result is left alone).
-void AddVerdict(const std::string& result_file, const telemetry::TrainerCompileVerdict& verdict) {
+void AddVerdict(const std::string& result_file, const contract::TrainerCompileVerdict& verdict) {
   std::ifstream in(result_file);
   std::stringstream text;
   text << in.rdbuf();
-  Result<telemetry::LapResult> result = telemetry::ParseLapResult(text.str());
+  Result<contract::LapResult> result = contract::ParseLapResult(text.str());
   if (!result.ok()) {
     LogLine(LogLevel::kWarning) << "the compile-cache verdict is not recorded: " << result.error();
     return;
@@ -254,7 +253,7 @@ void AddVerdict(const std::string& result_file, const telemetry::TrainerCompileV
   result.value().trainer_compile = verdict;
   result.value().trainer_compile_watching = false;
   LogVerdict(verdict);
-  WriteJsonFile(result_file, telemetry::ToJson(result.value()));
+  WriteJsonFile(result_file, contract::ToJson(result.value()));
 }
 
 // The watcher's process: its verdict, added to the lap's result file.
@@ -329,7 +328,7 @@ std::pair<int, std::string> LapThenValue(const LapPlan& plan, const std::vector<
   const CompilePlan compile = PlanCompileWatch(plan);
   WriteResult(plan, outcome, compile);
   if (compile.watch && !StartWatcher("/proc/self/exe", WatcherArgs(*compile.watch, plan.result_file)))
-    AddVerdict(plan.result_file, {telemetry::TrainerCompile::kUnknown, "the compile-cache watcher did not start"});
+    AddVerdict(plan.result_file, {contract::TrainerCompile::kUnknown, "the compile-cache watcher did not start"});
   std::error_code ignored;
   std::filesystem::remove_all(plan.overrides.output_directory, ignored);
   LogLine(LogLevel::kInfo) << "practice lap " << outcome.Describe() << " in "

@@ -54,7 +54,7 @@ std::optional<LapAnswer> AnswerLaps(const std::vector<PodFacts>& pods,
       all_reported = false;
       continue;
     }
-    const telemetry::LapResult& r = *it->second.result;
+    const contract::LapResult& r = *it->second.result;
     if (!r.completed) return None("the lap of " + p->name + " " + r.outcome);
     oldest = std::max(oldest, it->second.result_age_seconds);
     longest = std::max(longest, r.wall_seconds);

@@ -23,7 +23,7 @@ telemetry::LapReport FedLap(int workers, double busy, double age = 2) {
   telemetry::LapReport lap;
   lap.steps = FedSteps(22).steps;
   lap.process = telemetry::ProcessFigures{workers, busy, 1.6e9, 3e10, 1.5};
-  lap.result = telemetry::LapResult{.completed = true, .outcome = "completed", .wall_seconds = 140,
+  lap.result = contract::LapResult{.completed = true, .outcome = "completed", .wall_seconds = 140,
                                     .steps = 22, .workers = workers};
   lap.result_age_seconds = age;
   return lap;

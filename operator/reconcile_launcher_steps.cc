@@ -81,7 +81,7 @@ std::optional<LapAnswerWrite> RecordLap(const ReconcileInput& in, const AttemptP
 namespace {
 
 // The first verdict on the trainer's compile that a pod of `attempt` reported.
-std::optional<telemetry::TrainerCompileVerdict> ReportedTrainerCompile(const ReconcileInput& in, int attempt) {
+std::optional<contract::TrainerCompileVerdict> ReportedTrainerCompile(const ReconcileInput& in, int attempt) {
   if (auto doc = in.steps.find(attempt); doc != in.steps.end() && doc->second.lap && doc->second.lap->result &&
                                          doc->second.lap->result->trainer_compile)
     return doc->second.lap->result->trainer_compile;
@@ -97,22 +97,22 @@ std::optional<telemetry::TrainerCompileVerdict> ReportedTrainerCompile(const Rec
 
 void RecordTrainerCompile(const ReconcileInput& in, GrainTuningStatus& status, std::vector<EventToRecord>& events) {
   if (!status.lap || status.lap->trainer_compile) return;
-  const std::optional<telemetry::TrainerCompileVerdict> verdict = ReportedTrainerCompile(in, status.lap->attempt);
+  const std::optional<contract::TrainerCompileVerdict> verdict = ReportedTrainerCompile(in, status.lap->attempt);
   if (!verdict) return;
-  status.lap->trainer_compile = telemetry::TrainerCompileStatusName(verdict->verdict);
+  status.lap->trainer_compile = contract::TrainerCompileStatusName(verdict->verdict);
   switch (verdict->verdict) {
-    case telemetry::TrainerCompile::kCacheHit:
+    case contract::TrainerCompile::kCacheHit:
       events.push_back({"Normal", "LapTrainerCompile",
                         "the trainer found its train step in the JAX compilation cache its practice lap filled"});
       return;
-    case telemetry::TrainerCompile::kCompiled:
+    case contract::TrainerCompile::kCompiled:
       events.push_back({"Normal", "LapTrainerCompile",
                         "the trainer compiled its train step again: its program differs from its practice lap's"});
       return;
-    case telemetry::TrainerCompile::kUnknown:
+    case contract::TrainerCompile::kUnknown:
       break;
   }
-  status.lap->trainer_compile_why = verdict->why.substr(0, telemetry::kMaxLapOutcomeBytes);
+  status.lap->trainer_compile_why = verdict->why.substr(0, contract::kMaxLapOutcomeBytes);
   events.push_back({"Normal", "LapTrainerCompile",
                     "whether the trainer found its train step in the JAX cache its lap filled is unknown: " + verdict->why});
 }

@@ -21,7 +21,7 @@ std::optional<LapAnswerWrite> RecordLap(const ReconcileInput& in, const AttemptP
                                         std::vector<EventToRecord>& events);
 
 // 2c. Whether the laps' trainer found its train step in the JAX cache its lap filled: the first
-// verdict a pod of status.lap's attempt reports (telemetry::LapResult::trainer_compile, in its
+// verdict a pod of status.lap's attempt reports (contract::LapResult::trainer_compile, in its
 // exporter's lap), recorded once in status.lap with a LapTrainerCompile Event.
 void RecordTrainerCompile(const ReconcileInput& in, workload::GrainTuningStatus& status,
                           std::vector<EventToRecord>& events);

@@ -158,7 +158,7 @@ TEST(ReconcileStepsTest, ARecordedLapAnswerIsTheAttempts) {
   in.inputs = SeedInputs();
   in.now = "2026-12-05T12:00:00Z";
   telemetry::LapReport late;
-  late.result = telemetry::LapResult{.completed = true, .workers = 64};
+  late.result = contract::LapResult{.completed = true, .workers = 64};
   late.result_age_seconds = 500;
   in.laps["u0"] = late;
   workload::GrainTuningStatus status;
@@ -199,8 +199,8 @@ TEST(ReconcileStepsTest, TheTrainersCompileIsRecordedOnceFromTheLapsAttempt) {
 
   status.lap = workload::LapStatus{.attempt = 0, .answer = "7", .workers = 7};
   telemetry::LapReport other;
-  other.result = telemetry::LapResult{.completed = true,
-                                      .trainer_compile = telemetry::TrainerCompileVerdict{telemetry::TrainerCompile::kCompiled}};
+  other.result = contract::LapResult{.completed = true,
+                                      .trainer_compile = contract::TrainerCompileVerdict{contract::TrainerCompile::kCompiled}};
   in.laps["u1"] = other;  // attempt 1's, not the lap's
   RecordTrainerCompile(in, status, events);
   EXPECT_FALSE(status.lap->trainer_compile);
@@ -208,15 +208,15 @@ TEST(ReconcileStepsTest, TheTrainersCompileIsRecordedOnceFromTheLapsAttempt) {
 
   telemetry::StepsDocument doc;
   doc.lap = telemetry::LapReport{};
-  doc.lap->result = telemetry::LapResult{
-      .completed = true, .trainer_compile = telemetry::TrainerCompileVerdict{telemetry::TrainerCompile::kCacheHit}};
+  doc.lap->result = contract::LapResult{
+      .completed = true, .trainer_compile = contract::TrainerCompileVerdict{contract::TrainerCompile::kCacheHit}};
   in.steps[0] = doc;
   RecordTrainerCompile(in, status, events);
   EXPECT_EQ(status.lap->trainer_compile, "CacheHit");
   ASSERT_EQ(events.size(), 1u);
   EXPECT_EQ(events[0].reason, "LapTrainerCompile");
   // Recorded once: a later report changes nothing and tells nothing.
-  in.steps[0].lap->result->trainer_compile = telemetry::TrainerCompileVerdict{telemetry::TrainerCompile::kCompiled};
+  in.steps[0].lap->result->trainer_compile = contract::TrainerCompileVerdict{contract::TrainerCompile::kCompiled};
   RecordTrainerCompile(in, status, events);
   EXPECT_EQ(status.lap->trainer_compile, "CacheHit");
   EXPECT_EQ(events.size(), 1u);
@@ -224,7 +224,7 @@ TEST(ReconcileStepsTest, TheTrainersCompileIsRecordedOnceFromTheLapsAttempt) {
   // Unknown keeps its why.
   status.lap = workload::LapStatus{.attempt = 1, .answer = "7", .workers = 7};
   in.laps["u1"].result->trainer_compile =
-      telemetry::TrainerCompileVerdict{telemetry::TrainerCompile::kUnknown, "the trainer wrote no step"};
+      contract::TrainerCompileVerdict{contract::TrainerCompile::kUnknown, "the trainer wrote no step"};
   RecordTrainerCompile(in, status, events);
   EXPECT_EQ(status.lap->trainer_compile, "Unknown");
   EXPECT_EQ(status.lap->trainer_compile_why, "the trainer wrote no step");

@@ -463,7 +463,7 @@ TEST_F(TuningControllerTest, APracticeLapsAnswerIsRecordedAndWrittenOnEveryHost)
     telemetry::LapReport lap;
     for (long i = 1; i <= 22; ++i) lap.steps.push_back({.step = i, .step_time_seconds = i == 1 ? 30 : 4.3});
     lap.process = telemetry::ProcessFigures{64, 0.06, 1.6e9, 3e10, 1.5};
-    lap.result = telemetry::LapResult{.completed = true, .outcome = "completed", .wall_seconds = 120, .steps = 22, .workers = 64};
+    lap.result = contract::LapResult{.completed = true, .outcome = "completed", .wall_seconds = 120, .steps = 22, .workers = 64};
     lap.result_age_seconds = 3;
     doc.lap = lap;
     return doc;

@@ -6,7 +6,7 @@
 #include <map>
 #include <string>
 
-#include "telemetry/trainer_compile.h"
+#include "contract/trainer_compile.h"
 #include "workload/grain_tuning_status.h"
 #include "workload/graintune_objects.h"
 
@@ -59,11 +59,11 @@ std::vector<prometheus::MetricFamily> TuningMetricFamilies(const std::vector<jso
       lap_admission.Add(labels(lap->attempt)).Set(lap->admission_workers);
       if (lap->workers) lap_workers.Add(labels(lap->attempt)).Set(*lap->workers);
       if (lap->wall_seconds) lap_seconds.Add(labels(lap->attempt)).Set(*lap->wall_seconds);
-      const auto is = [&](telemetry::TrainerCompile v) {
-        return lap->trainer_compile == telemetry::TrainerCompileStatusName(v);
+      const auto is = [&](contract::TrainerCompile v) {
+        return lap->trainer_compile == contract::TrainerCompileStatusName(v);
       };
-      if (is(telemetry::TrainerCompile::kCacheHit) || is(telemetry::TrainerCompile::kCompiled))
-        lap_cache_hit.Add(labels(lap->attempt)).Set(is(telemetry::TrainerCompile::kCacheHit) ? 1 : 0);
+      if (is(contract::TrainerCompile::kCacheHit) || is(contract::TrainerCompile::kCompiled))
+        lap_cache_hit.Add(labels(lap->attempt)).Set(is(contract::TrainerCompile::kCacheHit) ? 1 : 0);
     }
   }
   return registry.Collect();

@@ -21,23 +21,6 @@ json ProcessJson(const ProcessFigures& p) {
           {"trainer_cpu_cores", p.trainer_cpu_cores}};
 }
 
-double BoundedField(const json& object, const char* field, double absent, double lo, double hi,
-                    std::string& problem) {
-  auto it = object.find(field);
-  if (it == object.end() || it->is_null()) return absent;
-  if (!it->is_number()) {
-    problem = std::string(field) + " is not a number";
-    return absent;
-  }
-  const double v = it->get<double>();
-  if (!std::isfinite(v) || v < lo || v > hi) {
-    problem = std::string(field) + " " + it->dump() + " is outside [" + json(lo).dump() + ", " +
-              json(hi).dump() + "]";
-    return absent;
-  }
-  return v;
-}
-
 std::vector<StepSample> ReadSteps(const json& steps, size_t max_steps, std::string& problem) {
   std::vector<StepSample> out;
   if (!steps.is_array()) {

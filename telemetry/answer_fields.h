@@ -10,6 +10,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "contract/bounded_json.h"
 #include "telemetry/maxtext_metrics.h"
 #include "telemetry/process_figures.h"
 
@@ -29,10 +30,7 @@ inline constexpr double kMaxCpuCores = 100000;
 nlohmann::json StepJson(const StepSample& step);
 nlohmann::json ProcessJson(const ProcessFigures& figures);
 
-// A number field: absent or null -> `absent`; present, a finite number within [lo, hi], else
-// `problem` says which field and why (and `absent` is returned).
-double BoundedField(const nlohmann::json& object, const char* field, double absent, double lo,
-                    double hi, std::string& problem);
+using contract::BoundedField;  // contract/bounded_json.h
 
 // A steps array (at most `max_steps` entries; each a step with its time, rising).
 std::vector<StepSample> ReadSteps(const nlohmann::json& steps, size_t max_steps, std::string& problem);

@@ -4,7 +4,6 @@
 
 #include "telemetry/maxtext_metrics.h"
 #include "telemetry/step_log.h"
-#include "telemetry/trainer_compile.h"
 
 namespace graintune::telemetry {
 namespace {
@@ -154,7 +153,7 @@ TEST(LapReportTest, RoundTripsInsideTheStepsDocument) {
   lap.steps = {{1, 12.0}, {2, 0.5}, {3, 0.52}};
   lap.process = ProcessFigures{2, 0.85, 7.6e8, 3e9, 1.2};
   lap.result = LapResult{.completed = true, .outcome = "completed", .wall_seconds = 39.8, .steps = 60, .workers = 2,
-                         .trainer_compile = TrainerCompileVerdict{TrainerCompile::kUnknown, "the trainer wrote no step"}};
+                         .trainer_compile = contract::TrainerCompileVerdict{contract::TrainerCompile::kUnknown, "the trainer wrote no step"}};
   lap.result_age_seconds = 4.5;
   log.SetLap(lap);
   Result<StepsDocument> doc = ParseStepsDocument(log.ToJson(-1).dump());
@@ -169,51 +168,6 @@ TEST(LapReportTest, RoundTripsInsideTheStepsDocument) {
   EXPECT_DOUBLE_EQ(doc->lap->result_age_seconds, 4.5);
   // A document without a lap has none.
   EXPECT_FALSE(ParseStepsDocument(StepLog().ToJson(-1).dump())->lap.has_value());
-}
-
-// The launcher's result file as it writes it, and what is not one.
-TEST(LapReportTest, ReadsTheLaunchersResultAndRefusesOthers) {
-  Result<LapResult> r = ParseLapResult(
-      R"({"completed":false,"outcome":"killed by signal 9","wall_seconds":12.5,"steps":60,"workers":64})");
-  ASSERT_TRUE(r.ok()) << r.error();
-  EXPECT_FALSE(r->completed);
-  EXPECT_EQ(r->outcome, "killed by signal 9");
-  EXPECT_EQ(r->workers, 64);
-  EXPECT_FALSE(r->trainer_compile.has_value());  // not judged yet
-  Result<LapResult> judged = ParseLapResult(R"({"completed":true,"trainer_compile":"cache hit"})");
-  ASSERT_TRUE(judged.ok()) << judged.error();
-  EXPECT_EQ(judged->trainer_compile, TrainerCompileVerdict{TrainerCompile::kCacheHit});
-  EXPECT_FALSE(judged->trainer_compile_watching);
-  // A watcher is still to judge: no verdict yet, and so it is written back.
-  Result<LapResult> watching = ParseLapResult(R"({"completed":true,"trainer_compile":"watching"})");
-  ASSERT_TRUE(watching.ok()) << watching.error();
-  EXPECT_TRUE(watching->trainer_compile_watching);
-  EXPECT_FALSE(watching->trainer_compile.has_value());
-  EXPECT_EQ(ToJson(*watching).value("trainer_compile", ""), "watching");
-  for (const char* bad : {"", "[]", R"({"outcome":"completed"})", R"({"completed":"yes"})",
-                          R"({"completed":true,"workers":-1})", R"({"completed":true,"wall_seconds":1e300})",
-                          R"({"completed":true,"trainer_compile":"hit"})", R"({"completed":true,"trainer_compile":1})",
-                          R"({"completed":true,"trainer_compile":"unknown","trainer_compile_why":2})"})
-    EXPECT_FALSE(ParseLapResult(bad).ok()) << bad;
-  EXPECT_FALSE(ParseLapResult(R"({"completed":true,"outcome":")" + std::string(300, 'x') + R"("})").ok());
-}
-
-// The verdict on the trainer's compile, from the cache's train steps before it and at its first step.
-TEST(TrainerCompileTest, JudgedFromTheCachesTrainSteps) {
-  const std::set<std::string> lap = {"jit_train_step-a1"};
-  EXPECT_EQ(JudgeTrainerCompile(lap, lap).verdict, TrainerCompile::kCacheHit);
-  EXPECT_EQ(JudgeTrainerCompile(lap, std::set<std::string>{"jit_train_step-a1", "jit_train_step-b2"}).verdict,
-            TrainerCompile::kCompiled);
-  EXPECT_EQ(JudgeTrainerCompile(lap, std::nullopt),
-            (TrainerCompileVerdict{TrainerCompile::kUnknown, "the trainer wrote no step"}));
-  // A lap that ended before its compile left nothing to hit, whatever the trainer did.
-  EXPECT_EQ(JudgeTrainerCompile({}, std::set<std::string>{}).verdict, TrainerCompile::kUnknown);
-  EXPECT_EQ(JudgeTrainerCompile({}, std::set<std::string>{"jit_train_step-b2"}).verdict, TrainerCompile::kUnknown);
-  for (TrainerCompile v : {TrainerCompile::kCacheHit, TrainerCompile::kCompiled, TrainerCompile::kUnknown})
-    EXPECT_EQ(ParseTrainerCompile(TrainerCompileName(v)), v);
-  EXPECT_EQ(ParseTrainerCompile("Cache Hit"), std::nullopt);
-  EXPECT_TRUE(IsTrainStepEntry("jit_train_step-9f"));
-  EXPECT_FALSE(IsTrainStepEntry("jit_initialize_state-9f"));
 }
 
 // A pod's owner controls its exporter: an absurd lap refuses the whole answer, naming the lap.

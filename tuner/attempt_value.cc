@@ -23,8 +23,12 @@ int AttemptNumber(const std::optional<TuningHistory>& history, const AttemptQuer
                   std::string& note) {
   if (!query.announces_first_attempt && history && history->ended_attempts.count(query.attempt) &&
       history->recommendation_attempt > query.attempt) {
-    note = "attempt " + std::to_string(query.attempt) + " ended; this run is attempt " +
-           std::to_string(history->recommendation_attempt) + ". ";
+    // The pods count from their own run's start (a new JobSet, a Job re-created), and so does the
+    // text a user reads; the GrainTuning keeps one count per workload so that no run's trials
+    // overwrite an earlier run's.
+    note = "a new run: its attempt " + std::to_string(query.attempt) +
+           "; the workload's history (status.trials) files it as attempt " +
+           std::to_string(history->recommendation_attempt) + ", after earlier runs' attempts. ";
     return history->recommendation_attempt;
   }
   return query.attempt;

@@ -75,7 +75,7 @@ TEST(AttemptValueTest, ANewRunOfAnEndedAttemptIsTheRecommendedAttempt) {
   const AttemptValue v = ValueForAttempt(Inputs(), h, {.attempt = 0, .has_restart_label = true});
   EXPECT_EQ(v.attempt, 1);
   EXPECT_EQ(v.workers, 9);
-  EXPECT_EQ(v.reason, "attempt 0 ended; this run is attempt 1. attempt 1: measured 2.1k tok/s per worker");
+  EXPECT_EQ(v.reason, "a new run: its attempt 0; the workload's history (status.trials) files it as attempt 1, after earlier runs' attempts. attempt 1: measured 2.1k tok/s per worker");
   // A JobSet's announcement is never a new run: it keeps attempt 0's value.
   const AttemptValue announced = ValueForAttempt(
       Inputs(), h, {.attempt = 0, .has_restart_label = true, .announces_first_attempt = true});
@@ -247,7 +247,7 @@ TEST(AttemptValuePinnedTest, ANewRunAfterAnEndedAttemptIsTheNextAttemptWithTheNe
   const AttemptValue v = ValueForAttempt(Inputs(), h, q);
   EXPECT_EQ(v.attempt, 1);
   EXPECT_EQ(v.workers, 9);
-  EXPECT_EQ(v.reason.rfind("attempt 0 ended; this run is attempt 1. first attempt of run gs://ckpt/second", 0), 0u)
+  EXPECT_EQ(v.reason.rfind("a new run: its attempt 0; the workload's history (status.trials) files it as attempt 1, after earlier runs' attempts. first attempt of run gs://ckpt/second", 0), 0u)
       << v.reason;
 }
 

@@ -126,7 +126,7 @@ struct LapStatus {
   std::optional<double> worker_memory_bytes;   // the highest worker peak any host showed
   std::optional<std::string> answered_at;
   // Whether the trainer after the laps found its train step in the JAX compilation cache the lap
-  // filled, as the first host to report it judged (telemetry/trainer_compile.h): "CacheHit",
+  // filled, as the first host to report it judged (contract/trainer_compile.h): "CacheHit",
   // "Compiled" or "Unknown" (with why); absent until a host reports it.
   std::optional<std::string> trainer_compile;
   std::optional<std::string> trainer_compile_why;

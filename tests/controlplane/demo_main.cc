@@ -193,7 +193,10 @@ class LlamaStory {
     const std::string second = ValueOf(PodsOf(2)[0]);
     Say("   The next run: 8 pods, each with grain_worker_count=" + second +
         (second == std::to_string(next_run) ? " (status.nextRun)" : " (status.nextRun said " + std::to_string(next_run) + ")"));
-    Say("   (the GrainTuning counts attempts across the workload's runs, so it lists this run's first as attempt 2)");
+    Say("   Its pods count from 0 (JobSet's restart-attempt " +
+        PodsOf(2)[0]["metadata"]["labels"].value("jobset.sigs.k8s.io/restart-attempt", "?") +
+        "): this is the new run's attempt 0. The GrainTuning keeps the first run's attempts 0 and 1\n"
+        "   in its history and files this one after them, as attempt 2.");
     Say("     " + PodsOf(2)[0]["metadata"]["annotations"].value("graintune.dev/reason", ""));
     WaitFor([&] { return TrialOf(2).contains("samples"); }, 120);
     SayTrial(2);

@@ -11,7 +11,7 @@
 //              learning-rate schedule, say), and the lap's compile saved nothing
 //   unknown    anything else, with why: the lap left no train step (it ended before its compile,
 //              or the cache is not a local folder), or the trainer never wrote a step
-// Header only: graintune-launcher, a static binary, links no graintune library.
+// Header only, in the contract library that graintune-launcher (a static binary) links.
 #pragma once
 
 #include <optional>
@@ -19,7 +19,7 @@
 #include <string>
 #include <string_view>
 
-namespace graintune::telemetry {
+namespace graintune::contract {
 
 enum class TrainerCompile { kCacheHit, kCompiled, kUnknown };
 
@@ -79,4 +79,4 @@ inline TrainerCompileVerdict JudgeTrainerCompile(const std::set<std::string>& be
   return {TrainerCompile::kCacheHit, ""};
 }
 
-}  // namespace graintune::telemetry
+}  // namespace graintune::contract
