@@ -23,8 +23,8 @@ ExporterStandIn::~ExporterStandIn() { Stop(); }
 void ExporterStandIn::Stop() {
   {
     std::lock_guard<std::mutex> lock(mu_);
-    for (auto& [uid, e] : endpoints_)
-      asio::post(io_, [e] {
+    for (auto& entry : endpoints_)
+      asio::post(io_, [e = entry.second] {
         boost::system::error_code ignored;
         e->acceptor.close(ignored);
       });
