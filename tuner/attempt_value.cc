@@ -23,12 +23,19 @@ int AttemptNumber(const std::optional<TuningHistory>& history, const AttemptQuer
                   std::string& note) {
   if (!query.announces_first_attempt && history && history->ended_attempts.count(query.attempt) &&
       history->recommendation_attempt > query.attempt) {
-    // The pods count from their own run's start (a new JobSet, a Job re-created), and so does the
-    // text a user reads; the GrainTuning keeps one count per workload so that no run's trials
-    // overwrite an earlier run's.
-    note = "a new run: its attempt " + std::to_string(query.attempt) +
-           "; the workload's history (status.trials) files it as attempt " +
-           std::to_string(history->recommendation_attempt) + ", after earlier runs' attempts. ";
+    // The pods count from their own start (a new JobSet, a Job re-created or re-admitted), and
+    // so does the text a user reads; the GrainTuning keeps one count per workload so that no
+    // start's trials overwrite an earlier one's. A checkpoint folder tells a new run (a folder
+    // not seen before) from a re-admission of the same run; without one, graintune cannot tell.
+    const std::string own = "its attempt " + std::to_string(query.attempt);
+    const std::string filed = "the workload's history (status.trials) files it as attempt " +
+                              std::to_string(history->recommendation_attempt);
+    if (query.pins_workers && !history->runs.contains(query.checkpoint_dir))
+      note = "a new run: " + own + "; " + filed + ", after earlier runs' attempts. ";
+    else if (query.pins_workers)
+      note = "this run again, re-admitted after " + own + " ended; " + filed + ". ";
+    else
+      note = own + " had ended, so this is a new run or a re-admission; " + filed + ". ";
     return history->recommendation_attempt;
   }
   return query.attempt;

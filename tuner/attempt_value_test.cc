@@ -75,7 +75,9 @@ TEST(AttemptValueTest, ANewRunOfAnEndedAttemptIsTheRecommendedAttempt) {
   const AttemptValue v = ValueForAttempt(Inputs(), h, {.attempt = 0, .has_restart_label = true});
   EXPECT_EQ(v.attempt, 1);
   EXPECT_EQ(v.workers, 9);
-  EXPECT_EQ(v.reason, "a new run: its attempt 0; the workload's history (status.trials) files it as attempt 1, after earlier runs' attempts. attempt 1: measured 2.1k tok/s per worker");
+  // Without a checkpoint folder graintune cannot tell a new run from a re-admission, and says so.
+  EXPECT_EQ(v.reason, "its attempt 0 had ended, so this is a new run or a re-admission; the workload's history "
+                      "(status.trials) files it as attempt 1. attempt 1: measured 2.1k tok/s per worker");
   // A JobSet's announcement is never a new run: it keeps attempt 0's value.
   const AttemptValue announced = ValueForAttempt(
       Inputs(), h, {.attempt = 0, .has_restart_label = true, .announces_first_attempt = true});
@@ -249,6 +251,14 @@ TEST(AttemptValuePinnedTest, ANewRunAfterAnEndedAttemptIsTheNextAttemptWithTheNe
   EXPECT_EQ(v.workers, 9);
   EXPECT_EQ(v.reason.rfind("a new run: its attempt 0; the workload's history (status.trials) files it as attempt 1, after earlier runs' attempts. first attempt of run gs://ckpt/second", 0), 0u)
       << v.reason;
+  // The same run re-admitted (its checkpoint folder is known) is not called a new run; it keeps its value.
+  q.checkpoint_dir = "gs://ckpt/first/checkpoints";
+  const AttemptValue again = ValueForAttempt(Inputs(), h, q);
+  EXPECT_EQ(again.attempt, 1);
+  EXPECT_EQ(again.workers, 4);
+  EXPECT_EQ(again.reason.rfind("this run again, re-admitted after its attempt 0 ended; the workload's history "
+                               "(status.trials) files it as attempt 1. ", 0), 0u)
+      << again.reason;
 }
 
 }  // namespace

@@ -950,7 +950,7 @@ TEST(PlannerAttemptsTest, ARunOfAnEndedAttemptIsTheRecommendedAttempt) {
   EXPECT_EQ(job.workers, 9);
   EXPECT_EQ(job.attempt, 1);
   EXPECT_EQ(job.mutated["metadata"]["annotations"][workload::kAttemptAnnotation], "1");
-  EXPECT_EQ(job.reason.rfind("a new run: its attempt 0; the workload's history (status.trials) files it as attempt 1, after earlier runs' attempts. attempt 1: jump", 0), 0u) << job.reason;
+  EXPECT_EQ(job.reason.rfind("its attempt 0 had ended, so this is a new run or a re-admission; the workload's history (status.trials) files it as attempt 1. attempt 1: jump", 0), 0u) << job.reason;
 
   // A pod of the resumed Job: its template still says attempt 0 and 4 workers.
   const json pod = PodAdmittedWithFourForAttemptZero(

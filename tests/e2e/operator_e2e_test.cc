@@ -409,7 +409,7 @@ TEST_F(OperatorE2E, AKueueStyleReadmissionIsTheNextAttempt) {
   EXPECT_EQ(WorkersOf(resumed), next);
   EXPECT_EQ(resumed["metadata"]["annotations"].value("graintune.dev/attempt", ""), "1");
   const std::string reason = resumed["metadata"]["annotations"].value("graintune.dev/reason", "");
-  EXPECT_EQ(reason.rfind("a new run: its attempt 0; the workload's history (status.trials) files it as attempt 1,", 0), 0u) << reason;
+  EXPECT_EQ(reason.rfind("its attempt 0 had ended, so this is a new run or a re-admission; the workload's history (status.trials) files it as attempt 1.", 0), 0u) << reason;
   std::printf("re-admitted pod: %d workers: %s\n", WorkersOf(resumed), reason.c_str());
   // The operator files the new run under attempt 1.
   ASSERT_TRUE(WaitFor([&] {
