@@ -142,6 +142,13 @@ std::string LapText(const workload::LapStatus& lap) {
                     (lap.workers ? "the run keeps " + std::to_string(*lap.workers) + " workers" : lap.answer);
   if (lap.wall_seconds) out += " (" + std::to_string(static_cast<long>(*lap.wall_seconds)) + " s)";
   out += "\n";
+  if (lap.started_hosts > 0) {
+    std::string values;
+    for (int v : lap.started_values) values += (values.empty() ? "" : ", ") + std::to_string(v);
+    out += "  lap:  " + std::to_string(lap.started_hosts) + " hosts started their trainers with " +
+           (lap.started_values.size() > 1 ? "MIXED values: " + values + " (their checkpoints cannot be resumed with one)"
+                                          : values + " workers") + "\n";
+  }
   if (lap.trainer_compile) {
     const std::string& compile = *lap.trainer_compile;
     out += "  lap:  the trainer's train step: " +

@@ -129,6 +129,14 @@ TEST(TuningStatus, APracticeLapSaysWhatItGaveTheRun) {
   EXPECT_NE(TuningStatusText(gt).find("  lap:  attempt 0, 8 hosts at 64 workers: the run keeps 7 workers (1153 s)\n"),
             std::string::npos) << TuningStatusText(gt);
   EXPECT_EQ(TuningStatusJson(gt)["lap"]["workers"], 7);
+  EXPECT_EQ(TuningStatusText(gt).find("started their trainers"), std::string::npos);  // none reported yet
+  gt["status"]["lap"]["startedHosts"] = 8;
+  gt["status"]["lap"]["startedValues"] = {7};
+  EXPECT_NE(TuningStatusText(gt).find("  lap:  8 hosts started their trainers with 7 workers\n"), std::string::npos)
+      << TuningStatusText(gt);
+  gt["status"]["lap"]["startedValues"] = {7, 64};
+  EXPECT_NE(TuningStatusText(gt).find("  lap:  8 hosts started their trainers with MIXED values: 7, 64 "),
+            std::string::npos) << TuningStatusText(gt);
   gt["status"]["lap"]["trainerCompile"] = "CacheHit";
   EXPECT_NE(TuningStatusText(gt).find("  lap:  the trainer's train step: from the JAX cache the lap filled\n"),
             std::string::npos) << TuningStatusText(gt);

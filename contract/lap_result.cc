@@ -1,5 +1,7 @@
 #include "contract/lap_result.h"
 
+#include <cmath>
+
 #include "contract/bounded_json.h"
 
 namespace graintune::contract {
@@ -14,6 +16,10 @@ json ToJson(const LapResult& r) {
     if (!r.trainer_compile->why.empty()) out["trainer_compile_why"] = r.trainer_compile->why;
   } else if (r.trainer_compile_watching) {
     out["trainer_compile"] = kTrainerCompileWatching;
+  }
+  if (r.trainer_workers) {
+    out["trainer_workers"] = *r.trainer_workers;
+    out["trainer_value_why"] = r.trainer_value_why;
   }
   return out;
 }
@@ -58,6 +64,14 @@ Result<LapResult> ReadLapResult(const json& r) {
   out.wall_seconds = BoundedField(r, "wall_seconds", 0, 0, kMaxLapWallSeconds, problem);
   out.steps = static_cast<int>(BoundedField(r, "steps", 0, 0, kMaxLapSteps, problem));
   out.workers = static_cast<int>(BoundedField(r, "workers", 0, 0, kMaxLapWorkers, problem));
+  if (const double started = BoundedField(r, "trainer_workers", -1, 1, kMaxLapWorkers, problem); started >= 1) {
+    if (started != std::floor(started)) return Status::Error("trainer_workers is not a whole number");
+    out.trainer_workers = static_cast<int>(started);
+    const auto why = r.find("trainer_value_why");
+    if (why == r.end() || !why->is_string() || why->get_ref<const std::string&>().size() > kMaxLapOutcomeBytes)
+      return Status::Error("trainer_value_why is not a short text beside trainer_workers");
+    out.trainer_value_why = why->get<std::string>();
+  }
   if (!problem.empty()) return Status::Error(problem);
   return out;
 }

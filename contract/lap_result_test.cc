@@ -28,10 +28,25 @@ TEST(LapResultTest, ReadsTheLaunchersResultAndRefusesOthers) {
   EXPECT_TRUE(watching->trainer_compile_watching);
   EXPECT_FALSE(watching->trainer_compile.has_value());
   EXPECT_EQ(ToJson(*watching).value("trainer_compile", ""), "watching");
+  EXPECT_FALSE(watching->trainer_workers.has_value());  // the trainer has not started
+  // The value the trainer started with, and why, once the launcher added them; back as written.
+  Result<LapResult> started = ParseLapResult(
+      R"({"completed":true,"workers":64,"trainer_workers":6,"trainer_value_why":"the run's value from its practice lap"})");
+  ASSERT_TRUE(started.ok()) << started.error();
+  EXPECT_EQ(started->trainer_workers, 6);
+  EXPECT_EQ(started->trainer_value_why, "the run's value from its practice lap");
+  Result<LapResult> again = ParseLapResult(ToJson(*started).dump());
+  ASSERT_TRUE(again.ok()) << again.error();
+  EXPECT_EQ(again->trainer_workers, 6);
+  EXPECT_EQ(again->trainer_value_why, started->trainer_value_why);
   for (const char* bad : {"", "[]", R"({"outcome":"completed"})", R"({"completed":"yes"})",
                           R"({"completed":true,"workers":-1})", R"({"completed":true,"wall_seconds":1e300})",
                           R"({"completed":true,"trainer_compile":"hit"})", R"({"completed":true,"trainer_compile":1})",
-                          R"({"completed":true,"trainer_compile":"unknown","trainer_compile_why":2})"})
+                          R"({"completed":true,"trainer_compile":"unknown","trainer_compile_why":2})",
+                          R"({"completed":true,"trainer_workers":0,"trainer_value_why":"x"})",
+                          R"({"completed":true,"trainer_workers":6})",
+                          R"({"completed":true,"trainer_workers":6.5,"trainer_value_why":"x"})",
+                          R"({"completed":true,"trainer_workers":2.5e6,"trainer_value_why":"x"})"})
     EXPECT_FALSE(ParseLapResult(bad).ok()) << bad;
   EXPECT_FALSE(ParseLapResult(R"({"completed":true,"outcome":")" + std::string(300, 'x') + R"("})").ok());
 }

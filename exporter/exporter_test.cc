@@ -294,23 +294,36 @@ TEST(LapWatchTest, KeepsTheLapsStepsFiguresAndResult) {
   EXPECT_EQ(done->process->workers, 2);
   EXPECT_FALSE(done->result->trainer_compile.has_value());
 
-  // Later the launcher's watcher adds its verdict on the trainer's compile: read, and nothing else
-  // of the lap changes (a rewritten count or time is not taken).
+  // Then the launcher adds the value it starts the trainer with: read once.
   std::ofstream(result, std::ios::trunc)
-      << R"({"completed":true,"outcome":"completed","wall_seconds":99,"steps":4,"workers":7,"trainer_compile":"cache hit"})";
+      << R"({"completed":true,"outcome":"completed","wall_seconds":30,"steps":4,"workers":2,"trainer_compile":"watching",)"
+      << R"("trainer_workers":6,"trainer_value_why":"the run's value from its practice lap"})";
+  watch.Poll(at(6), ProcessFigures{8, 1.0, 9e9, 9e9, 9});
+  std::optional<telemetry::LapReport> started = watch.Report(at(6));
+  ASSERT_TRUE(started && started->result);
+  EXPECT_EQ(started->result->trainer_workers, 6);
+  EXPECT_EQ(started->result->trainer_value_why, "the run's value from its practice lap");
+  EXPECT_FALSE(started->result->trainer_compile.has_value());
+
+  // Later the launcher's watcher adds its verdict on the trainer's compile: read, and nothing else
+  // of the lap changes (a rewritten count, time or starting value is not taken).
+  std::ofstream(result, std::ios::trunc)
+      << R"({"completed":true,"outcome":"completed","wall_seconds":99,"steps":4,"workers":7,"trainer_compile":"cache hit",)"
+      << R"("trainer_workers":9,"trainer_value_why":"rewritten"})";
   watch.Poll(at(11), ProcessFigures{8, 1.0, 9e9, 9e9, 9});
   std::optional<telemetry::LapReport> judged = watch.Report(at(11));
   ASSERT_TRUE(judged && judged->result && judged->result->trainer_compile);
   EXPECT_EQ(judged->result->trainer_compile->verdict, contract::TrainerCompile::kCacheHit);
   EXPECT_DOUBLE_EQ(judged->result->wall_seconds, 30);
   EXPECT_EQ(judged->result->workers, 2);
+  EXPECT_EQ(judged->result->trainer_workers, 6);
   EXPECT_DOUBLE_EQ(judged->process->worker_memory_bytes, 3e8);
   fs::remove_all(dir);
 }
 
-// A result that says no watcher is coming (no "watching") is read once: a verdict written into the
-// file later is not the launcher's, and the file is not read again for the trainer's life.
-TEST(LapWatchTest, AResultWithNoWatcherComingIsReadOnce) {
+// A result that says no watcher is coming (no "watching") takes no verdict written into the file
+// later (it is not the launcher's); the file is read again only for the trainer's starting value.
+TEST(LapWatchTest, AResultWithNoWatcherComingTakesNoLaterVerdict) {
   const fs::path dir = fs::temp_directory_path() / ("graintune-lap-once-" + std::to_string(::getpid()));
   fs::remove_all(dir);
   fs::create_directories(dir);
@@ -320,9 +333,11 @@ TEST(LapWatchTest, AResultWithNoWatcherComingIsReadOnce) {
   std::ofstream(result) << R"({"completed":true,"outcome":"completed","wall_seconds":30,"steps":4,"workers":2})";
   watch.Poll(t0, std::nullopt);
   ASSERT_TRUE(watch.Report(t0) && watch.Report(t0)->result);
-  std::ofstream(result, std::ios::trunc) << R"({"completed":true,"workers":2,"trainer_compile":"cache hit"})";
+  std::ofstream(result, std::ios::trunc)
+      << R"({"completed":true,"workers":2,"trainer_compile":"cache hit","trainer_workers":2,"trainer_value_why":"x"})";
   watch.Poll(t0 + std::chrono::seconds(1), std::nullopt);
   EXPECT_FALSE(watch.Report(t0)->result->trainer_compile.has_value());
+  EXPECT_EQ(watch.Report(t0)->result->trainer_workers, 2);
   fs::remove_all(dir);
 }
 

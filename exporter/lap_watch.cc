@@ -41,12 +41,20 @@ std::optional<Result<contract::LapResult>> LapWatch::ReadResultFile() const {
 
 void LapWatch::Poll(TimePoint now, const std::optional<telemetry::ProcessFigures>& sample) {
   if (report_.result) {
-    // The lap is over and nothing of it changes, but for the verdict on the trainer's compile
-    // that the launcher's watcher adds to the same file: read again only while one is coming.
-    if (report_.result->trainer_compile_watching && !report_.result->trainer_compile)
+    // The lap is over and nothing of it changes, but for what the launcher adds to the same file
+    // after it: the value it starts the trainer with, and its watcher's verdict on the trainer's
+    // compile. Read again only while one of them is to come.
+    const bool verdict_due = report_.result->trainer_compile_watching && !report_.result->trainer_compile;
+    if (verdict_due || !report_.result->trainer_workers)
       if (std::optional<Result<contract::LapResult>> again = ReadResultFile(); again && again->ok()) {
-        report_.result->trainer_compile = (*again)->trainer_compile;
-        report_.result->trainer_compile_watching = (*again)->trainer_compile_watching;
+        if (verdict_due) {
+          report_.result->trainer_compile = (*again)->trainer_compile;
+          report_.result->trainer_compile_watching = (*again)->trainer_compile_watching;
+        }
+        if (!report_.result->trainer_workers) {  // taken once: the start happens once
+          report_.result->trainer_workers = (*again)->trainer_workers;
+          report_.result->trainer_value_why = (*again)->trainer_value_why;
+        }
       }
     return;
   }

@@ -100,6 +100,28 @@ TEST(RunLapTest, AHungLapIsStoppedWithItsWholeGroup) {
   EXPECT_FALSE(Running(worker)) << "the lap's worker " << worker << " is still running";
 }
 
+// A lap called off (the operator answered "none": another host's lap failed) is stopped with
+// every process it started as soon as the check names why, long before its timeout.
+TEST(RunLapTest, ALapCalledOffIsStoppedWithItsWholeGroupAndSaysWhy) {
+  const std::string pids = testing::TempDir() + "/called-off-pids";
+  std::filesystem::remove(pids);
+  int asked = 0;
+  const LapOutcome outcome = RunLap(
+      {"/bin/sh", "-c", "sleep 600 & echo $! > " + pids + "; sleep 600"}, {}, seconds(600), seconds(1),
+      [&]() -> std::optional<std::string> {
+        return ++asked >= 2 ? std::optional<std::string>("graintune's operator answered none") : std::nullopt;
+      });
+  EXPECT_EQ(outcome.kind, LapOutcome::Kind::kCalledOff);
+  EXPECT_EQ(asked, 2);
+  EXPECT_EQ(outcome.Describe().rfind("called off after ", 0), 0u) << outcome.Describe();
+  EXPECT_NE(outcome.Describe().find(": graintune's operator answered none"), std::string::npos);
+  EXPECT_LT(outcome.wall_seconds, 600);
+  std::ifstream in(pids);
+  pid_t worker = 0;
+  ASSERT_TRUE(in >> worker);
+  EXPECT_FALSE(Running(worker)) << "the lap's worker " << worker << " is still running";
+}
+
 TEST(RunLapTest, WorkersALapLeavesBehindAreStopped) {
   const std::string pids = testing::TempDir() + "/left-pids";
   std::filesystem::remove(pids);

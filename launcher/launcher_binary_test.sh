@@ -2,8 +2,9 @@
 # graintune-launcher end to end with a stand-in trainer: a shell command that records the argv of
 # each start. Shows: the lap runs first with admission's value and the lap's overrides after the
 # command's own; the trainer then starts with the operator's answer and without them; a failed
-# lap, a missing answer, an answer of "none" or unusable flags all start the trainer with the
-# command as written; an answer already there when the launcher starts means no lap at all; after
+# lap waits for the slice's answer and starts with it (a missing answer or "none": the command as
+# written), as do unusable flags; a lap still running when the operator answers "none" (another
+# host's lap failed) is called off; the result file names the value the trainer started with; an answer already there when the launcher starts means no lap at all; after
 # a lap, the launcher's watcher adds to the result whether the trainer found its train step in the
 # JAX cache the lap filled; a container restarted in a pod whose lap had started runs no second lap.
 # Usage: launcher_binary_test.sh PATH-TO-graintune-launcher
@@ -15,10 +16,10 @@ FAILED=0
 fail() { echo "FAIL: $*" >&2; FAILED=1; }
 
 # The stand-in trainer: records its words; started as a lap, it leaves a compiled train step in
-# $CACHE (if set), plays the operator (writes $LAP_ANSWER, if set, into the answer file) and
-# (FAIL_LAP=1) fails; started as the trainer, it compiles its own train step (TRAINER_COMPILES=1)
+# $CACHE (if set), plays the operator (writes $LAP_ANSWER, if set, into the answer file), runs on
+# for $SLEEP_LAP seconds (if set) and (FAIL_LAP=1) fails; started as the trainer, it compiles its own train step (TRAINER_COMPILES=1)
 # and writes its first step into $METRICS (if set).
-TRAINER='printf "%s\n" "$*" >> "$CALLS"; case "$*" in *enable_checkpointing=false*) [ -n "${CACHE:-}" ] && touch "$CACHE/jit_train_step-lap"; [ -n "${LAP_ANSWER:-}" ] && echo "$LAP_ANSWER" > "$ANSWER"; [ "${FAIL_LAP:-0}" = 1 ] && exit 1;; *) [ "${TRAINER_COMPILES:-0}" = 1 ] && touch "$CACHE/jit_train_step-trainer"; [ -n "${METRICS:-}" ] && echo "{\"step\": 0}" >> "$METRICS";; esac; exit 0'
+TRAINER='printf "%s\n" "$*" >> "$CALLS"; case "$*" in *enable_checkpointing=false*) [ -n "${CACHE:-}" ] && touch "$CACHE/jit_train_step-lap"; [ -n "${LAP_ANSWER:-}" ] && echo "$LAP_ANSWER" > "$ANSWER"; [ -n "${SLEEP_LAP:-}" ] && sleep "$SLEEP_LAP"; [ "${FAIL_LAP:-0}" = 1 ] && exit 1;; *) [ "${TRAINER_COMPILES:-0}" = 1 ] && touch "$CACHE/jit_train_step-trainer"; [ -n "${METRICS:-}" ] && echo "{\"step\": 0}" >> "$METRICS";; esac; exit 0'
 launch() {  # launch ANSWER-WAIT [extra flags...]: each launch is a new pod (no lap marker yet)
   local wait="$1"; shift
   rm -f "$WORK/lap.started"
@@ -49,18 +50,24 @@ grep -q '"completed":true' "$WORK/result.json" || fail "the result file says $(c
 [ ! -e "$WORK/lap" ] || fail "the lap's directory was left behind"
 grep -q "starting the trainer: 9 workers, the run's value from its practice lap" "$WORK/log" ||
   fail "the log says $(cat "$WORK/log")"
+grep -q '"trainer_workers":9' "$WORK/result.json" && grep -q '"trainer_value_why":"the run' "$WORK/result.json" ||
+  fail "the result file names no starting value: $(cat "$WORK/result.json")"
 grep -q trainer_compile "$WORK/result.json" && fail "no --trainer-metrics-file, yet a compile verdict: $(cat "$WORK/result.json")"
 
 # The same pod's container restarted after a lap that took it down (an OOM kill of the whole
 # container): the marker the first lap left means no second lap, and admission's value at once.
 [ -e "$WORK/lap.started" ] || fail "the lap left no marker beside its folder"
+# It waits for the slice's answer as every host does: none came here, so admission's value.
 rm -f "$WORK/answer"
-LAP_ANSWER=9 relaunch 5s
+LAP_ANSWER=9 relaunch 1s
 expect_calls "restarted" "grain_worker_count=64 steps=100"
 grep -q '"completed":false' "$WORK/result.json" && grep -q 'the container restarted before it ended' "$WORK/result.json" ||
   fail "restarted: the result file says $(cat "$WORK/result.json")"
-grep -q "starting the trainer: 64 workers, admission's value, no second lap" "$WORK/log" ||
+grep -q "no second lap: a lap already started in this pod" "$WORK/log" &&
+  grep -q "starting the trainer: 64 workers, admission's value: no answer from graintune's operator within 1 s" "$WORK/log" ||
   fail "restarted: the log says $(cat "$WORK/log")"
+grep -q '"trainer_workers":64' "$WORK/result.json" && grep -q '"trainer_value_why":"admission' "$WORK/result.json" ||
+  fail "restarted: the result file names no starting value: $(cat "$WORK/result.json")"
 
 # The compile-cache watch. It outlives the launcher by up to a second: its verdict is waited for.
 verdict_is() {  # verdict_is CASE VERDICT ("watching" until the watcher's verdict is in)
@@ -86,10 +93,31 @@ verdict_is "the lap left no train step" "unknown"
 grep -q '"trainer_compile_why":"the lap left no compiled train step' "$WORK/result.json" ||
   fail "the result file says $(cat "$WORK/result.json")"
 
+# A lap that failed here waits for the slice's answer, and starts with it: the operator answers
+# "none" once it reads the failure, and admission's value is every host's.
 rm -f "$WORK/answer"
-FAIL_LAP=1 LAP_ANSWER=9 launch 5s
+FAIL_LAP=1 LAP_ANSWER="none: the lap of tiny-0 exited 1" launch 5s
 expect_calls "failed lap" "$LAP" "grain_worker_count=64 steps=100"
 grep -q '"outcome":"exited 1"' "$WORK/result.json" || fail "the result file says $(cat "$WORK/result.json")"
+grep -q "waiting for the slice's answer" "$WORK/log" || fail "failed lap: the log says $(cat "$WORK/log")"
+# ... and were the slice's answer a value, this host would start with it too: one value per slice.
+rm -f "$WORK/answer"
+FAIL_LAP=1 LAP_ANSWER=9 launch 5s
+expect_calls "failed lap, the slice's value" "$LAP" "grain_worker_count=9 steps=100"
+# ... and with no answer at all, admission's value once the wait is over, as on every host.
+rm -f "$WORK/answer"
+FAIL_LAP=1 launch 1s
+expect_calls "failed lap, no answer" "$LAP" "grain_worker_count=64 steps=100"
+
+# Another host's lap failed: the operator answers "none" while this lap still runs, and the lap
+# is called off at once (not after its 30 s timeout), its group stopped, and admission's value starts.
+rm -f "$WORK/answer"
+SLEEP_LAP=25 LAP_ANSWER="none: the lap of tiny-1 was killed by signal 9" launch 5s
+expect_calls "called off" "$LAP" "grain_worker_count=64 steps=100"
+grep -q '"outcome":"called off after [0-9]* s: graintune' "$WORK/result.json" ||
+  fail "called off: the result file says $(cat "$WORK/result.json")"
+grep -q '"outcome":"called off after \(2[5-9]\|3[0-9]\) s' "$WORK/result.json" &&
+  fail "called off only at the lap's end: $(cat "$WORK/result.json")"
 
 # A lap folder that cannot be made (here under a file): no lap, and the trainer starts as written.
 rm -f "$WORK/answer"

@@ -36,7 +36,6 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
-#include <nlohmann/json.hpp>
 #include <sstream>
 #include <thread>
 
@@ -46,6 +45,7 @@
 #include "contract/launcher_flags.h"
 #include "launcher/child_process.h"
 #include "launcher/compile_watch.h"
+#include "launcher/lap_result_file.h"
 #include "launcher/lap_process.h"
 #include "launcher/launch_plan.h"
 #include "launcher/start_check_files.h"
@@ -188,12 +188,6 @@ Result<LapPlan> PlanFromFlags(const server::Flags& flags) {
   return plan;
 }
 
-// `document` into `path`, whole (base/atomic_file.h), so the exporter never reads half of it.
-void WriteJsonFile(const std::string& path, const nlohmann::json& document) {
-  if (Status s = WriteFileAtomically(path, document.dump() + "\n"); !s.ok())
-    LogLine(LogLevel::kWarning) << s.message();
-}
-
 // What the launcher can tell of the trainer's compile as the lap ends: a verdict already, a watch
 // to start (launcher/compile_watch.h), or neither (no trainer metrics file: nothing to watch).
 struct CompilePlan {
@@ -219,11 +213,6 @@ CompilePlan PlanCompileWatch(const LapPlan& plan) {
   return {.watch = watch};
 }
 
-void LogVerdict(const contract::TrainerCompileVerdict& verdict) {
-  LogLine(LogLevel::kInfo) << "the trainer's train step: " << contract::TrainerCompileName(verdict.verdict)
-                           << (verdict.why.empty() ? "" : " (" + verdict.why + ")");
-}
-
 // How the lap ended, for graintune's exporter: contract::LapResult, the one type and JSON the
 // exporter reads back (contract/lap_result.h), with what is known of the trainer's compile: its
 // verdict, or "watching" while a watcher is to add it.
@@ -235,25 +224,8 @@ void WriteResult(const LapPlan& plan, const LapOutcome& outcome, const CompilePl
                                     .workers = plan.admission_value,
                                     .trainer_compile = compile.verdict,
                                     .trainer_compile_watching = !compile.verdict && compile.watch.has_value()};
-  if (compile.verdict) LogVerdict(*compile.verdict);
-  WriteJsonFile(plan.result_file, contract::ToJson(result));
-}
-
-// Adds the compile-cache verdict to the lap's result file (which the launcher wrote: a file that
-// is not a lap's result is left alone).
-void AddVerdict(const std::string& result_file, const contract::TrainerCompileVerdict& verdict) {
-  std::ifstream in(result_file);
-  std::stringstream text;
-  text << in.rdbuf();
-  Result<contract::LapResult> result = contract::ParseLapResult(text.str());
-  if (!result.ok()) {
-    LogLine(LogLevel::kWarning) << "the compile-cache verdict is not recorded: " << result.error();
-    return;
-  }
-  result.value().trainer_compile = verdict;
-  result.value().trainer_compile_watching = false;
-  LogVerdict(verdict);
-  WriteJsonFile(result_file, contract::ToJson(result.value()));
+  if (compile.verdict) LogTrainerCompile(*compile.verdict);
+  WriteLapResult(plan.result_file, result);
 }
 
 // The watcher's process: its verdict, added to the lap's result file.
@@ -263,7 +235,7 @@ int RunWatcher(const std::vector<std::string>& flag_args) {
     LogLine(LogLevel::kError) << "compile-cache watcher: " << watch.error();
     return 2;
   }
-  AddVerdict(watch->second, WatchTrainerCompile(watch->first));
+  RecordTrainerCompile(watch->second, WatchTrainerCompile(watch->first));
   return 0;
 }
 
@@ -280,6 +252,16 @@ Result<contract::LapAnswerText> AwaitAnswer(const std::string& path, std::chrono
                            std::to_string(wait.count()) + " s");
     std::this_thread::sleep_for(std::chrono::seconds(1));
   }
+}
+
+// The value the operator answered for the whole slice, waited for at most answer_wait: every host
+// waits for the same answer, so none starts its trainer alone with another value. Without a
+// value, admission's, as on every other host.
+std::pair<int, std::string> SliceValue(const LapPlan& plan) {
+  Result<contract::LapAnswerText> answer = AwaitAnswer(plan.answer_file, plan.answer_wait);
+  if (!answer.ok()) return {plan.admission_value, "admission's value: " + answer.error()};
+  if (!answer.value().workers) return {plan.admission_value, "admission's value: " + answer.value().why};
+  return {*answer.value().workers, "the run's value from its practice lap"};
 }
 
 // The lap, then the value it leads to: the operator's, or admission's with the reason.
@@ -304,7 +286,8 @@ std::pair<int, std::string> LapThenValue(const LapPlan& plan, const std::vector<
     restarted.why = "a lap already started in this pod, and the container restarted before it ended "
                     "(an OOM kill of the container ends a lap this way)";
     WriteResult(plan, restarted, {});
-    return {plan.admission_value, "admission's value, no second lap: " + restarted.why};
+    LogLine(LogLevel::kInfo) << "no second lap: " << restarted.why << "; waiting for the slice's answer";
+    return SliceValue(plan);
   }
   // A folder or marker it cannot make (a full or read-only volume) means no lap, never a failed
   // start: without the marker a lap that takes the container down would run again at each restart.
@@ -319,7 +302,16 @@ std::pair<int, std::string> LapThenValue(const LapPlan& plan, const std::vector<
                            << plan.admission_value << " workers, at most " << plan.timeout.count() << " s";
   EnvChanges without_lap_keys;  // e.g. M_METRICS_FILE, which graintune's exporter sets
   for (std::string& name : EnvNamesOf(words)) without_lap_keys.emplace_back(std::move(name), std::nullopt);
-  const LapOutcome outcome = RunLap(lap.value(), without_lap_keys, plan.timeout, std::chrono::seconds(10));
+  // The operator answers "none" at once when any host's lap failed: the peers' laps, still in
+  // their collectives with it, end then too, and every host starts with admission's value.
+  const CallOff answered_none = [&]() -> std::optional<std::string> {
+    Result<contract::LapAnswerText> answer = AwaitAnswer(plan.answer_file, std::chrono::seconds(0));
+    if (answer.ok() && answer.value().decided && !answer.value().workers)
+      return "graintune's operator answered none (" + answer.value().why + ")";
+    return std::nullopt;
+  };
+  const LapOutcome outcome =
+      RunLap(lap.value(), without_lap_keys, plan.timeout, std::chrono::seconds(10), answered_none);
   if (outcome.kind == LapOutcome::Kind::kStopped) {  // the pod is being stopped: no trainer
     WriteResult(plan, outcome, {});
     LogLine(LogLevel::kInfo) << "practice lap " << outcome.Describe() << "; the trainer does not start";
@@ -328,16 +320,16 @@ std::pair<int, std::string> LapThenValue(const LapPlan& plan, const std::vector<
   const CompilePlan compile = PlanCompileWatch(plan);
   WriteResult(plan, outcome, compile);
   if (compile.watch && !StartWatcher("/proc/self/exe", WatcherArgs(*compile.watch, plan.result_file)))
-    AddVerdict(plan.result_file, {contract::TrainerCompile::kUnknown, "the compile-cache watcher did not start"});
+    RecordTrainerCompile(plan.result_file, {contract::TrainerCompile::kUnknown, "the compile-cache watcher did not start"});
   std::error_code ignored;
   std::filesystem::remove_all(plan.overrides.output_directory, ignored);
   LogLine(LogLevel::kInfo) << "practice lap " << outcome.Describe() << " in "
                            << static_cast<long>(outcome.wall_seconds) << " s";
-  if (!outcome.completed()) return {plan.admission_value, "admission's value: the lap " + outcome.Describe()};
-  Result<contract::LapAnswerText> answer = AwaitAnswer(plan.answer_file, plan.answer_wait);
-  if (!answer.ok()) return {plan.admission_value, "admission's value: " + answer.error()};
-  if (!answer.value().workers) return {plan.admission_value, "admission's value: " + answer.value().why};
-  return {*answer.value().workers, "the run's value from its practice lap"};
+  // A lap that failed here still waits for the slice's answer (the operator answers "none" at
+  // once when it reads the failure).
+  if (!outcome.completed())
+    LogLine(LogLevel::kInfo) << "the lap " << outcome.Describe() << "; waiting for the slice's answer";
+  return SliceValue(plan);
 }
 
 }  // namespace
@@ -375,6 +367,11 @@ int main(int argc, char** argv) {
     Exec(as_written, "admission's value, no lap (" + same.error() + ")");
   const auto [workers, why] = LapThenValue(plan.value(), command);
   Result<Command> trainer = WithValue(command, site, written, workers, env_value);
-  if (!trainer.ok()) Exec(as_written, "admission's value (" + trainer.error() + ")");
+  if (!trainer.ok()) {
+    const std::string kept = "admission's value (" + trainer.error() + ")";
+    RecordTrainerStart(plan.value().result_file, written, kept);
+    Exec(as_written, kept);
+  }
+  RecordTrainerStart(plan.value().result_file, workers, why);
   Exec(trainer.value(), std::to_string(workers) + " workers, " + why);
 }

@@ -24,6 +24,23 @@ double SecondsSince(const std::string& when, Clock::WallTime now) {
   return then ? std::difftime(std::chrono::system_clock::to_time_t(now), *then) : 0;
 }
 
+// The attempt whose hosts are still to report the value their trainer started with: status.lap's,
+// while fewer hosts reported it (status.lap.startedHosts) than ran a lap. nullopt: none.
+std::optional<int> LapStartsDue(const std::optional<json>& grain_tuning, const std::vector<PodFacts>& pods) {
+  if (!grain_tuning) return std::nullopt;
+  const json::json_pointer at("/status/lap");
+  if (!grain_tuning->contains(at) || !grain_tuning->at(at).is_object()) return std::nullopt;
+  const json& lap = grain_tuning->at(at);
+  const auto attempt = lap.find("attempt");
+  if (attempt == lap.end() || !attempt->is_number_integer()) return std::nullopt;
+  const auto started = lap.find("startedHosts");
+  const long long reported = started != lap.end() && started->is_number_integer() ? started->get<long long>() : 0;
+  long long lapped = 0;
+  for (const PodFacts& p : pods) lapped += p.attempt == attempt->get<long long>() && p.lap_answer_wait_seconds > 0;
+  if (reported >= lapped) return std::nullopt;
+  return static_cast<int>(attempt->get<long long>());
+}
+
 }  // namespace
 
 void TuningController::ReadRunningAttempts(const TuningKey& key, ReconcileInput& in,
@@ -59,9 +76,13 @@ void TuningController::ReadRunningAttempts(const TuningKey& key, ReconcileInput&
       }
   }
   // Every host's practice lap, while its pod waits for the answer: one value for the run
-  // needs the lap of each.
+  // needs the lap of each. After the answer, each host of the lap's attempt once more, until it
+  // reported the value its trainer started with: one value on every host is what the run's
+  // checkpoints need, and an attempt's steps are read from one pod only.
+  const std::optional<int> starts_due = LapStartsDue(in.grain_tuning, in.pods);
   for (const PodFacts& p : in.pods) {
-    if (!p.AwaitsLapAnswer() || p.phase != "Running" || p.pod_ip.empty()) continue;
+    const bool start_due = starts_due && p.attempt == *starts_due && p.lap_answer_wait_seconds > 0;
+    if (!(p.AwaitsLapAnswer() || start_due) || p.phase != "Running" || p.pod_ip.empty()) continue;
     asked.push_back(p.uid);
     if (std::optional<telemetry::StepsDocument> doc = scraper_->Latest(key, p); doc && doc->lap)
       in.laps[p.uid] = std::move(doc->lap).value();

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <map>
+#include <set>
 
 #include "contract/lap_answer_text.h"
 #include "operator/lap_answer.h"
@@ -115,6 +117,38 @@ void RecordTrainerCompile(const ReconcileInput& in, GrainTuningStatus& status, s
   status.lap->trainer_compile_why = verdict->why.substr(0, contract::kMaxLapOutcomeBytes);
   events.push_back({"Normal", "LapTrainerCompile",
                     "whether the trainer found its train step in the JAX cache its lap filled is unknown: " + verdict->why});
+}
+
+void RecordLapStarts(const ReconcileInput& in, GrainTuningStatus& status, std::vector<EventToRecord>& events) {
+  if (!status.lap) return;
+  std::map<int, int> hosts_by_value;
+  for (const PodFacts& p : in.pods) {
+    if (p.attempt != status.lap->attempt) continue;
+    const auto lap = in.laps.find(p.uid);
+    if (lap != in.laps.end() && lap->second.result && lap->second.result->trainer_workers)
+      ++hosts_by_value[*lap->second.result->trainer_workers];
+  }
+  int hosts = 0;
+  for (const auto& [value, count] : hosts_by_value) hosts += count;
+  std::set<int> values(status.lap->started_values.begin(), status.lap->started_values.end());
+  const bool was_mixed = values.size() > 1;
+  for (const auto& [value, count] : hosts_by_value) values.insert(value);
+  // Hosts only add to what was recorded: a host whose exporter is not read this time still started.
+  if (hosts <= status.lap->started_hosts && values.size() == status.lap->started_values.size()) return;
+  status.lap->started_hosts = std::max(status.lap->started_hosts, hosts);
+  status.lap->started_values.assign(values.begin(), values.end());
+  if (status.lap->started_values.size() > workload::kMaxLapStartedValues)
+    status.lap->started_values.resize(workload::kMaxLapStartedValues);
+  if (values.size() < 2 || was_mixed) return;
+  std::string seen;
+  for (const auto& [value, count] : hosts_by_value)
+    seen += (seen.empty() ? "" : ", ") + std::to_string(value) + " on " + std::to_string(count) +
+            (count == 1 ? " host" : " hosts");
+  events.push_back({"Warning", "LapStartedMixedValues",
+                    "the hosts of attempt " + std::to_string(status.lap->attempt) +
+                        " started their trainers with different grain_worker_count values (" + seen +
+                        "): their checkpoints would hold Grain iterators of different counts, which no "
+                        "single value can resume; stop the attempt before its first checkpoint"});
 }
 
 namespace {

@@ -26,6 +26,13 @@ std::optional<LapAnswerWrite> RecordLap(const ReconcileInput& in, const AttemptP
 void RecordTrainerCompile(const ReconcileInput& in, workload::GrainTuningStatus& status,
                           std::vector<EventToRecord>& events);
 
+// 2c'. The value each host of status.lap's attempt started its trainer with (its launcher's
+// report, contract::LapResult::trainer_workers, in its exporter's lap): status.lap.startedHosts
+// and startedValues, and a LapStartedMixedValues Event (Warning) the first time two hosts report
+// different values: their checkpoints would hold Grain iterators of different counts.
+void RecordLapStarts(const ReconcileInput& in, workload::GrainTuningStatus& status,
+                     std::vector<EventToRecord>& events);
+
 // 2d. What graintune's start check saw at the trainer's start (telemetry/start_check_report.h,
 // in an exporter's /steps): the newest attempt's report is recorded once in status.startCheck,
 // with an Event: StartCheckChangedValue (Warning) when the trainer started with another count

@@ -184,6 +184,57 @@ TEST(ReconcileStepsTest, ARecordedLapAnswerIsTheAttempts) {
   EXPECT_FALSE(RecordLap(in, PodsByAttempt(answered), status, events).has_value());
 }
 
+// 2c'. The value each host of the lap's attempt started its trainer with: counted and recorded as
+// hosts report it, and the first time two hosts report different values, one Warning naming them.
+TEST(ReconcileStepsTest, TheHostsStartingValuesAreRecordedAndMixedValuesAreAWarning) {
+  ReconcileInput in;
+  workload::GrainTuningStatus status;
+  std::vector<EventToRecord> events;
+  const auto started = [](int workers) {
+    telemetry::LapReport lap;
+    lap.result = contract::LapResult{.completed = true, .workers = 64, .trainer_workers = workers,
+                                     .trainer_value_why = "x"};
+    return lap;
+  };
+  for (int i = 0; i < 3; ++i) {
+    PodFacts p = Pod(0, 7);
+    p.uid = "u" + std::to_string(i);
+    in.pods.push_back(p);
+  }
+  PodFacts later = Pod(1, 7);
+  later.uid = "later";
+  in.pods.push_back(later);
+  in.laps["u0"] = started(7);
+  in.laps["later"] = started(64);  // attempt 1's: not the lap's
+  RecordLapStarts(in, status, events);  // no lap: nothing
+  EXPECT_FALSE(status.lap);
+
+  status.lap = workload::LapStatus{.attempt = 0, .answer = "7", .workers = 7, .admission_workers = 64};
+  RecordLapStarts(in, status, events);
+  EXPECT_EQ(status.lap->started_hosts, 1);
+  EXPECT_EQ(status.lap->started_values, std::vector<int>({7}));
+  EXPECT_TRUE(events.empty());
+  in.laps["u1"] = started(7);
+  in.laps.erase("u0");  // a host not read this time still started: the count never goes down
+  RecordLapStarts(in, status, events);
+  EXPECT_EQ(status.lap->started_hosts, 1);
+  in.laps["u0"] = started(7);
+  RecordLapStarts(in, status, events);
+  EXPECT_EQ(status.lap->started_hosts, 2);
+  EXPECT_TRUE(events.empty());
+
+  in.laps["u2"] = started(64);  // this host kept admission's value while its peers took the lap's
+  RecordLapStarts(in, status, events);
+  EXPECT_EQ(status.lap->started_hosts, 3);
+  EXPECT_EQ(status.lap->started_values, std::vector<int>({7, 64}));
+  ASSERT_EQ(events.size(), 1u);
+  EXPECT_EQ(events[0].type, "Warning");
+  EXPECT_EQ(events[0].reason, "LapStartedMixedValues");
+  EXPECT_NE(events[0].note.find("(7 on 2 hosts, 64 on 1 host)"), std::string::npos) << events[0].note;
+  RecordLapStarts(in, status, events);  // told once
+  EXPECT_EQ(events.size(), 1u);
+}
+
 // 2c. The trainer's compile after the laps: the first verdict a pod of the lap's attempt reports
 // (through its steps or its lap), recorded once with one Event; another attempt's is not its.
 TEST(ReconcileStepsTest, TheTrainersCompileIsRecordedOnceFromTheLapsAttempt) {

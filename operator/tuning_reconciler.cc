@@ -121,6 +121,7 @@ ReconcileOutput ReconcileTuning(const ReconcileInput& in) {
   const RunsAndPins runs = RecordRunsAndPins(pods, status);
   out.lap_answer = RecordLap(in, attempts, status, out.events);
   RecordTrainerCompile(in, status, out.events);
+  RecordLapStarts(in, status, out.events);
   RecordStartCheck(in, status, out.events);
 
   // 3.-5. Recommend, next run, learn.

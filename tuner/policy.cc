@@ -94,6 +94,8 @@ Status Validate(const Policy& policy) {
     return Status::Error("lap.timeoutSeconds must be in [60, 3600]");
   if (policy.lap.answer_wait_seconds < 10 || policy.lap.answer_wait_seconds > 600)
     return Status::Error("lap.answerWaitSeconds must be in [10, 600]");
+  if (!(policy.lap.max_run_share > 0 && policy.lap.max_run_share <= 1))
+    return Status::Error("lap.maxRunShare must be in (0, 1]");
   return Status::Ok();
 }
 

@@ -53,6 +53,9 @@ struct LapPolicy {
   // The lap is stopped after this and the trainer starts; unset: LapTimeoutSeconds().
   std::optional<int> timeout_seconds;
   int answer_wait_seconds = 120;   // after the lap, how long a pod waits for the run's value
+  // The most of the run's steps a lap may cost (LapCostOf): a lap that would cost more, or whose
+  // run's length is unknown, is not run, and the reason says so.
+  double max_run_share = 0.03;
 };
 std::string ToString(LapPolicy::Mode mode);
 Result<LapPolicy::Mode> ParseLapMode(const std::string& text);  // "Off" | "Training"

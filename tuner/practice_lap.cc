@@ -116,6 +116,37 @@ double LapExpectedSeconds(const TuningInputs& in, int steps) {
   return kLapCompileSeconds / 2 + steps * in.demand.compute_step_seconds;
 }
 
+LapCost LapCostOf(const TuningInputs& in, int steps, std::optional<long> run_steps, std::optional<long> hosts) {
+  LapCost cost{.steps = steps, .run_steps = run_steps, .seconds = LapExpectedSeconds(in, steps)};
+  if (run_steps && *run_steps > 0) cost.run_share = static_cast<double>(steps) / static_cast<double>(*run_steps);
+  if (hosts && *hosts > 0 && in.host.tpu_chips > 0) {
+    cost.chips = *hosts * in.host.tpu_chips;
+    cost.chip_hours = cost.seconds * static_cast<double>(*cost.chips) / 3600;
+  }
+  return cost;
+}
+
+std::string LapCost::Describe() const {
+  std::string text = run_share ? Fixed(100 * *run_share, 1) + "% of the run's " + std::to_string(*run_steps) + " steps"
+                               : std::to_string(steps) + " steps of a run of unknown length";
+  text += ", about " + std::to_string(static_cast<long>(seconds)) + " s";
+  if (chip_hours)
+    text += ", " + Fixed(*chip_hours, 1) + " chip-hours of the slice's " + std::to_string(*chips) + " chips";
+  return text;
+}
+
+std::optional<std::string> LapRefusal(const LapCost& cost, const LapPolicy& policy) {
+  if (!cost.run_share)
+    return "the run's steps are unknown, so what a lap of " + std::to_string(cost.steps) +
+           " steps costs it cannot be bounded (lap.maxRunShare " + Fixed(100 * policy.max_run_share, 1) + "%)";
+  if (*cost.run_share > policy.max_run_share)
+    return "it would cost " + cost.Describe() + ", over the policy's lap.maxRunShare of " +
+           Fixed(100 * policy.max_run_share, 1) + "% (" +
+           std::to_string(static_cast<long>(std::floor(policy.max_run_share * static_cast<double>(*cost.run_steps)))) +
+           " steps)";
+  return std::nullopt;
+}
+
 int LapTimeoutSeconds(const TuningInputs& in, int steps) {
   const double seconds = kLapCompileSeconds + 1.5 * steps * in.demand.compute_step_seconds;
   return static_cast<int>(std::clamp(std::ceil(seconds), 60.0, 3600.0));

@@ -26,6 +26,7 @@
 // hosts, each figure checked for range. Pure: plain values in and out, no clock or I/O.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -77,6 +78,25 @@ int LapTimeoutSeconds(const TuningInputs& inputs, int steps);
 // What a lap is expected to cost the slice in wall time: a compile plus the steps at the
 // estimated step, for `explain`.
 double LapExpectedSeconds(const TuningInputs& inputs, int steps);
+
+// What a lap costs its run: its steps as a share of the run's (the compile is not counted: the
+// trainer finds the lap's program in the JAX compilation cache the lap filled), its expected wall
+// time (LapExpectedSeconds), and that time on every chip of the slice.
+struct LapCost {
+  int steps = 0;
+  std::optional<long> run_steps;      // the trainer's configured steps, when known
+  double seconds = 0;
+  std::optional<double> run_share;    // steps / run_steps
+  std::optional<double> chip_hours;   // seconds x the slice's chips / 3600, when its hosts are known
+  std::optional<long> chips;
+  // "20.6% of the run's 2000 steps, about 1153 s, 10.2 chip-hours of the slice's 32 chips"
+  std::string Describe() const;
+};
+LapCost LapCostOf(const TuningInputs& inputs, int steps, std::optional<long> run_steps,
+                  std::optional<long> hosts);
+// Why the policy refuses a lap of `cost` (over lap.maxRunShare, or a run of unknown length: its
+// share cannot be bounded); nullopt when it allows it.
+std::optional<std::string> LapRefusal(const LapCost& cost, const LapPolicy& policy);
 
 // A lap summarised as a Trial is (SummarizeSteps plus the exporter's process figures).
 LapFigures LapFiguresOf(const Trial& steady, LapKind kind);

@@ -69,6 +69,34 @@ TEST(PracticeLapTest, ALapsDeadlineCoversItsStepsAtTheEstimatedStep) {
   EXPECT_EQ(LapTimeoutSeconds(in, kMaxLapSteps), 3600);
 }
 
+// A lap's cost to its run, and the policy's cap on it: the request's job (2,000 steps on a
+// v6e-32 slice of 8 hosts x 4 chips) at the lap's own size, and a lap the cap allows.
+TEST(PracticeLapTest, ALapsCostIsItsShareOfTheRunAndThePolicyCapsIt) {
+  const TuningInputs in = RequestInputs();
+  const LapCost big = LapCostOf(in, 413, 2000, 8);
+  ASSERT_TRUE(big.run_share && big.chip_hours);
+  EXPECT_NEAR(*big.run_share, 0.2065, 1e-9);
+  EXPECT_EQ(big.chips, 32);
+  EXPECT_NEAR(*big.chip_hours, big.seconds * 32 / 3600, 1e-9);
+  EXPECT_EQ(big.Describe().rfind("20.6% of the run's 2000 steps, about ", 0), 0u) << big.Describe();
+  EXPECT_NE(big.Describe().find(" chip-hours of the slice's 32 chips"), std::string::npos) << big.Describe();
+  LapPolicy policy;  // the default cap: 3% of the run
+  const std::optional<std::string> refused = LapRefusal(big, policy);
+  ASSERT_TRUE(refused);
+  EXPECT_NE(refused->find("over the policy's lap.maxRunShare of 3.0% (60 steps)"), std::string::npos) << *refused;
+  EXPECT_FALSE(LapRefusal(LapCostOf(in, 60, 2000, 8), policy));  // exactly the cap
+  EXPECT_TRUE(LapRefusal(LapCostOf(in, 61, 2000, 8), policy));
+  policy.max_run_share = 0.25;
+  EXPECT_FALSE(LapRefusal(big, policy));
+  // A run of unknown length: its share cannot be bounded, so no lap, and the reason says why.
+  const LapCost unknown = LapCostOf(in, 20, std::nullopt, std::nullopt);
+  EXPECT_FALSE(unknown.run_share || unknown.chip_hours);
+  const std::optional<std::string> why = LapRefusal(unknown, policy);
+  ASSERT_TRUE(why);
+  EXPECT_NE(why->find("the run's steps are unknown"), std::string::npos) << *why;
+  EXPECT_EQ(unknown.Describe().rfind("20 steps of a run of unknown length, about ", 0), 0u) << unknown.Describe();
+}
+
 TEST(PracticeLapTest, TheSlowestHostFeedsTheSlice) {
   const TuningInputs in = RequestInputs();
   const LapFigures fast = TrainingLap(64, 4.3, 0.06);

@@ -50,7 +50,7 @@ struct LapSettings {
   int steps = 0;
   int timeout_seconds = 900;
   int answer_wait_seconds = 120;
-  double expected_seconds = 0;  // what the lap is expected to take, for people
+  std::string cost;  // what the lap is expected to cost the run, for people (LapCost::Describe)
 };
 
 // graintune-launcher's flags (before its `--`) for `container`, whose overrides (ScanContainer of

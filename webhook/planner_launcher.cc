@@ -59,10 +59,9 @@ bool AddLap(json& object, const TemplateSites& t, const ContainerSites& trainer,
   }
   InjectLauncher(object, t.ref.spec_pointer, trainer.pointer, *flags, LauncherRole::kLap, options);
   plan.lap = "a practice lap of " + std::to_string(lap.steps) + " steps with " +
-             std::to_string(lap.admission_value) + " workers runs before the trainer (about " +
-             std::to_string(static_cast<long>(lap.expected_seconds)) + " s at the estimated step, at most " +
-             std::to_string(lap.timeout_seconds) + " s); the run then keeps the value its lap "
-             "measured on every host, or this one";
+             std::to_string(lap.admission_value) + " workers runs before the trainer (" + lap.cost +
+             " at the estimated step; at most " + std::to_string(lap.timeout_seconds) +
+             " s); the run then keeps the value its lap measured on every host, or this one";
   return true;
 }
 
@@ -119,7 +118,7 @@ void NoteStartFill(const std::string& trainer_pointer, Plan& plan) {
 
 std::optional<LapSettings> LapFor(const Policy& policy, const TuningInputs& inputs,
                                   const std::string& ns, const ContainerSites& trainer,
-                                  const ExporterInjection* exporter, Plan& plan) {
+                                  const ExporterInjection* exporter, std::optional<long> hosts, Plan& plan) {
   if (policy.lap.mode == LapPolicy::Mode::kOff) return std::nullopt;
   const auto none = [&](const std::string& why) {
     plan.lap = "no practice lap: " + why;
@@ -133,11 +132,13 @@ std::optional<LapSettings> LapFor(const Policy& policy, const TuningInputs& inpu
     if (source.starts_with(ns + "/"))
       return none("figures learned in this namespace (" + source + ") size the value");
   const int steps = policy.lap.steps.value_or(LapSteps(inputs, *plan.decision));
+  const LapCost cost = LapCostOf(inputs, steps, plan.resume.steps, hosts);
+  if (std::optional<std::string> refused = LapRefusal(cost, policy.lap)) return none(*refused);
   return LapSettings{.admission_value = plan.workers,
                      .steps = steps,
                      .timeout_seconds = policy.lap.timeout_seconds.value_or(LapTimeoutSeconds(inputs, steps)),
                      .answer_wait_seconds = policy.lap.answer_wait_seconds,
-                     .expected_seconds = LapExpectedSeconds(inputs, steps)};
+                     .cost = cost.Describe()};
 }
 
 bool StartCheckCanFill(const json& object, const std::vector<TemplateSites>& found, const Policy& policy,

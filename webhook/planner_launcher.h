@@ -23,10 +23,12 @@ namespace graintune::webhook::planner {
 // The practice lap this attempt runs under `policy` (spec.lap), or nullopt with plan.lap saying
 // why not (empty when the policy asks for no lap). A lap sizes a run's one value, so only the
 // first attempt of a run that keeps its value and whose value admission decided (no run record,
-// no recommendation) runs one; the exporter measures it.
+// no recommendation) runs one; the exporter measures it. Only a lap within the policy's
+// lap.maxRunShare of the run's steps runs (tuner LapRefusal): `hosts`, the slice's data hosts when
+// known, gives its cost in chip-hours.
 std::optional<LapSettings> LapFor(const Policy& policy, const TuningInputs& inputs,
                                   const std::string& ns, const ContainerSites& trainer,
-                                  const ExporterInjection* exporter, Plan& plan);
+                                  const ExporterInjection* exporter, std::optional<long> hosts, Plan& plan);
 
 // Whether the start check can take the -1s graintune leaves as written (docs/start-check.md): it
 // is on, the exporter is there to hear what it saw, and the run's trainer is a regular

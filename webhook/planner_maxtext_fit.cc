@@ -21,35 +21,6 @@ std::optional<long> CountAt(const json& object, const std::string& pointer, long
   return v.get<long>();
 }
 
-// The processes that load data for the workload `t` belongs to (one per pod: a JobSet's
-// replicatedJob replicas x its Job's parallelism, a Job's parallelism, a bare Pod 1), or what
-// graintune wrote on the pod template of its Job or JobSet; nullopt when it cannot tell (a pod
-// or Job made by a workload graintune did not see).
-std::optional<long> DataHosts(const json& object, WorkloadKind kind, const TemplateSites& t) {
-  if (t.annotations.data_hosts) return t.annotations.data_hosts;
-  const std::map<std::string, std::string> labels =
-      workload::StringMap(workload::MetadataOf(object), "labels");
-  switch (kind) {
-    case WorkloadKind::kJobSet: {
-      const std::string job = t.ref.metadata_pointer.substr(
-          0, t.ref.metadata_pointer.rfind("/spec/template/metadata"));
-      const std::string replicated_job = job.substr(0, job.rfind("/template"));
-      const std::optional<long> replicas = CountAt(object, replicated_job + "/replicas", 1);
-      const std::optional<long> parallelism = CountAt(object, job + "/spec/parallelism", 1);
-      if (!replicas || !parallelism) return std::nullopt;
-      return *replicas * *parallelism;
-    }
-    case WorkloadKind::kJob:
-      if (labels.count(workload::kJobSetNameLabel)) return std::nullopt;
-      return CountAt(object, "/spec/parallelism", 1);
-    case WorkloadKind::kPod:
-      if (labels.count("batch.kubernetes.io/job-name") || labels.count("job-name")) return std::nullopt;
-      return 1;
-    default:
-      return std::nullopt;
-  }
-}
-
 // Caps plan.workers (and plan.eval_workers) at what the trainer's MaxText accepts
 // (workload/maxtext_limits.h). False, with a warning, when a limit may apply that graintune
 // cannot tell: -1 is then left to MaxText, which never refuses it. `hosts_read`: whether a
@@ -84,6 +55,35 @@ bool WithinMaxTextLimits(const ContainerSites& trainer, std::optional<long> data
 }
 
 }  // namespace
+
+// The processes that load data for the workload `t` belongs to (one per pod: a JobSet's
+// replicatedJob replicas x its Job's parallelism, a Job's parallelism, a bare Pod 1), or what
+// graintune wrote on the pod template of its Job or JobSet; nullopt when it cannot tell (a pod
+// or Job made by a workload graintune did not see).
+std::optional<long> DataHosts(const json& object, WorkloadKind kind, const TemplateSites& t) {
+  if (t.annotations.data_hosts) return t.annotations.data_hosts;
+  const std::map<std::string, std::string> labels =
+      workload::StringMap(workload::MetadataOf(object), "labels");
+  switch (kind) {
+    case WorkloadKind::kJobSet: {
+      const std::string job = t.ref.metadata_pointer.substr(
+          0, t.ref.metadata_pointer.rfind("/spec/template/metadata"));
+      const std::string replicated_job = job.substr(0, job.rfind("/template"));
+      const std::optional<long> replicas = CountAt(object, replicated_job + "/replicas", 1);
+      const std::optional<long> parallelism = CountAt(object, job + "/spec/parallelism", 1);
+      if (!replicas || !parallelism) return std::nullopt;
+      return *replicas * *parallelism;
+    }
+    case WorkloadKind::kJob:
+      if (labels.count(workload::kJobSetNameLabel)) return std::nullopt;
+      return CountAt(object, "/spec/parallelism", 1);
+    case WorkloadKind::kPod:
+      if (labels.count("batch.kubernetes.io/job-name") || labels.count("job-name")) return std::nullopt;
+      return 1;
+    default:
+      return std::nullopt;
+  }
+}
 
 bool FitToMaxText(const json& object, WorkloadKind kind, const TemplateSites& primary,
                   const ContainerSites& trainer, const TuningInputs& inputs, bool has_eval,

@@ -11,6 +11,11 @@
 
 namespace graintune::webhook::planner {
 
+// The hosts that load data for the trainer of template `t` (a JobSet's replicatedJob replicas x
+// its Job's parallelism, a Job's parallelism, a bare Pod 1), or what graintune wrote on the pod
+// template of its Job or JobSet; nullopt when it cannot tell.
+std::optional<long> DataHosts(const json& object, WorkloadKind kind, const TemplateSites& t);
+
 // Splits plan.workers with the eval pipeline when there is one, and keeps the value within what
 // MaxText accepts where -1 would have started; false when MaxText must pick (the limit cannot be
 // told). `hosts_annotated`: the data hosts to record on a Job or JobSet, when they were read.

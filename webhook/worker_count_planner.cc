@@ -292,7 +292,8 @@ Plan PlanInPlace(json& object, WorkloadKind kind, const std::string& ns, Planner
   KeepGivenStory(object_annotations, plan);
   if (budget && !budget->Charge(0)) return OverBudget(std::move(plan), *budget);
   const std::optional<LapSettings> lap =
-      fill_at_start ? std::nullopt : LapFor(policy, *inputs, ns, *trainer, exporter, plan);
+      fill_at_start ? std::nullopt
+                    : LapFor(policy, *inputs, ns, *trainer, exporter, DataHosts(object, kind, primary), plan);
   WritePlan(object, kind, found, exporter, lap, policy.start_check, fill_at_start,
             AppliedAnnotations(plan, object_annotations, has_eval, hosts_annotated, failures_counted), plan);
   plan.outcome = WrittenOutcome(fill_at_start, plan);

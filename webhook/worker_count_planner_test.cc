@@ -784,6 +784,8 @@ class LapPlannerTest : public ExporterPlannerTest {
   void SetUp() override {
     Policy laps;
     laps.lap.mode = LapPolicy::Mode::kTraining;
+    laps.lap.steps = 100;        // the lap's mechanics; its cost cap has its own test
+    laps.lap.max_run_share = 1;
     policies_ = workload::FixedPolicy(laps);
   }
   static json WithCommand(json jobset) {  // the trainer's argv as its command, not its image's
@@ -820,6 +822,32 @@ TEST_F(LapPlannerTest, TheFirstAttemptOfARunThatKeepsItsValueRunsALapAndItsResta
             "none: attempt 1 continues its run");
   EXPECT_EQ(restart.lap, "no practice lap: attempt 1 continues its run");
   EXPECT_EQ(restart.mutated["spec"]["template"]["spec"]["initContainers"].size(), 2u);  // not twice
+}
+
+// The policy's cap on a lap's cost (lap.maxRunShare, 3% of the run's steps unless set): a lap
+// sized over it is not run, and the reason says what it would have cost; one within it runs, and
+// says its cost in steps, seconds and chip-hours.
+TEST_F(LapPlannerTest, ALapOverThePolicysShareOfTheRunIsRefusedAndSaysWhatItWouldCost) {
+  Policy capped;
+  capped.lap.mode = LapPolicy::Mode::kTraining;
+  capped.lap.steps = 200;
+  policies_ = workload::FixedPolicy(capped);
+  const Plan refused = RunWithExporter(WithCommand(CheckpointingJobSet("js", "pretrain")), workload::WorkloadKind::kJobSet);
+  ASSERT_EQ(refused.outcome, PlanOutcome::kTuned);
+  EXPECT_EQ(refused.lap.rfind("no practice lap: it would cost 20.0% of the run's 1000 steps, about ", 0), 0u)
+      << refused.lap;
+  EXPECT_NE(refused.lap.find("over the policy's lap.maxRunShare of 3.0% (30 steps)"), std::string::npos) << refused.lap;
+  EXPECT_NE(LauncherRoleOf(refused.mutated.at(json::json_pointer(std::string(kTemplate) + "/spec"))),
+            LauncherRole::kLap);
+
+  capped.lap.steps = 30;
+  policies_ = workload::FixedPolicy(capped);
+  const Plan within = RunWithExporter(WithCommand(CheckpointingJobSet("js", "pretrain")), workload::WorkloadKind::kJobSet);
+  EXPECT_EQ(within.lap.rfind("a practice lap of 30 steps with ", 0), 0u) << within.lap;
+  EXPECT_NE(within.lap.find("(3.0% of the run's 1000 steps, about "), std::string::npos) << within.lap;
+  EXPECT_NE(within.lap.find(" chip-hours of the slice's "), std::string::npos) << within.lap;
+  EXPECT_EQ(LauncherRoleOf(within.mutated.at(json::json_pointer(std::string(kTemplate) + "/spec"))),
+            LauncherRole::kLap);
 }
 
 TEST_F(LapPlannerTest, NoLapWhereItCannotSizeTheRunsValueOrCannotWrapTheTrainer) {

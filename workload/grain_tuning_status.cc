@@ -119,6 +119,8 @@ void Fields(V& visit, T& l) {
   visit("answeredAt", l.answered_at);
   visit("trainerCompile", l.trainer_compile);
   visit("trainerCompileWhy", l.trainer_compile_why);
+  visit("startedHosts", l.started_hosts);
+  visit("startedValues", l.started_values);
 }
 
 template <typename V, Of<StartCheckStatus> T>

@@ -114,6 +114,8 @@ struct EndedEarlyStatus {
 
 // The practice lap of a run's first attempt (status.lap; docs/practice-lap.md): the answer the
 // operator gave its pods (graintune.dev/lap-value) and what the laps measured.
+inline constexpr size_t kMaxLapStartedValues = 16;
+
 struct LapStatus {
   int attempt = 0;
   std::string answer;              // as written: "N" (the run's value) or "none: why"
@@ -130,6 +132,11 @@ struct LapStatus {
   // "Compiled" or "Unknown" (with why); absent until a host reports it.
   std::optional<std::string> trainer_compile;
   std::optional<std::string> trainer_compile_why;
+  // The value each host's launcher started its trainer with (contract/lap_result.h), as the
+  // hosts reported it: how many did, and the distinct values, ascending (one, unless the slice
+  // runs mixed values; at most kMaxLapStartedValues).
+  int started_hosts = 0;
+  std::vector<int> started_values;
   bool operator==(const LapStatus&) const = default;
 };
 

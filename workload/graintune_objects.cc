@@ -42,7 +42,8 @@ Result<LearningScope> LearnFromOf(const json& spec, const std::string& field) {
   return scope;
 }
 
-// spec.lap: {mode: Off|Training, steps, timeoutSeconds, answerWaitSeconds}; absent: no lap.
+// spec.lap: {mode: Off|Training, steps, timeoutSeconds, answerWaitSeconds, maxRunShare}; absent:
+// no lap.
 Result<LapPolicy> LapOf(const json& spec, const std::string& field) {
   LapPolicy lap;
   auto it = spec.find("lap");
@@ -65,6 +66,10 @@ Result<LapPolicy> LapOf(const json& spec, const std::string& field) {
     if (!v->is_number_integer() || v->get<int64_t>() < 0 || v->get<int64_t>() > 1000000)
       return Status::Error(field + ".steps is not a whole number");
     lap.steps = v->get<int>();
+  }
+  if (auto v = it->find("maxRunShare"); v != it->end()) {
+    if (!v->is_number()) return Status::Error(field + ".maxRunShare is not a number");
+    lap.max_run_share = v->get<double>();  // its range: ValidatePolicy
   }
   return lap;
 }

@@ -102,10 +102,14 @@ TEST(GraintuneObjectsTest, PolicyLapIsOffUnlessAskedAndBounded) {
   EXPECT_EQ(training->lap.timeout_seconds, 600);
   EXPECT_FALSE(none->lap.timeout_seconds.has_value());  // unset: sized for the lap's steps
   EXPECT_EQ(training->lap.answer_wait_seconds, 120);
+  EXPECT_DOUBLE_EQ(training->lap.max_run_share, 0.03);  // unset: 3% of the run
+  policy["spec"]["lap"]["maxRunShare"] = 0.25;
+  EXPECT_DOUBLE_EQ(PolicyFromObject(policy)->lap.max_run_share, 0.25);
 
   for (const json& bad : {json("Training"), json{{"mode", "DataOnly"}}, json{{"mode", 1}},
                           json{{"steps", 5}}, json{{"steps", "40"}}, json{{"timeoutSeconds", 30}},
-                          json{{"timeoutSeconds", 36000}}, json{{"answerWaitSeconds", -1}}}) {
+                          json{{"timeoutSeconds", 36000}}, json{{"answerWaitSeconds", -1}},
+                          json{{"maxRunShare", 0}}, json{{"maxRunShare", 1.5}}, json{{"maxRunShare", "3%"}}}) {
     policy["spec"]["lap"] = bad;
     Result<Policy> refused = PolicyFromObject(policy);
     ASSERT_FALSE(refused.ok()) << bad.dump();

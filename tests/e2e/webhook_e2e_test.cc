@@ -202,6 +202,66 @@ TEST_F(WebhookE2E, MultisliceAnnotationOnlyAndPolicyExamples) {
   EXPECT_LE(value, 6) << reason;
 }
 
+// A Job whose first attempt gets a practice lap: the launcher's installer init container, its
+// volumes and the exporter sidecar meet Pod Security "restricted" wherever the trainer's own pod
+// does. The API server's server-side dry run (which calls the webhook) in a namespace that warns
+// on and enforces "restricted" reports a violation for a trainer that breaks it, and none once
+// the trainer meets it, lap and all.
+TEST_F(WebhookE2E, ALappedPodMeetsPodSecurityRestrictedWhereItsTrainerDoes) {
+  GRAINTUNE_USE_CONTROL_PLANE(cp, ControlPlaneKind::kFull);
+  CreateNodes(*cp);
+  Result<std::unique_ptr<WebhookUnderTest>> webhook =
+      WebhookUnderTest::Start(*cp, {.binary = GRAINTUNE_WEBHOOK_BIN});
+  ASSERT_TRUE(webhook.ok()) << webhook.error();
+  ASSERT_TRUE(cp->Kubectl({"create", "namespace", "lap-pss"}).ok());
+  ASSERT_TRUE(cp->Kubectl({"label", "namespace", "lap-pss", "pod-security.kubernetes.io/enforce=restricted",
+                           "pod-security.kubernetes.io/warn=restricted"}).ok());
+  ASSERT_TRUE(cp->Kubectl({"apply", "-f", "-"},
+                          "apiVersion: graintune.dev/v1alpha1\nkind: GrainTunePolicy\n"
+                          "metadata: {name: lap-pss}\nspec:\n  priority: 10\n"
+                          "  namespaceSelector: {matchLabels: {kubernetes.io/metadata.name: lap-pss}}\n"
+                          "  lap: {mode: Training, steps: 20}\n").ok());
+  // The request's trainer as a plain Job, checkpointing (so its first attempt keeps its value and
+  // gets a lap), with `security` as its container's securityContext.
+  const auto job = [](const std::string& name, const std::string& security) {
+    return "apiVersion: batch/v1\nkind: Job\nmetadata: {name: " + name + ", namespace: lap-pss}\n"
+           "spec:\n  parallelism: 8\n  completions: 8\n  backoffLimit: 0\n  template:\n    spec:\n"
+           "      restartPolicy: Never\n"
+           "      nodeSelector: {cloud.google.com/gke-tpu-accelerator: tpu-v6e-slice, cloud.google.com/gke-tpu-topology: 4x8}\n"
+           "      containers:\n      - name: jax-tpu\n        image: us-docker.pkg.dev/example/maxtext-runner:latest\n"
+           "        securityContext: " + security + "\n"
+           "        command: [python3, -m, MaxText.train, MaxText/configs/base.yml, run_name=" + name + ",\n"
+           "                  model_name=llama3-8b, base_output_directory=gs://example-bucket/runs, dataset_type=grain,\n"
+           "                  grain_file_type=arrayrecord, 'grain_train_files=/data/c4-en-raw/*.array_record',\n"
+           "                  per_device_batch_size=2, max_target_length=8192, steps=2000, grain_worker_count=-1,\n"
+           "                  checkpoint_period=500]\n"
+           "        resources: {limits: {google.com/tpu: 4}}\n";
+  };
+  const auto dry_run = [&](const std::string& manifest) {
+    return cp->Kubectl({"apply", "--dry-run=server", "-o", "json", "-f", "-"}, manifest);
+  };
+  const auto lapped = [](const Result<std::string>& out) {
+    if (!out.ok()) return false;
+    const Json j = Json::parse(out->substr(std::min(out->find("{\n"), out->size())), nullptr, false);
+    if (j.is_discarded()) return false;
+    const Json init = j.value("/spec/template/spec/initContainers"_json_pointer, Json::array());
+    return !init.empty() && init[0].value("name", "") == "graintune-launcher-install";
+  };
+  const std::string restricted =
+      "{allowPrivilegeEscalation: false, runAsNonRoot: true, runAsUser: 1000, capabilities: {drop: [ALL]}, "
+      "seccompProfile: {type: RuntimeDefault}}";
+  // The webhook reads policies from its cache: wait until the lap is planned.
+  Result<std::string> meets = Status::Error("not run");
+  ASSERT_TRUE(WaitFor([&] { return lapped(meets = dry_run(job("meets", restricted))); }, std::chrono::seconds(30)))
+      << Text(meets);
+  EXPECT_EQ(meets->find("violate PodSecurity"), std::string::npos) << *meets;
+  // The check is live: a privileged trainer is reported (on the Job's template, as a warning).
+  Result<std::string> breaks = dry_run(job("breaks", "{privileged: true}"));
+  ASSERT_TRUE(breaks.ok()) << breaks.error();
+  EXPECT_TRUE(lapped(breaks));
+  EXPECT_NE(breaks->find("violate PodSecurity"), std::string::npos) << *breaks;
+}
+
 TEST_F(WebhookE2E, AStoppedWebhookFailsOpen) {
   GRAINTUNE_USE_CONTROL_PLANE(cp, ControlPlaneKind::kFull);
   CreateNodes(*cp);

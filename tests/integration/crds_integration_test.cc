@@ -67,11 +67,14 @@ TEST(CrdsIntegration, PolicyDefaultsAndValidation) {
   ASSERT_TRUE(lap.ok()) << lap.status().message();
   EXPECT_EQ((*lap)["spec"]["lap"]["mode"], "Off");
   EXPECT_EQ((*lap)["spec"]["lap"]["answerWaitSeconds"], 120);
+  EXPECT_EQ((*lap)["spec"]["lap"]["maxRunShare"], 0.03);
   EXPECT_TRUE(c->Create(resources::kGrainTunePolicies, "",
                         Policy("laps", {{"lap", {{"mode", "Training"}, {"steps", 200}}}})).ok());
   for (const auto& [name, bad] : {std::pair<const char*, Json>{"lap-mode", {{"mode", "DataOnly"}}},
                                   {"lap-steps", {{"steps", 5}}},
-                                  {"lap-timeout", {{"timeoutSeconds", 7200}}}})
+                                  {"lap-timeout", {{"timeoutSeconds", 7200}}},
+                                  {"lap-share-none", {{"maxRunShare", 0}}},
+                                  {"lap-share-over", {{"maxRunShare", 1.5}}}})
     EXPECT_FALSE(c->Create(resources::kGrainTunePolicies, "", Policy(name, {{"lap", bad}})).ok()) << name;
 }
 

@@ -13,9 +13,11 @@
 namespace graintune::testing {
 
 std::string LapPolicy(const std::string& ns, int max_workers) {
+  // The tiny run is a few dozen steps, so its lap is much of it: the policy allows that here
+  // (lap.maxRunShare: 1), where a real run's default cap is 3% of its steps.
   return NamespacePolicy(ns, max_workers) +
          "  lap: {mode: Training, steps: " + std::to_string(kNodeLapSteps) +
-         ", timeoutSeconds: 400, answerWaitSeconds: 120}\n";
+         ", timeoutSeconds: 400, answerWaitSeconds: 120, maxRunShare: 1}\n";
 }
 
 int TrainerShellAfterLap(const std::string& pod_uid) {
