@@ -10,7 +10,8 @@
 //   - with no answer within the wait, the trainer starts with admission's value;
 //   - a lap that takes its whole container down (as cgroup v2's group OOM kill does: every
 //     process of the container SIGKILLed, the launcher too) restarts the container, and the
-//     restart runs no second lap: the trainer starts with admission's value at once.
+//     restart runs no second lap: it waits for the slice's answer as every host does, and with
+//     none (no operator here) the trainer starts with admission's value.
 // The trainer is a stand-in: a shell function named python3 that records each start's words in
 // the container's termination message, so the script is read as MaxText's start by the webhook.
 #include <gtest/gtest.h>
@@ -202,7 +203,10 @@ TEST_F(LapOnNode, ALapThatTakesItsContainerDownRunsNoSecondLapAfterTheRestart) {
   EXPECT_EQ(message.find("enable_checkpointing=false"), std::string::npos) << message;
   Result<std::string> log = cp->Kubectl({"logs", "-n", "default", name, "-c", "trainer"});
   ASSERT_TRUE(log.ok()) << log.error();
-  EXPECT_NE(log->find("admission's value, no second lap"), std::string::npos) << *log;
+  EXPECT_NE(log->find("no second lap: a lap already started in this pod"), std::string::npos) << *log;
+  EXPECT_NE(log->find("starting the trainer: 3 workers, admission's value: no answer from graintune's operator"),
+            std::string::npos)
+      << *log;
 }
 
 }  // namespace
