@@ -10,6 +10,7 @@
 #include "base/rfc3339.h"
 #include "operator/prometheus_source.h"
 #include "workload/cluster_sources.h"
+#include "workload/grain_tuning_status.h"
 #include "workload/graintune_objects.h"
 #include "workload/tuning_inputs.h"
 
@@ -28,17 +29,12 @@ double SecondsSince(const std::string& when, Clock::WallTime now) {
 // while fewer hosts reported it (status.lap.startedHosts) than ran a lap. nullopt: none.
 std::optional<int> LapStartsDue(const std::optional<json>& grain_tuning, const std::vector<PodFacts>& pods) {
   if (!grain_tuning) return std::nullopt;
-  const json::json_pointer at("/status/lap");
-  if (!grain_tuning->contains(at) || !grain_tuning->at(at).is_object()) return std::nullopt;
-  const json& lap = grain_tuning->at(at);
-  const auto attempt = lap.find("attempt");
-  if (attempt == lap.end() || !attempt->is_number_integer()) return std::nullopt;
-  const auto started = lap.find("startedHosts");
-  const long long reported = started != lap.end() && started->is_number_integer() ? started->get<long long>() : 0;
-  long long lapped = 0;
-  for (const PodFacts& p : pods) lapped += p.attempt == attempt->get<long long>() && p.lap_answer_wait_seconds > 0;
-  if (reported >= lapped) return std::nullopt;
-  return static_cast<int>(attempt->get<long long>());
+  const std::optional<workload::LapStatus> lap = workload::StatusWithoutListsOf(*grain_tuning).lap;
+  if (!lap) return std::nullopt;
+  int lapped = 0;
+  for (const PodFacts& p : pods) lapped += p.attempt == lap->attempt && p.lap_answer_wait_seconds > 0;
+  if (lap->started_hosts >= lapped) return std::nullopt;
+  return lap->attempt;
 }
 
 }  // namespace
