@@ -4,8 +4,10 @@ The launcher runs the trainer's own command for a few steps with the lap's overr
 (launcher/launch_plan.cc, LapWords), writes how the lap ended, waits for the operator's answer in
 a file and then starts the trainer with that value, or with admission's when anything fails.
 Here the trainer is maxtext 0.2.5's (the pinned environment, the tiny model on CPU) and this test
-plays the operator: it writes the answer once the lap's result file appears. In every case the
-trainer reaches its last step, and:
+plays the operator: once the lap's result file appears it answers as graintune's operator does
+(a value after a lap that completed, "none: the lap of POD OUTCOME" after one that did not). A lap
+that failed still waits for that answer, so every host of a slice starts with the same value. In
+every case the trainer reaches its last step, and:
   - exec-form args and the metrics file in M_METRICS_FILE (as graintune's exporter sets it),
     answered 2: the lap ran LAP_STEPS steps into its own metrics file, MaxText
     accepted every lap override, nothing existed under the run's output directory when the lap
@@ -14,14 +16,14 @@ trainer reaches its last step, and:
     --lap-schedule-steps the lap's shorter schedule compiles a different program), which the
     launcher's watcher judged "cache hit" in the result file;
   - a `bash -c` script whose lap is killed with SIGKILL while it trains (as the kernel's OOM
-    killer would): the trainer starts with admission's value, and an answer written meanwhile is
-    not used; the lap's schedule was not the trainer's, so the trainer compiled its own train step
-    and the watcher judged "compiled";
+    killer would): the operator answers none and the trainer starts with admission's value; the
+    lap's schedule was not the trainer's, so the trainer compiled its own train step and the
+    watcher judged "compiled";
   - an M_ variable, with a lap timeout shorter than MaxText's start: the lap is stopped at its
-    timeout and the trainer starts with admission's value; the lap compiled nothing, so the
-    watcher's verdict is "unknown";
+    timeout, the operator answers none and the trainer starts with admission's value; the lap
+    compiled nothing, so the watcher's verdict is "unknown";
   - a lap whose MaxText exits 1 (its metrics file is in a folder that does not exist): the
-    trainer starts with admission's value, and an answer written meanwhile is not used.
+    operator answers none and the trainer starts with admission's value.
 Needs GRAINTUNE_LAUNCHER and the GRAINTUNE_MAXTEXT_* variables (scripts/lib/maxtext_trainer.sh).
 """
 
@@ -136,15 +138,24 @@ def wait_for(condition: Callable[[], bool], seconds: float, what: str) -> None:
     time.sleep(0.2)
 
 
+POD = "trainer-0"
+
+
+def operators_answer(result: dict, value: str) -> str:
+  """What graintune's operator answers for this lap (operator/lap_answer.cc, AnswerLaps): `value`
+  after a lap that completed, "none: the lap of POD OUTCOME" after one that did not."""
+  return value if result["completed"] else f"none: the lap of {POD} {result['outcome']}"
+
+
 def answer_after_the_lap(value: str) -> Callable[[Lap], dict]:
   """The operator: once the lap's result is written, reads it and the lap's metrics, notes what
-  exists under the run's output directory and answers `value`."""
+  exists under the run's output directory and answers as graintune's operator does."""
   def play(lap: Lap) -> dict:
     wait_for(lap.result.exists, 900, "lap result")
     seen = {"result": json.loads(lap.result.read_text()),
             "lap_metrics": lap.metrics_lines(lap.lap_metrics),
             "run_out_exists": lap.out.exists()}
-    lap.answer.write_text(value)
+    lap.answer.write_text(operators_answer(seen["result"], value))
     return seen
   return play
 
@@ -211,9 +222,10 @@ def test_a_script_whose_lap_is_killed_starts_the_trainer_with_admissions_value(t
     killed = lap_pids(lap)
     for pid in killed:
       os.kill(pid, signal.SIGKILL)
-    lap.answer.write_text("7")  # too late: a lap that did not complete is not answered
     wait_for(lap.result.exists, 120, "lap result")
-    return {"killed": killed, "result": json.loads(lap.result.read_text())}
+    result = json.loads(lap.result.read_text())
+    lap.answer.write_text(operators_answer(result, "7"))
+    return {"killed": killed, "result": result}
 
   argv = lap.launcher_flags(f"--value-at=2:{value_begin}:{value_begin + 1}",
                             f"--lap-in-script=2:{len(script)}", "--lap-timeout=900s") + ["--", "bash", "-c", script]
@@ -221,7 +233,7 @@ def test_a_script_whose_lap_is_killed_starts_the_trainer_with_admissions_value(t
   assert done.status == 0, tail(done.output)
   assert done.seen_at_answer["killed"], done.seen_at_answer
   assert done.seen_at_answer["result"]["completed"] is False, done.seen_at_answer
-  assert "admission's value: the lap" in done.output, tail(done.output)
+  assert f"admission's value: the lap of {POD} killed by" in done.output, tail(done.output)
   assert workers_the_trainer_ran_with(done.output) == {"1"}, tail(done.output)
   assert len(lap.metrics_lines(lap.out / "metrics.jsonl")) == STEPS, tail(done.output)
   # The lap's schedule (LAP_STEPS) is not the trainer's (STEPS): two programs, two compiles.
@@ -234,12 +246,12 @@ def test_an_m_variable_lap_past_its_timeout_starts_the_trainer_with_admissions_v
   trainer = lap.trainer_words(value_word=False)
   argv += [f"--lap-after-arg={len(trainer) - 1}", "--", *trainer]
   started = time.monotonic()
-  done = launch(argv, lambda lap: {}, lap, {"M_GRAIN_WORKER_COUNT": str(ADMISSION)})
+  done = launch(argv, answer_after_the_lap("7"), lap, {"M_GRAIN_WORKER_COUNT": str(ADMISSION)})
   assert done.status == 0, tail(done.output)
   result = json.loads(lap.result.read_text())
   assert result["completed"] is False and "timed out" in result["outcome"], result
   assert result["wall_seconds"] < 5 + 10 + 5, result  # the timeout, the grace, the reaping
-  assert "admission's value: the lap" in done.output, tail(done.output)
+  assert f"admission's value: the lap of {POD} timed out" in done.output, tail(done.output)
   assert workers_the_trainer_ran_with(done.output) == {"1"}, tail(done.output)
   assert len(lap.metrics_lines(lap.out / "metrics.jsonl")) == STEPS, tail(done.output)
   assert time.monotonic() - started < 600
@@ -261,6 +273,6 @@ def test_a_lap_whose_maxtext_exits_1_starts_the_trainer_with_admissions_value(tm
   result = done.seen_at_answer["result"]
   assert result["completed"] is False and result["outcome"] == "exited 1", result
   assert "no-such-folder" in done.output, tail(done.output)  # MaxText's own error names the file
-  assert "admission's value: the lap exited 1" in done.output, tail(done.output)
+  assert f"admission's value: the lap of {POD} exited 1" in done.output, tail(done.output)
   assert workers_the_trainer_ran_with(done.output) == {"1"}, tail(done.output)
   assert len(lap.metrics_lines(lap.out / "metrics.jsonl")) == STEPS, tail(done.output)
