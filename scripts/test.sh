@@ -32,8 +32,9 @@ MAXTEXT_ENV_FILE="$BUILD_DIR/maxtext-trainer-env.txt"
 MAXTEXT_ENV_PID=$!
 # The control plane (scripts/controlplane/build.sh: Go, from the module proxy, ~11 min of a cold
 # machine) is built beside graintune's build too, at low priority: its module downloads, and
-# the build's links and slowest files, leave a core idle that it fills. Waited for after the
-# images. Warm, it is a cache hit in under a second.
+# the build's links and slowest files, leave a core idle that it fills, and so do the first
+# ctest phase's waits. Waited for before the second phase. Warm, it is a cache hit in under a
+# second.
 CONTROLPLANE_BIN_FILE="$BUILD_DIR/controlplane-bin.txt"
 (renice -n 10 -p "$BASHPID" >/dev/null 2>&1 || true
  bash scripts/controlplane/build.sh >"$CONTROLPLANE_BIN_FILE" 2>"$BUILD_DIR/controlplane-build.log") &
@@ -45,9 +46,10 @@ kill_tree() {
   kill "$1" 2>/dev/null || true
 }
 FUZZ_BUILD_PID=""  # started after the build
+IMAGE_PID=""       # started after the build
 stop_beside() {
   local pid
-  for pid in "$MAXTEXT_ENV_PID" "$CONTROLPLANE_PID" "$FUZZ_BUILD_PID"; do
+  for pid in "$MAXTEXT_ENV_PID" "$CONTROLPLANE_PID" "$FUZZ_BUILD_PID" "$IMAGE_PID"; do
     [ -z "$pid" ] || kill_tree "$pid"
   done
 }
@@ -63,24 +65,16 @@ stage_done "build"
  bash scripts/fuzz.sh --build-only >"$BUILD_DIR/fuzz-build-stage.log" 2>&1) &
 FUZZ_BUILD_PID=$!
 # The images the node tests install with helm (docs/images.md): built from the Dockerfile once
-# per source change (~10 min cold on 2 cores, under 1 s when cached); exports
+# per source change (~4 min cold on 2 cores, under 1 s when cached), beside the first ctest phase
+# at low priority and waited for before the second (only the node tests use them); they export
 # GRAINTUNE_IMAGE_ARCHIVE, GRAINTUNE_IMAGE_REF, GRAINTUNE_IMAGE_SOURCE_HASH and the rest.
 # Made from this build's own binaries (image.sh --binaries: the Dockerfile's runtime stages,
 # nothing compiled twice); tests/image/dockerfile_test.sh checks that the Dockerfile builds the
 # same binaries itself.
-IMAGE_VARIABLES="$(bash scripts/image.sh --binaries "$BUILD_DIR")"
-set -a
-eval "$IMAGE_VARIABLES"
-set +a
-stage_done "image"
-if ! wait "$CONTROLPLANE_PID"; then
-  tail -n 30 "$BUILD_DIR/controlplane-build.log" >&2
-  echo "FAILED: the control plane (log: $BUILD_DIR/controlplane-build.log)" >&2
-  exit 1
-fi
-GRAINTUNE_CONTROLPLANE_BIN="$(tail -n 1 "$CONTROLPLANE_BIN_FILE")"
-export GRAINTUNE_CONTROLPLANE_BIN GRAINTUNE_REQUIRE_CONTROLPLANE=1
-stage_done "control plane (the wait after the images)"
+IMAGE_VARIABLES_FILE="$BUILD_DIR/image-variables.txt"
+(renice -n 10 -p "$BASHPID" >/dev/null 2>&1 || true
+ bash scripts/image.sh --binaries "$BUILD_DIR" >"$IMAGE_VARIABLES_FILE" 2>"$BUILD_DIR/image-build.log") &
+IMAGE_PID=$!
 # The MaxText environment started beside the build: waited for, then GRAINTUNE_MAXTEXT_* exported.
 if ! wait "$MAXTEXT_ENV_PID"; then
   tail -n 30 "$BUILD_DIR/maxtext-trainer-env.log" >&2
@@ -88,25 +82,55 @@ if ! wait "$MAXTEXT_ENV_PID"; then
   exit 1
 fi
 while IFS='=' read -r key value; do export "$key=$value"; done <"$MAXTEXT_ENV_FILE"
-stage_done "MaxText environment (the wait after the image)"
+stage_done "MaxText environment (the wait after the build)"
 # Two tests at a time: a test that needs the whole machine (MaxText's trainer, the local demo's
 # lap) takes both slots (GRAINTUNE_WHOLE_MACHINE in CMakeLists.txt); a test on the one real node
 # takes one, beside a test that needs no node (GRAINTUNE_ONE_REAL_NODE). A failed test that ran a control
 # plane leaves its logs in $BUILD_DIR/test-logs/<test>/ (tests/controlplane/failure_logs.h).
-# ctest ends with its own "Label Time Summary" (seconds per label); then the ten slowest tests.
+# ctest runs twice: first the labels that need no control plane (unit, maxtext), while the
+# control plane may still be building beside them at low priority (cold, it fills the CPU those
+# tests leave idle: their waits on MaxText's start, on laps and answers); then, once it is built,
+# every other label. GRAINTUNE_REQUIRE_CONTROLPLANE=1 from the start: a test that needs the
+# control plane and ran in the first phase would fail, never skip. Each run ends with its own
+# "Label Time Summary" (seconds per label); then the ten slowest tests of both.
+export GRAINTUNE_REQUIRE_CONTROLPLANE=1
 export GRAINTUNE_TEST_LOG_DIR="$PWD/$BUILD_DIR/test-logs"
 rm -rf "$GRAINTUNE_TEST_LOG_DIR"
 CTEST_LOG="$BUILD_DIR/ctest-output.log"
+: >"$CTEST_LOG"
+NO_CONTROLPLANE_LABELS='^(unit|maxtext)$'
 ctest_status=0
-(cd "$BUILD_DIR" && ctest --output-on-failure --timeout 900 -j "${GRAINTUNE_CTEST_JOBS:-2}" "$@") \
-  2>&1 | tee "$CTEST_LOG" || ctest_status=$?
+run_ctest() {
+  (cd "$BUILD_DIR" && ctest --output-on-failure --timeout 900 -j "${GRAINTUNE_CTEST_JOBS:-2}" "$@") \
+    2>&1 | tee -a "$CTEST_LOG" || ctest_status=$?
+}
+run_ctest -L "$NO_CONTROLPLANE_LABELS" "$@"
+stage_done "ctest without the control plane (unit, maxtext)"
+if ! wait "$IMAGE_PID"; then
+  tail -n 30 "$BUILD_DIR/image-build.log" >&2
+  echo "FAILED: the images (log: $BUILD_DIR/image-build.log)" >&2
+  exit 1
+fi
+set -a
+eval "$(cat "$IMAGE_VARIABLES_FILE")"
+set +a
+stage_done "images (the wait after those tests)"
+if ! wait "$CONTROLPLANE_PID"; then
+  tail -n 30 "$BUILD_DIR/controlplane-build.log" >&2
+  echo "FAILED: the control plane (log: $BUILD_DIR/controlplane-build.log)" >&2
+  exit 1
+fi
+GRAINTUNE_CONTROLPLANE_BIN="$(tail -n 1 "$CONTROLPLANE_BIN_FILE")"
+export GRAINTUNE_CONTROLPLANE_BIN
+stage_done "control plane (the wait after those tests)"
+run_ctest -LE "$NO_CONTROLPLANE_LABELS" "$@"
 echo "test.sh: the ten slowest tests (seconds):" >&2
 # awk reads all of sort's output: `head` would close the pipe early, and under pipefail sort's
 # SIGPIPE (141) would fail a run whose tests all passed.
 sed -nE 's/^ *[0-9]+\/[0-9]+ Test +#[0-9]+: ([^ ]+) .* ([0-9.]+) sec$/\2 \1/p' "$CTEST_LOG" \
   | sort -rn | awk 'NR <= 10 { print "  " $0 }' >&2
 [ "$ctest_status" -eq 0 ] || exit "$ctest_status"
-stage_done "ctest"
+stage_done "ctest with the control plane (integration, e2e, maxtext-e2e, node, node-maxtext)"
 # Then every fuzz target for GRAINTUNE_FUZZ_SECONDS each (README "Fuzzing"), one per core at a
 # time, once the build started after graintune's is done.
 if ! wait "$FUZZ_BUILD_PID"; then

@@ -27,12 +27,15 @@ Result<kube::Json> MaxTextHost(const std::string& name, double cpus, double memo
   return node;
 }
 
+std::string CoordinatorName(const TinyJobSetOptions& o) { return o.name + "-slice-job-0-0." + o.name; }
+
 std::string TinyMaxTextJobSet(const MaxTextEnv& env, const TinyJobSetOptions& o) {
   const std::string train = "python3 -m maxtext.trainers.pre_train.train " + env.tiny_args +
                             " grain_train_files=" + env.records + " tokenizer_path=" + env.tokenizer +
                             " run_name=" + o.name + " base_output_directory=" + o.out_dir +
                             " steps=" + std::to_string(o.steps) + " grain_worker_count=-1" +
-                            (o.extra_args.empty() ? "" : " " + o.extra_args);
+                            (o.extra_args.empty() ? "" : " " + o.extra_args) +
+                            (o.jax_distributed ? " skip_jax_distributed_system=false" : "");
   const std::string selector = o.node_selector.empty()
                                    ? "{" + std::string(kMaxTextHostLabel) + ": " + kMaxTextHostValue + "}"
                                    : o.node_selector;
@@ -53,6 +56,15 @@ std::string TinyMaxTextJobSet(const MaxTextEnv& env, const TinyJobSetOptions& o)
   if (!o.path.empty()) env_path = "                    - {name: PATH, value: \"" + o.path + "\"}\n";
   if (o.writable_per_pod)
     env_path += "                    - {name: POD_NAME, valueFrom: {fieldRef: {fieldPath: metadata.name}}}\n";
+  if (o.jax_distributed) {
+    const std::string pods = "\"" + std::to_string(o.pods) + "\"";
+    env_path +=
+        "                    - {name: JOB_INDEX, valueFrom: {fieldRef: {fieldPath: \"metadata.annotations['jobset.sigs.k8s.io/job-index']\"}}}\n"
+        "                    - {name: JOB_COMPLETION_INDEX, valueFrom: {fieldRef: {fieldPath: \"metadata.annotations['batch.kubernetes.io/job-completion-index']\"}}}\n"
+        "                    - {name: PROCESSES_IN_JOB, value: " + pods + "}\n"
+        "                    - {name: JAX_PROCESS_COUNT, value: " + pods + "}\n"
+        "                    - {name: JAX_COORDINATOR_ADDRESS, value: " + CoordinatorName(o) + "}\n";
+  }
   // The trainer's container only: the sidecar graintune injects keeps its own user.
   if (o.run_as_root) security = "                  securityContext: {runAsUser: 0, runAsGroup: 0}\n";
   if (!o.memory_limit.empty()) memory = ", memory: " + o.memory_limit;

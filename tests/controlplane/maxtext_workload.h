@@ -68,10 +68,20 @@ struct TinyJobSetOptions {
   // name), as each host has its own disk: MaxText processes that are not one JAX job must not
   // checkpoint into one folder.
   bool writable_per_pod = false;
+  // The pods run one JAX job across them, as xpk starts a CPU workload: MaxText's
+  // skip_jax_distributed_system=false, and xpk's variables (JOB_INDEX and JOB_COMPLETION_INDEX
+  // from the JobSet's and the Job's annotations, PROCESSES_IN_JOB, JAX_PROCESS_COUNT, and
+  // JAX_COORDINATOR_ADDRESS naming host 0 as xpk does: CoordinatorName). MaxText's
+  // initialize_jax_for_cpu joins that name on port 1234. Not with writable_per_pod: one JAX job
+  // checkpoints into one folder.
+  bool jax_distributed = false;
   // More MaxText overrides after grain_worker_count=-1 (a later word wins in MaxText), e.g.
   // "enable_checkpointing=true checkpoint_period=5" for a run that checkpoints.
   std::string extra_args;
 };
+// The name xpk gives host 0 of a JobSet's first replicated job ("$(JOBSET_NAME)-$(REPLICATED_JOB_NAME)-0-0.$(JOBSET_NAME)",
+// a pod's hostname under the JobSet's headless service), which the tiny JobSet's hosts resolve.
+std::string CoordinatorName(const TinyJobSetOptions& o);
 // xpk's `bash -c` wrapper around `python3 -m maxtext.trainers.pre_train.train` with the tiny
 // model's overrides and grain_worker_count=-1; single-threaded XLA on the CPU, no network.
 // The container is named "maxtext"; the pod fails only when told to (backoffLimit 0, JobSet

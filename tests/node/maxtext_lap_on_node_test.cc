@@ -1,25 +1,33 @@
-// The practice lap with real MaxText on the real node (labels node and maxtext): graintune
-// helm-installed from scripts/image.sh's images, a namespace whose policy asks for a training
-// lap, and the tiny MaxText JobSet of maxtext_on_node_test as a run that checkpoints (so it keeps
-// its value for its life, and its first attempt gets a lap), with two pods of two chips standing
-// for the two hosts of one slice (each with its own output folder, as each host has its disk):
+// SliceLap on the real node (label node-maxtext): the practice lap of one JAX job across two pods.
+// graintune helm-installed from scripts/image.sh's images, a namespace whose policy asks for a
+// training lap, and the tiny MaxText JobSet of maxtext_on_node_test as a run that checkpoints (so
+// it keeps its value for its life, and its first attempt gets a lap), with two pods of two chips
+// for the two hosts of one slice. The two pods run one jax.distributed job, as xpk starts a CPU
+// workload (hardware=cpu, JOB_INDEX, JOB_COMPLETION_INDEX, PROCESSES_IN_JOB, JAX_PROCESS_COUNT,
+// JAX_COORDINATOR_ADDRESS naming host 0): MaxText's initialize_jax_for_cpu joins host 0's pod
+// address on port 1234 over the node's pod network. The node has no cluster DNS, so the test
+// answers the one name xpk's JobSets resolve (ResolveInPods); the hosts share one output folder,
+// as one JAX job's hosts share its bucket:
 //   - the webhook wraps the container's `bash -c` script with graintune-launcher, which runs the
 //     script's MaxText start as a lap (checkpointing off, its own output folder and metrics file)
-//     with admission's value;
+//     with admission's value: the two laps initialize jax.distributed together, train, and exit;
 //   - graintune's exporters report the laps; graintune's operator decides one value from both,
 //     records it in the GrainTuning's status.lap and writes it on both pods
 //     (graintune.dev/lap-value), which each launcher reads through the downward API;
-//   - each trainer then starts with that value (its Grain worker processes are counted from this
-//     machine's /proc) and reaches its last step; no output folder holds anything of the lap;
+//   - each trainer then initializes jax.distributed again on the same pods and port, starts with
+//     that value (its Grain worker processes are counted from this machine's /proc) and reaches
+//     its last step; each host reported the value it started with (status.lap.startedValues);
+//     the output folder holds nothing of the lap;
 //     the run is recorded with the laps' value, so a restart would resume with it;
 //   - the lap compiled the trainer's own program (the webhook gave it the trainer's schedule), so
 //     the trainer found its train step in the JAX cache the lap filled: status.lap.trainerCompile
 //     says CacheHit, from the launcher's watch of the cache folder.
 //
 // Needs what maxtext_on_node_test needs; fails, never skips, under GRAINTUNE_REQUIRE_CONTROLPLANE=1.
-// It takes 3 to 4 minutes on 2 cores: a real node (kubelet, containerd, the chart's pods) comes up,
-// and two hosts each run MaxText twice (the lap, then the trainer to its last step), each start
-// a JAX import and compile (the trainer's compile from the lap's cache) on one core.
+// It prints each host's value and the time from its lap's end to its trainer's start. It takes 3 to
+// 4 minutes on 2 cores: a real node (kubelet, containerd, the chart's pods) comes up, and two
+// hosts each run MaxText twice (the lap, then the trainer to its last step), each start a JAX
+// import and compile (the trainer's compile from the lap's cache) on one core.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -133,20 +141,17 @@ bool ExpectTrainersStartWith(const NodeMaxTextPods& pods, const std::vector<Json
   return trained;
 }
 
-// Each host's output folder holds the run's folder and nothing of the lap.
-void ExpectOutputFoldersHoldOnlyTheRun(const std::string& out_dir, const std::vector<Json>& attempt) {
-  for (const Json& pod : attempt) {
-    const std::string folder = out_dir + "/" + pod.value("/metadata/name"_json_pointer, std::string());
-    std::vector<std::string> outputs;
-    std::error_code ec;
-    for (std::filesystem::directory_iterator it(folder, ec), end; !ec && it != end; it.increment(ec))
-      outputs.push_back(it->path().filename().string());
-    EXPECT_EQ(outputs, std::vector<std::string>{kJobSet}) << folder;
-    EXPECT_TRUE(std::filesystem::exists(folder + "/" + kJobSet + "/checkpoints")) << folder;
-  }
+// The slice's output folder holds the run's folder, with its checkpoints, and nothing of the lap.
+void ExpectOutputFolderHoldsOnlyTheRun(const std::string& folder) {
+  std::vector<std::string> outputs;
+  std::error_code ec;
+  for (std::filesystem::directory_iterator it(folder, ec), end; !ec && it != end; it.increment(ec))
+    outputs.push_back(it->path().filename().string());
+  EXPECT_EQ(outputs, std::vector<std::string>{kJobSet}) << folder;
+  EXPECT_TRUE(std::filesystem::exists(folder + "/" + kJobSet + "/checkpoints")) << folder;
 }
 
-TEST(MaxTextLapOnNode, TheFirstAttemptsTrainerStartsWithTheValueItsLapGave) {
+TEST(SliceLapOnNode, OneJaxJobAcrossTwoPodsLapsThenEveryTrainerStartsWithTheLapsValue) {
   const auto test_start = std::chrono::steady_clock::now();
   Result<ControlPlaneOptions> env = NodeEnvironment();
   if (!env.ok()) SKIP_OR_FAIL_NODE(env.error());
@@ -163,7 +168,7 @@ TEST(MaxTextLapOnNode, TheFirstAttemptsTrainerStartsWithTheValueItsLapGave) {
   // Two pods of 8 GiB, each asking for half the node's chips: the two hosts of one attempt.
   const NodeMaxTextPods pods(*cp, *maxtext, images->test_ref, "8Gi");
   Result<TinyJobSetOptions> tiny = pods.Place({.ns = kNs, .name = kJobSet, .steps = kTinySteps, .pods = kHosts,
-                                               .chips = 2, .writable_per_pod = true,
+                                               .chips = 2, .jax_distributed = true,
                                                .extra_args = kTinyCheckpointing});
   ASSERT_TRUE(tiny.ok()) << tiny.error();
   auto on_failure = [&] { return FailureReport(*cp); };
@@ -180,11 +185,14 @@ TEST(MaxTextLapOnNode, TheFirstAttemptsTrainerStartsWithTheValueItsLapGave) {
   Result<std::string> applied = cp->Kubectl({"apply", "-f", "-"}, TinyMaxTextJobSet(*maxtext, *tiny));
   ASSERT_TRUE(applied.ok()) << applied.error();
 
-  // Both hosts' laps run; the operator answers them with one value on both pods, and records it.
+  // Both hosts' laps run one JAX job; the operator answers them with one value on both pods, and
+  // records it. Until host 0 has an address, its name does not resolve (MaxText retries).
   std::vector<Json> attempt;
+  bool resolved = false;
   const bool answered = WaitFor([&] {
     attempt = AttemptPods(*client, kNs, kJobSet, 0);
     if (static_cast<int>(attempt.size()) != kHosts) return false;
+    if (!resolved) resolved = ResolveInPods(cp->real_node()->dir(), attempt, CoordinatorName(*tiny)).ok();
     for (const Json& pod : attempt)
       if (PodAnnotation(pod, "graintune.dev/lap-value").empty()) return false;
     return true;
@@ -210,8 +218,13 @@ TEST(MaxTextLapOnNode, TheFirstAttemptsTrainerStartsWithTheValueItsLapGave) {
   }, seconds(120));
   EXPECT_TRUE(ended) << "the trainers did not end after their last step" << on_failure();
 
-  // Each host's output folder holds the run and nothing of the lap; the run keeps the laps' value.
-  ExpectOutputFoldersHoldOnlyTheRun(tiny->out_dir, attempt);
+  // The output folder holds the run and nothing of the lap; the run keeps the laps' value, which
+  // every host reported starting with.
+  ExpectOutputFolderHoldsOnlyTheRun(tiny->out_dir);
+  EXPECT_TRUE(WaitFor([&] {
+    const Json lap_now = tuning().value("/status/lap"_json_pointer, Json::object());
+    return lap_now.value("startedHosts", 0) == kHosts && lap_now.value("startedValues", Json::array()) == Json::array({value});
+  }, seconds(60))) << tuning().value("/status/lap"_json_pointer, Json::object()).dump(2);
   EXPECT_TRUE(WaitFor([&] { return tuning().value("/status/runs/0/workers"_json_pointer, 0) == value; }, seconds(60)))
       << tuning().dump(2);
   EXPECT_TRUE(WaitFor([&] { return tuning().value("/status/lap/trainerCompile"_json_pointer, std::string()) == "CacheHit"; },

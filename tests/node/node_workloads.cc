@@ -157,6 +157,29 @@ PodTrainer FindPodTrainer(const std::string& pod_uid, const std::string& shell,
   return found;
 }
 
+Status ResolveInPods(const std::string& node_dir, const std::vector<Json>& pods, const std::string& name) {
+  std::string address;
+  for (const Json& pod : pods)
+    if (pod.value("/metadata/annotations/batch.kubernetes.io~1job-completion-index"_json_pointer, std::string()) == "0")
+      address = pod.value("/status/podIP"_json_pointer, std::string());
+  if (address.empty()) return Status::Error("the pod of completion index 0 has no address yet");
+  for (const Json& pod : pods) {
+    // The kubelet runs with --root-dir NODE_DIR/kubelet (real_node.cc) and bind-mounts this file
+    // as the container's /etc/hosts: an append is seen at once.
+    const std::string hosts =
+        node_dir + "/kubelet/pods/" + pod.value("/metadata/uid"_json_pointer, std::string()) + "/etc-hosts";
+    std::ifstream in(hosts);
+    if (!in) return Status::Error("no " + hosts + " yet");
+    std::stringstream text;
+    text << in.rdbuf();
+    if (text.str().find(" " + name + "\n") != std::string::npos) continue;
+    std::ofstream out(hosts, std::ios::app);
+    out << address << " " << name << "\n";
+    if (!out.flush()) return Status::Error("cannot append to " + hosts);
+  }
+  return Status::Ok();
+}
+
 std::string EmptyDirOnNode(const std::string& node_dir, const std::string& pod_uid, const std::string& volume) {
   // The kubelet runs with --root-dir NODE_DIR/kubelet (real_node.cc).
   return node_dir + "/kubelet/pods/" + pod_uid + "/volumes/kubernetes.io~empty-dir/" + volume;
