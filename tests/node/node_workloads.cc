@@ -165,16 +165,18 @@ Status ResolveInPods(const std::string& node_dir, const std::vector<Json>& pods,
   if (address.empty()) return Status::Error("the pod of completion index 0 has no address yet");
   for (const Json& pod : pods) {
     // The kubelet runs with --root-dir NODE_DIR/kubelet (real_node.cc) and bind-mounts this file
-    // as the container's /etc/hosts: an append is seen at once.
+    // as the container's /etc/hosts: an append is seen at once. It writes the file anew for each
+    // container it starts (its last line without a newline), so the caller calls this again.
     const std::string hosts =
         node_dir + "/kubelet/pods/" + pod.value("/metadata/uid"_json_pointer, std::string()) + "/etc-hosts";
     std::ifstream in(hosts);
     if (!in) return Status::Error("no " + hosts + " yet");
     std::stringstream text;
     text << in.rdbuf();
-    if (text.str().find(" " + name + "\n") != std::string::npos) continue;
+    const std::string held = text.str();
+    if (held.find(" " + name + "\n") != std::string::npos) continue;
     std::ofstream out(hosts, std::ios::app);
-    out << address << " " << name << "\n";
+    out << (held.empty() || held.back() == '\n' ? "" : "\n") << address << " " << name << "\n";
     if (!out.flush()) return Status::Error("cannot append to " + hosts);
   }
   return Status::Ok();
