@@ -80,12 +80,12 @@ struct TrainerWatch {
       const std::map<int, ProcessSeen> tree = Descendants(shell);
       if (trainer == 0) {
         trainer = TrainerIn(tree, kMaxTextTrainerPattern);
-        // The launcher writes its result file as the lap ends: from then to this start is what
-        // the answer took (the slower host's lap, the scrape, the decision, the patch and the
-        // kubelet's refresh of the downward-API file), of the 120 s the launcher waits.
+        // The lap's last step ends the lap: from then to this start is what the answer took (the
+        // slower host's lap, the scrape, the decision, the patch and the kubelet's refresh of
+        // the downward-API file), of the 120 s the launcher waits.
         if (trainer != 0)
           started_after_lap = LapEndToTrainerSeconds(
-              std::filesystem::path(pods.MetricsFile(pod)).replace_filename("lap-result.json").string(), trainer);
+              std::filesystem::path(pods.MetricsFile(pod)).replace_filename("lap.jsonl").string(), trainer);
       }
       const int workers = GrainWorkers(tree, kMaxTextTrainerPattern);
       most_workers = std::max(most_workers, workers);

@@ -33,9 +33,9 @@ int TrainerShellAfterLap(const std::string& pod_uid) {
   return 0;
 }
 
-std::optional<double> LapEndToTrainerSeconds(const std::string& result_file, int trainer) {
+std::optional<double> LapEndToTrainerSeconds(const std::string& lap_metrics_file, int trainer) {
   std::error_code ec;
-  const auto written = std::filesystem::last_write_time(result_file, ec);
+  const auto written = std::filesystem::last_write_time(lap_metrics_file, ec);
   if (ec || trainer <= 0) return std::nullopt;
   // /proc/PID/stat's 22nd field: the start, in clock ticks since boot; /proc/uptime: now, in
   // seconds since boot. The command (field 2) may hold spaces: count from its closing ')'.

@@ -27,11 +27,12 @@ std::string LapPolicy(const std::string& ns, int max_workers);
 // starts MaxText without the lap's run name; 0 while there is none.
 int TrainerShellAfterLap(const std::string& pod_uid);
 
-// Seconds from the lap's end (the launcher writes `result_file` as its lap ends) to the start of
-// process `trainer` (MaxText, which the trainer's shell starts once the launcher had the run's
-// value and exec'd that shell in its own process): what the answer took to reach the pod, of
-// the launcher's answer wait. nullopt when either is unknown.
-std::optional<double> LapEndToTrainerSeconds(const std::string& result_file, int trainer);
+// Seconds from the lap's end (`lap_metrics_file`, where the lap's MaxText writes a line per step,
+// last written by its last step; the launcher's result file is written again at the trainer's
+// start) to the start of process `trainer` (MaxText, which the trainer's shell starts once the
+// launcher had the run's value and exec'd that shell in its own process): what the answer took
+// to reach the pod, of the launcher's answer wait. nullopt when either is unknown.
+std::optional<double> LapEndToTrainerSeconds(const std::string& lap_metrics_file, int trainer);
 
 // The pod's annotation `key` ("" when absent).
 std::string PodAnnotation(const kube::Json& pod, const std::string& key);
