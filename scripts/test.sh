@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
 # The project's test command (README, .ci/run): installs what it needs, builds with warnings as
-# errors, builds (or reuses) the local control plane, and runs every ctest label: unit,
-# integration (a real kube-apiserver), e2e (the full control plane with KWOK TPU nodes) and node
-# (one real kubelet + containerd node beside them, with graintune helm-installed from the image
-# scripts/image.sh builds; needs root, docs/real-node.md) and maxtext (MaxText's own trainer on
-# this machine's CPU in the loop), then a short
-# run of every fuzz target (scripts/fuzz.sh).
+# errors, builds (or reuses) the local control plane, and runs every ctest label: unit and
+# maxtext (MaxText's own trainer and config loader on this machine's CPU) first, while the control
+# plane and the images may still be in the making; then integration (a real kube-apiserver), e2e
+# and maxtext-e2e (the full control plane with KWOK TPU nodes), node and node-maxtext (one real
+# kubelet + containerd node beside them, with graintune helm-installed from the image
+# scripts/image.sh builds; needs root, docs/real-node.md); then a short run of every fuzz target
+# (scripts/fuzz.sh).
 # GRAINTUNE_REQUIRE_CONTROLPLANE=1 turns a missing control plane into a failure, never a skip.
 set -euo pipefail
 cd "$(dirname "$0")/.."
