@@ -295,6 +295,10 @@ std::string RealNode::PodVolumeDir(const std::string& pod_uid, const std::string
   return dir_ + "/kubelet/pods/" + pod_uid + "/volumes/kubernetes.io~empty-dir/" + volume;
 }
 
+std::string RealNode::PodHostsFile(const std::string& pod_uid) const {
+  return dir_ + "/kubelet/pods/" + pod_uid + "/etc-hosts";
+}
+
 Status RealNode::ImportImage(const std::string& archive) {
   Result<std::string> out =
       RunShell(Quote(options_.ctr_bin) + " --address " + Quote(socket_) +

@@ -76,6 +76,9 @@ class RealNode {
 
   // Where the kubelet keeps a pod's emptyDir `volume` on this machine.
   std::string PodVolumeDir(const std::string& pod_uid, const std::string& volume) const;
+  // The /etc/hosts the kubelet writes for a pod (not on the host network) and bind-mounts into
+  // each of its containers, anew at each container's start.
+  std::string PodHostsFile(const std::string& pod_uid) const;
 
   const std::string& dir() const { return dir_; }
   const std::string& containerd_socket() const { return socket_; }

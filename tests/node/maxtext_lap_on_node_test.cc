@@ -191,7 +191,7 @@ TEST(SliceLapOnNode, OneJaxJobAcrossTwoPodsLapsThenEveryTrainerStartsWithTheLaps
   const bool answered = WaitFor([&] {
     attempt = AttemptPods(*client, kNs, kJobSet, 0);
     if (static_cast<int>(attempt.size()) != kHosts) return false;
-    (void)ResolveInPods(cp->real_node()->dir(), attempt, CoordinatorName(*tiny));
+    (void)ResolveInPods(*cp->real_node(), attempt, CoordinatorName(*tiny));
     for (const Json& pod : attempt)
       if (PodAnnotation(pod, "graintune.dev/lap-value").empty()) return false;
     return true;

@@ -35,7 +35,7 @@ int NodeMaxTextPods::ShellPid(const kube::Json& pod) const {
 
 std::string NodeMaxTextPods::MetricsFile(const kube::Json& pod) const {
   if (!cp_.real_node()) return "";
-  return EmptyDirOnNode(cp_.real_node()->dir(), UidOf(pod), webhook::kMetricsVolumeName) + "/metrics.jsonl";
+  return cp_.real_node()->PodVolumeDir(UidOf(pod), webhook::kMetricsVolumeName) + "/metrics.jsonl";
 }
 
 std::string NodeMaxTextPods::LogTail(const kube::Json& pod) const {

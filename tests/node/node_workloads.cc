@@ -5,6 +5,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "base/small_file.h"
 #include "tests/controlplane/child_process.h"
 #include "tests/controlplane/process_tree.h"
 #include "tests/controlplane/wait_for.h"
@@ -157,34 +158,25 @@ PodTrainer FindPodTrainer(const std::string& pod_uid, const std::string& shell,
   return found;
 }
 
-Status ResolveInPods(const std::string& node_dir, const std::vector<Json>& pods, const std::string& name) {
+Status ResolveInPods(const RealNode& node, const std::vector<Json>& pods, const std::string& name) {
   std::string address;
   for (const Json& pod : pods)
     if (pod.value("/metadata/annotations/batch.kubernetes.io~1job-completion-index"_json_pointer, std::string()) == "0")
       address = pod.value("/status/podIP"_json_pointer, std::string());
   if (address.empty()) return Status::Error("the pod of completion index 0 has no address yet");
   for (const Json& pod : pods) {
-    // The kubelet runs with --root-dir NODE_DIR/kubelet (real_node.cc) and bind-mounts this file
-    // as the container's /etc/hosts: an append is seen at once. It writes the file anew for each
-    // container it starts (its last line without a newline), so the caller calls this again.
-    const std::string hosts =
-        node_dir + "/kubelet/pods/" + pod.value("/metadata/uid"_json_pointer, std::string()) + "/etc-hosts";
-    std::ifstream in(hosts);
-    if (!in) return Status::Error("no " + hosts + " yet");
-    std::stringstream text;
-    text << in.rdbuf();
-    const std::string held = text.str();
+    // Bind-mounted as the container's /etc/hosts: an append is seen at once. The kubelet writes
+    // it anew for each container it starts (its last line without a newline), so the caller
+    // calls this again. Never empty once written (it names localhost).
+    const std::string hosts = node.PodHostsFile(pod.value("/metadata/uid"_json_pointer, std::string()));
+    const std::string held = ReadSmallFile(hosts);
+    if (held.empty()) return Status::Error("no " + hosts + " yet");
     if (held.find(" " + name + "\n") != std::string::npos) continue;
     std::ofstream out(hosts, std::ios::app);
-    out << (held.empty() || held.back() == '\n' ? "" : "\n") << address << " " << name << "\n";
+    out << (held.back() == '\n' ? "" : "\n") << address << " " << name << "\n";
     if (!out.flush()) return Status::Error("cannot append to " + hosts);
   }
   return Status::Ok();
-}
-
-std::string EmptyDirOnNode(const std::string& node_dir, const std::string& pod_uid, const std::string& volume) {
-  // The kubelet runs with --root-dir NODE_DIR/kubelet (real_node.cc).
-  return node_dir + "/kubelet/pods/" + pod_uid + "/volumes/kubernetes.io~empty-dir/" + volume;
 }
 
 }  // namespace graintune::testing

@@ -76,12 +76,9 @@ PodTrainer FindPodTrainer(const std::string& pod_uid, const std::string& shell,
 // The cluster DNS this node lacks, for one name: `name` resolves to the address of the pod of
 // `pods` whose Job completion index is 0 (batch.kubernetes.io/job-completion-index), in every pod
 // of `pods`, as CoreDNS answers a JobSet's headless-service names. Written into the /etc/hosts
-// the kubelet of `node_dir` keeps for each pod (KUBELET_ROOT/pods/UID/etc-hosts) where it is
-// missing: the kubelet writes that file anew at each container's start, so call it until the
-// pods' trainers resolved the name. An error until that pod has an address.
-Status ResolveInPods(const std::string& node_dir, const std::vector<kube::Json>& pods, const std::string& name);
-
-// Where the kubelet of `node_dir` (RealNode::dir()) keeps the emptyDir `volume` of pod `pod_uid`.
-std::string EmptyDirOnNode(const std::string& node_dir, const std::string& pod_uid, const std::string& volume);
+// `node` keeps for each pod (RealNode::PodHostsFile) where it is missing: the kubelet writes that
+// file anew at each container's start, so call it until the pods' trainers resolved the name. An
+// error until that pod has an address.
+Status ResolveInPods(const RealNode& node, const std::vector<kube::Json>& pods, const std::string& name);
 
 }  // namespace graintune::testing
